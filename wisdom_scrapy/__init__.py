@@ -1,0 +1,1 @@
+"""wisdom_scrapy (placeholder)."""
