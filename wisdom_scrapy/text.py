@@ -96,7 +96,9 @@ def extract_terms(text: str, keep_numbers: bool = False) -> list[str]:
     """
     if not text:
         return []
-    text = unicodedata.normalize("NFKC", text).lower()
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    text = text.lower()
     terms: list[str] = []
     for token in _TOKEN_RE.findall(text):
         first = token[0]
@@ -118,10 +120,10 @@ def count_terms(texts: Iterable[str], keep_numbers: bool = False) -> Counter[str
     Same terms as :func:`extract_terms`, but tokens are counted first and each distinct token is
     turned into terms once: a page repeats its words, so this is several times faster.
     """
-    tokens: Counter[str] = Counter()
-    for piece in texts:
-        if piece:
-            tokens.update(_TOKEN_RE.findall(unicodedata.normalize("NFKC", piece).lower()))
+    text = "\n".join(texts)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    tokens = Counter(_TOKEN_RE.findall(text.lower()))
     counts: Counter[str] = Counter()
     for token, n in tokens.items():
         first = token[0]

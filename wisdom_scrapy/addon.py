@@ -1,0 +1,33 @@
+"""The Scrapy add-on: one settings line turns wisdom_scrapy on.
+
+``ADDONS = {"wisdom_scrapy.Addon": 500}`` is the same as listing the components yourself::
+
+    SPIDER_MIDDLEWARES = {"wisdom_scrapy.middlewares.WisdomFeedMiddleware": 950}
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from wisdom_scrapy.middlewares import WisdomFeedMiddleware
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+__all__ = ["COMPONENTS", "Addon"]
+
+# (setting, component, order). The feed runs after Scrapy's built-in spider middlewares
+# (HttpError 50 … Depth 900), so only pages the spider really receives are counted.
+COMPONENTS = (("SPIDER_MIDDLEWARES", WisdomFeedMiddleware, 950),)
+
+
+class Addon:
+    """Enables wisdom_scrapy's components without replacing ones the project already lists.
+
+    A component the project lists itself (by class or import path, any order, or ``None`` to
+    disable it) is left as the project set it.
+    """
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        for name, component, order in COMPONENTS:
+            settings.setdefault_in_component_priority_dict(name, component, order)

@@ -1,0 +1,101 @@
+"""Every ``WISDOM_*`` setting: its default, its meaning and its validation, in one place.
+
+Settings are read once per crawl into a frozen :class:`WisdomSettings`. A wrong value is a
+:class:`SettingsError` that names the setting, never a silent fallback to the default.
+
+=========================  =======================  =============================================
+setting                    default                  meaning
+=========================  =======================  =============================================
+WISDOM_ENABLED             True                     turn every wisdom_scrapy component off
+WISDOM_STORE_URI           ``sqlite:///wisdom.db``  term-entropy store: ``memory://``,
+                                                    ``sqlite:///path``, ``redis://host:port/db``
+WISDOM_SITE_KEY            ``host``                 how pages are grouped into sites: ``host``
+                                                    (host and port) or the import path of a
+                                                    function ``url -> str``
+WISDOM_KEEP_NUMBERS        False                    count digit-only tokens as terms
+WISDOM_MAX_PAGE_BYTES      10485760 (10 MiB)        larger bodies are skipped (counted)
+=========================  =======================  =============================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scrapy.utils.misc import load_object
+
+from wisdom_scrapy.urls import host_key
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+__all__ = ["DEFAULTS", "SettingsError", "WisdomSettings"]
+
+DEFAULTS: dict[str, Any] = {
+    "WISDOM_ENABLED": True,
+    "WISDOM_STORE_URI": "sqlite:///wisdom.db",
+    "WISDOM_SITE_KEY": "host",
+    "WISDOM_KEEP_NUMBERS": False,
+    "WISDOM_MAX_PAGE_BYTES": 10 * 1024 * 1024,
+}
+
+
+class SettingsError(ValueError):
+    """A ``WISDOM_*`` setting has a value wisdom_scrapy cannot use; the message names it."""
+
+
+def _get(settings: BaseSettings, name: str, kind: str) -> Any:
+    """Read a typed setting, turning Scrapy's bare ValueError into one that names it."""
+    getter = getattr(settings, f"get{kind}")
+    try:
+        return getter(name, DEFAULTS[name])
+    except (TypeError, ValueError) as exc:
+        raise SettingsError(f"{name}={settings.get(name)!r} is not a valid {kind}: {exc}") from exc
+
+
+def _site_key_function(value: Any) -> Callable[[str], str]:
+    if value == "host":
+        return host_key
+    if callable(value):
+        return value  # type: ignore[no-any-return]
+    try:
+        func = load_object(value)
+    except (ImportError, NameError, ValueError, AttributeError) as exc:
+        raise SettingsError(
+            f"WISDOM_SITE_KEY={value!r}: use 'host' or the import path of a function url -> str"
+            f" ({exc})"
+        ) from exc
+    if not callable(func):
+        raise SettingsError(f"WISDOM_SITE_KEY={value!r} does not name a callable")
+    return func  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True, slots=True)
+class WisdomSettings:
+    """The validated ``WISDOM_*`` settings of one crawl (see the module docstring)."""
+
+    enabled: bool
+    store_uri: str
+    site_key: Callable[[str], str]
+    keep_numbers: bool
+    max_page_bytes: int
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> WisdomSettings:
+        store_uri = _get(settings, "WISDOM_STORE_URI", "")
+        if not isinstance(store_uri, str) or ":" not in store_uri:
+            raise SettingsError(
+                f"WISDOM_STORE_URI={store_uri!r}: expected memory://, sqlite:///path or "
+                "redis://host:port/db"
+            )
+        max_bytes = _get(settings, "WISDOM_MAX_PAGE_BYTES", "int")
+        if max_bytes <= 0:
+            raise SettingsError(f"WISDOM_MAX_PAGE_BYTES={max_bytes!r} must be a positive int")
+        return cls(
+            enabled=_get(settings, "WISDOM_ENABLED", "bool"),
+            store_uri=store_uri,
+            site_key=_site_key_function(settings.get("WISDOM_SITE_KEY", "host")),
+            keep_numbers=_get(settings, "WISDOM_KEEP_NUMBERS", "bool"),
+            max_page_bytes=max_bytes,
+        )

@@ -1,0 +1,51 @@
+"""Term-entropy stores: ``memory://``, ``sqlite:///path`` (default) and ``redis://host:port/db``.
+
+See :mod:`wisdom_scrapy.store.base` for the entropy formula and the page-record format.
+"""
+
+from __future__ import annotations
+
+from wisdom_scrapy.store.base import (
+    EntropySnapshot,
+    Link,
+    StoreError,
+    TermStore,
+    entropy_from_sums,
+    redact_uri,
+)
+
+__all__ = [
+    "EntropySnapshot",
+    "Link",
+    "StoreError",
+    "TermStore",
+    "entropy_from_sums",
+    "open_store",
+    "redact_uri",
+]
+
+
+def open_store(uri: str) -> TermStore:
+    """Open the store a URI names, checking that it is usable now.
+
+    ``memory://``; ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db`` (the
+    folder is created); ``redis://[:password@]host:port/db`` (``rediss://`` for TLS), optionally
+    with ``?prefix=NAME`` to keep several projects apart in one Redis database.
+    Raises :class:`StoreError` naming the (password-redacted) URI when it is not.
+    """
+    scheme = uri.split(":", 1)[0].lower() if ":" in uri else ""
+    if scheme == "memory":
+        from wisdom_scrapy.store.memory import MemoryStore
+
+        return MemoryStore(uri)
+    if scheme == "sqlite":
+        from wisdom_scrapy.store.sqlite import SQLiteStore
+
+        return SQLiteStore(uri)
+    if scheme in ("redis", "rediss", "unix"):
+        from wisdom_scrapy.store.redis import RedisStore
+
+        return RedisStore(uri)
+    raise StoreError(
+        f"unknown store URI {redact_uri(uri)!r}: use memory://, sqlite:///path or redis://host:port/db"
+    )

@@ -1,0 +1,217 @@
+"""What every term-entropy store shares: the entropy formula, page records and the interface.
+
+Entropy (WISDOM §3.1, Appendix A). For a term t of a site with N pages, let tf_j be its frequency
+in page j, TF = Σ_j tf_j and w_j = tf_j / TF. WISDOM's entropy is
+
+    EN(t) = −Σ_j w_j · log_N w_j
+
+Expanding w_j gives the closed form this module uses:
+
+    EN(t) = (ln TF − S / TF) / ln N,  with  S = Σ_j tf_j · ln tf_j
+
+so a store only keeps two sums per term, TF and S. Adding a page adds to them (O(1) per term);
+replacing a page subtracts its old contribution first. Because they are plain sums, updates
+commute: several processes (or Redis) can apply them in any order and reach the same numbers.
+This is WISDOM's incremental recursion in closed form: a new page without t leaves TF and S
+alone and only N grows, so E_{k+1} = E_k · ln k / ln(k+1) = E_k / log_k(k+1).
+
+Conventions the papers leave open:
+
+* N ≤ 1: every term occurs in one page only, so it is as specific as a term can be: E = 0.
+* A term the site has never seen (TF = 0) gets E = 0 for the same reason (weight 1 − E = 1).
+* Rounding can push E a hair outside [0, 1]; it is clipped.
+
+Page records. Idempotence (the same URL with the same content counts once) and replacement (a
+changed page swaps its old contribution for the new one) need each page's last counts. They are
+kept compactly as sorted term ids and frequencies (zlib over delta-coded little-endian
+integers), with a 16-byte digest of the counts and out-links to detect an unchanged page cheaply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+
+__all__ = [
+    "EntropySnapshot",
+    "Link",
+    "StoreError",
+    "TermStore",
+    "decode_links",
+    "decode_record",
+    "encode_links",
+    "encode_record",
+    "entropy_from_sums",
+    "page_digest",
+    "redact_uri",
+]
+
+
+class StoreError(RuntimeError):
+    """A store cannot be opened or an operation on it failed."""
+
+
+class Link(NamedTuple):
+    """An out-link of a page: absolute target URL and anchor text."""
+
+    url: str
+    text: str
+
+
+def redact_uri(uri: str) -> str:
+    """``uri`` with any password replaced by ``***`` (store URIs are logged and shown in errors)."""
+    parts = urlsplit(uri)
+    if parts.password is None:
+        return uri
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
+
+
+def entropy_from_sums(tf: np.ndarray, s: np.ndarray, n_pages: int) -> np.ndarray:
+    """Vectorised EN = (ln TF − S/TF) / ln N with the conventions in the module docstring."""
+    tf = np.asarray(tf, dtype=np.float64)
+    s = np.asarray(s, dtype=np.float64)
+    out = np.zeros(tf.shape, dtype=np.float64)
+    if n_pages <= 1:
+        return out
+    seen = tf > 0
+    out[seen] = (np.log(tf[seen]) - s[seen] / tf[seen]) / np.log(n_pages)
+    return np.clip(out, 0.0, 1.0, out=out)
+
+
+def tf_log_tf(counts: np.ndarray) -> np.ndarray:
+    """tf · ln tf per entry (the page's contribution to S)."""
+    c = np.asarray(counts, dtype=np.float64)
+    return c * np.log(np.maximum(c, 1.0))
+
+
+def page_digest(counts: Mapping[str, int], links: Sequence[tuple[str, str]] = ()) -> bytes:
+    """16-byte digest of a page's term counts and out-links, independent of their order."""
+    h = hashlib.blake2b(digest_size=16)
+    for term, n in sorted(counts.items()):
+        h.update(f"{term}\x00{n}\x01".encode())
+    h.update(b"\x02")
+    for url, text in links:
+        h.update(f"{url}\x00{text}\x01".encode())
+    return h.digest()
+
+
+def encode_record(ids: np.ndarray, tfs: np.ndarray) -> bytes:
+    """Pack a page's (term id, tf) pairs: ids sorted and delta-coded, then zlib."""
+    order = np.argsort(ids, kind="stable")
+    ids = np.asarray(ids, dtype=np.int64)[order]
+    deltas = np.diff(ids, prepend=0)
+    packed = np.concatenate([deltas, np.asarray(tfs, dtype=np.int64)[order]]).astype("<u4")
+    return zlib.compress(packed.tobytes(), 6)
+
+
+def decode_record(blob: bytes | None) -> tuple[np.ndarray, np.ndarray]:
+    """Inverse of :func:`encode_record`: (ids, tfs) as int64 arrays (empty for ``None``)."""
+    if not blob:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    packed = np.frombuffer(zlib.decompress(blob), dtype="<u4").astype(np.int64)
+    half = packed.size // 2
+    return np.cumsum(packed[:half]), packed[half:]
+
+
+def encode_links(links: Sequence[tuple[str, str]]) -> bytes:
+    return zlib.compress(json.dumps([list(link) for link in links]).encode(), 6)
+
+
+def decode_links(blob: bytes | None) -> list[Link]:
+    if not blob:
+        return []
+    return [Link(url, text) for url, text in json.loads(zlib.decompress(blob))]
+
+
+@dataclass(frozen=True)
+class EntropySnapshot:
+    """A site's entropies at one moment, for many fast look-ups without store round trips."""
+
+    site: str
+    n_pages: int
+    values: Mapping[str, float]
+
+    def entropy(self, terms: Iterable[str]) -> np.ndarray:
+        """Entropies of ``terms`` in order; unseen terms get 0 (see the module docstring)."""
+        get = self.values.get
+        return np.fromiter((get(t, 0.0) for t in terms), dtype=np.float64)
+
+
+class TermStore(ABC):
+    """The term-entropy store of one or more sites (see the module docstring for the maths).
+
+    Backends implement the five primitives below; everything else is shared.
+    """
+
+    uri: str
+
+    @abstractmethod
+    def add_page(
+        self,
+        site: str,
+        url: str,
+        counts: Mapping[str, int],
+        links: Sequence[tuple[str, str]] = (),
+    ) -> bool:
+        """Add (or replace) one page's term counts and out-links, atomically.
+
+        Returns False, changing nothing, when the URL was stored with the same counts and links.
+        """
+
+    @abstractmethod
+    def term_sums(self, site: str, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(TF, S) arrays for ``terms`` in order, zeros for unseen terms; one round trip."""
+
+    @abstractmethod
+    def all_term_sums(self, site: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """Every term of the site with its (TF, S)."""
+
+    @abstractmethod
+    def page_count(self, site: str) -> int:
+        """Number of distinct pages (URLs) stored for ``site``."""
+
+    @abstractmethod
+    def links(self, site: str) -> dict[str, list[Link]]:
+        """The site's link graph: page URL -> its out-links, as last stored."""
+
+    @abstractmethod
+    def sites(self) -> list[str]:
+        """Every site key with at least one page."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release connections; the store's data stays where it is."""
+
+    def entropy(self, site: str, terms: Iterable[str]) -> dict[str, float]:
+        """EN of each of ``terms`` (in [0, 1]) for ``site``, in one round trip."""
+        unique = list(dict.fromkeys(terms))
+        if not unique:
+            return {}
+        tf, s = self.term_sums(site, unique)
+        values = entropy_from_sums(tf, s, self.page_count(site))
+        return dict(zip(unique, values.tolist(), strict=True))
+
+    def snapshot(self, site: str) -> EntropySnapshot:
+        """All of a site's entropies, for analysis passes that look up many terms."""
+        n = self.page_count(site)
+        terms, tf, s = self.all_term_sums(site)
+        values = entropy_from_sums(tf, s, n)
+        return EntropySnapshot(site, n, dict(zip(terms, values.tolist(), strict=True)))
+
+    def __enter__(self) -> TermStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({redact_uri(self.uri)!r})"

@@ -1,0 +1,76 @@
+"""``memory://``: a store in the process's memory, for tests, one-off analyses and saved pages."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from wisdom_scrapy.store.base import Link, TermStore, page_digest, tf_log_tf
+
+__all__ = ["MemoryStore"]
+
+
+@dataclass
+class _Site:
+    tf: dict[str, int] = field(default_factory=dict)
+    s: dict[str, float] = field(default_factory=dict)
+    # url -> (digest, counts, links)
+    pages: dict[str, tuple[bytes, dict[str, int], list[Link]]] = field(default_factory=dict)
+
+
+class MemoryStore(TermStore):
+    """Same semantics as the persistent stores; gone when the process ends."""
+
+    def __init__(self, uri: str = "memory://") -> None:
+        self.uri = uri
+        self._sites: dict[str, _Site] = {}
+
+    def add_page(
+        self,
+        site: str,
+        url: str,
+        counts: Mapping[str, int],
+        links: Sequence[tuple[str, str]] = (),
+    ) -> bool:
+        digest = page_digest(counts, links)
+        data = self._sites.setdefault(site, _Site())
+        old = data.pages.get(url)
+        if old is not None and old[0] == digest:
+            return False
+        if old is not None:
+            self._apply(data, old[1], -1)
+        new = {t: int(n) for t, n in counts.items() if n > 0}
+        self._apply(data, new, +1)
+        data.pages[url] = (digest, new, [Link(u, t) for u, t in links])
+        return True
+
+    @staticmethod
+    def _apply(data: _Site, counts: Mapping[str, int], sign: int) -> None:
+        terms = list(counts)
+        tfs = np.fromiter(counts.values(), dtype=np.int64, count=len(terms))
+        for term, n, s in zip(terms, tfs.tolist(), tf_log_tf(tfs).tolist(), strict=True):
+            data.tf[term] = data.tf.get(term, 0) + sign * n
+            data.s[term] = data.s.get(term, 0.0) + sign * s
+
+    def term_sums(self, site: str, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        data = self._sites.get(site, _Site())
+        tf = np.fromiter((data.tf.get(t, 0) for t in terms), dtype=np.float64, count=len(terms))
+        s = np.fromiter((data.s.get(t, 0.0) for t in terms), dtype=np.float64, count=len(terms))
+        return tf, s
+
+    def all_term_sums(self, site: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+        terms = list(self._sites.get(site, _Site()).tf)
+        return (terms, *self.term_sums(site, terms))
+
+    def page_count(self, site: str) -> int:
+        data = self._sites.get(site)
+        return len(data.pages) if data else 0
+
+    def links(self, site: str) -> dict[str, list[Link]]:
+        data = self._sites.get(site, _Site())
+        return {url: list(page[2]) for url, page in data.pages.items()}
+
+    def sites(self) -> list[str]:
+        return [name for name, data in self._sites.items() if data.pages]

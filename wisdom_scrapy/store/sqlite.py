@@ -1,0 +1,226 @@
+"""``sqlite:///path``: the default store, an embedded file that persists across crawls.
+
+Safe with concurrent writers (several crawler processes on one machine): the file is in WAL mode
+and every page update is one ``BEGIN IMMEDIATE`` transaction, so a page is counted entirely or
+not at all, even if the process is killed mid-update. Term ids are assigned by the database and
+never change, so each connection caches them and resolves a page's known terms without a query.
+
+Schema (version 1)::
+
+    meta(key PRIMARY KEY, value)                      -- schema version
+    sites(id PRIMARY KEY, name UNIQUE, pages)         -- N per site
+    terms(id PRIMARY KEY, site, term, tf, s)          -- the sums TF and S, UNIQUE(site, term)
+    pages(site, url, digest, record, links)           -- last counts (term ids) and out-links
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from wisdom_scrapy.store.base import (
+    Link,
+    StoreError,
+    TermStore,
+    decode_links,
+    decode_record,
+    encode_links,
+    encode_record,
+    page_digest,
+    tf_log_tf,
+)
+
+__all__ = ["SQLiteStore", "sqlite_path"]
+
+SCHEMA_VERSION = "1"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sites (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, pages INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS terms (
+    id INTEGER PRIMARY KEY, site INTEGER NOT NULL, term TEXT NOT NULL,
+    tf INTEGER NOT NULL DEFAULT 0, s REAL NOT NULL DEFAULT 0, UNIQUE (site, term));
+CREATE TABLE IF NOT EXISTS pages (
+    site INTEGER NOT NULL, url TEXT NOT NULL, digest BLOB NOT NULL, record BLOB NOT NULL,
+    links BLOB, PRIMARY KEY (site, url)) WITHOUT ROWID;
+"""
+# SQLite's default limit on host parameters is 999 in old builds: stay below it.
+_CHUNK = 900
+
+
+def sqlite_path(uri: str) -> str:
+    """File path of a ``sqlite:///relative`` or ``sqlite:////absolute`` URI."""
+    prefix = "sqlite:///"
+    if not uri.startswith(prefix) or len(uri) == len(prefix):
+        raise StoreError(f"not a sqlite URI with a path: {uri!r} (use sqlite:///path/to/file.db)")
+    return uri[len(prefix) :]
+
+
+class SQLiteStore(TermStore):
+    """Term-entropy store in one SQLite file (see the module docstring)."""
+
+    def __init__(self, uri: str, *, timeout: float = 30.0) -> None:
+        self.uri = uri
+        self.path = sqlite_path(uri)
+        self._lock = threading.Lock()
+        self._site_ids: dict[str, int] = {}
+        self._term_ids: dict[int, dict[str, int]] = {}
+        try:
+            parent = Path(self.path).parent
+            parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            self._check_version()
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"cannot open SQLite store {self.path!r}: {exc}") from exc
+        if not os.access(self.path, os.W_OK):
+            raise StoreError(f"SQLite store {self.path!r} is not writable")
+
+    def _check_version(self) -> None:
+        self._db.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,)
+        )
+        (version,) = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if version != SCHEMA_VERSION:
+            raise StoreError(f"schema version {version}, this wisdom_scrapy reads {SCHEMA_VERSION}")
+
+    @contextmanager
+    def _transaction(self, mode: str = "IMMEDIATE") -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                self._db.execute(f"BEGIN {mode}")
+                try:
+                    yield self._db
+                except BaseException:
+                    # Ids cached during this transaction may be rolled back with it.
+                    self._term_ids.clear()
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
+
+    def _site_id(self, db: sqlite3.Connection, site: str, create: bool) -> int | None:
+        sid = self._site_ids.get(site)
+        if sid is None:
+            if create:
+                db.execute("INSERT OR IGNORE INTO sites (name) VALUES (?)", (site,))
+            row = db.execute("SELECT id FROM sites WHERE name = ?", (site,)).fetchone()
+            if row is None:
+                return None
+            sid = self._site_ids[site] = row[0]
+        return sid
+
+    def _ids(self, db: sqlite3.Connection, sid: int, terms: Sequence[str]) -> np.ndarray:
+        """Term ids of ``terms`` (creating the missing ones) in order."""
+        cache = self._term_ids.setdefault(sid, {})
+        missing = [t for t in terms if t not in cache]
+        if missing:
+            db.executemany(
+                "INSERT OR IGNORE INTO terms (site, term) VALUES (?, ?)",
+                ((sid, t) for t in missing),
+            )
+            for i in range(0, len(missing), _CHUNK):
+                chunk = missing[i : i + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                cache.update(
+                    db.execute(
+                        f"SELECT term, id FROM terms WHERE site = ? AND term IN ({marks})",
+                        (sid, *chunk),
+                    )
+                )
+        return np.fromiter((cache[t] for t in terms), dtype=np.int64, count=len(terms))
+
+    def add_page(
+        self,
+        site: str,
+        url: str,
+        counts: Mapping[str, int],
+        links: Sequence[tuple[str, str]] = (),
+    ) -> bool:
+        digest = page_digest(counts, links)
+        terms = [t for t, n in counts.items() if n > 0]
+        tfs = np.fromiter((counts[t] for t in terms), dtype=np.int64, count=len(terms))
+        with self._transaction() as db:
+            sid = self._site_id(db, site, create=True)
+            old = db.execute(
+                "SELECT digest, record FROM pages WHERE site = ? AND url = ?", (sid, url)
+            ).fetchone()
+            if old is not None and old[0] == digest:
+                return False
+            assert sid is not None
+            ids = self._ids(db, sid, terms)
+            old_ids, old_tfs = decode_record(old[1] if old else None)
+            all_ids = np.concatenate([ids, old_ids])
+            d_tf = np.concatenate([tfs, -old_tfs])
+            d_s = np.concatenate([tf_log_tf(tfs), -tf_log_tf(old_tfs)])
+            db.executemany(
+                "UPDATE terms SET tf = tf + ?, s = s + ? WHERE id = ?",
+                zip(d_tf.tolist(), d_s.tolist(), all_ids.tolist(), strict=True),
+            )
+            db.execute(
+                "INSERT OR REPLACE INTO pages (site, url, digest, record, links) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (sid, url, digest, encode_record(ids, tfs), encode_links(links) if links else None),
+            )
+            if old is None:
+                db.execute("UPDATE sites SET pages = pages + 1 WHERE id = ?", (sid,))
+        return True
+
+    def term_sums(self, site: str, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        found: dict[str, tuple[int, float]] = {}
+        with self._transaction("DEFERRED") as db:
+            sid = self._site_id(db, site, create=False)
+            for i in range(0, len(terms) if sid is not None else 0, _CHUNK):
+                chunk = list(terms[i : i + _CHUNK])
+                marks = ",".join("?" * len(chunk))
+                for term, tf, s in db.execute(
+                    f"SELECT term, tf, s FROM terms WHERE site = ? AND term IN ({marks})",
+                    (sid, *chunk),
+                ):
+                    found[term] = (tf, s)
+        sums = np.array([found.get(t, (0, 0.0)) for t in terms], dtype=np.float64).reshape(-1, 2)
+        return sums[:, 0], sums[:, 1]
+
+    def all_term_sums(self, site: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+        with self._transaction("DEFERRED") as db:
+            rows = db.execute(
+                "SELECT term, tf, s FROM terms JOIN sites ON sites.id = terms.site "
+                "WHERE sites.name = ? AND tf > 0",
+                (site,),
+            ).fetchall()
+        terms = [r[0] for r in rows]
+        sums = np.array([r[1:] for r in rows], dtype=np.float64).reshape(-1, 2)
+        return terms, sums[:, 0], sums[:, 1]
+
+    def page_count(self, site: str) -> int:
+        with self._transaction("DEFERRED") as db:
+            row = db.execute("SELECT pages FROM sites WHERE name = ?", (site,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def links(self, site: str) -> dict[str, list[Link]]:
+        with self._transaction("DEFERRED") as db:
+            rows = db.execute(
+                "SELECT url, links FROM pages JOIN sites ON sites.id = pages.site "
+                "WHERE sites.name = ?",
+                (site,),
+            ).fetchall()
+        return {url: decode_links(blob) for url, blob in rows}
+
+    def sites(self) -> list[str]:
+        with self._transaction("DEFERRED") as db:
+            return [r[0] for r in db.execute("SELECT name FROM sites WHERE pages > 0")]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
