@@ -1,0 +1,241 @@
+"""Article-extraction benchmark: token-shingle P/R/F1 and speed of article-body extractors.
+
+Runs every selected extractor over the 181 pages of scrapinghub's article-extraction benchmark
+(``../shared/data/article-extraction-benchmark``) in one process and prints one table. The
+metric is the benchmark's own (:func:`wisdom_scrapy.evaluation.corpus_shingle_prf`); speed is
+pages per second of extraction time only (decompression and file reading are outside the clock,
+one untimed warm-up call per extractor).
+
+    python benchmarks/article_extraction.py
+    python benchmarks/article_extraction.py --only trafilatura,readability --json out.json
+    python benchmarks/article_extraction.py --data /path/to/article-extraction-benchmark
+
+Extractors:
+
+* ``trafilatura``: ``trafilatura.extract(html, include_comments=False)``, as the benchmark's
+  ``run_trafilatura.py`` calls it.
+* ``readability``: readability-lxml ``Document(html).summary(html_partial=True)``, its HTML turned
+  into text by ``_common.html_to_text`` (the benchmark uses ``html_text``, not installed here).
+* ``wisdom``: ``wisdom_scrapy.analyze_page(html, url, store=None).article_text``: single
+  pages, no site context, so no warm entropy store (a cold start, the hardest case for us).
+* ``fulltext``: every visible text of the page (lxml parse + ``_common.html_to_text``), the
+  benchmark's ``html-text`` baseline: a floor for quality and a reference for speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make ``_common`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import (
+    ARTICLE_BENCHMARK_DIR,
+    REPO_ROOT,
+    ArticlePage,
+    dist_version,
+    environment,
+    html_to_text,
+    load_article_benchmark,
+    markdown_table,
+    timed_map,
+    write_json,
+)
+
+from wisdom_scrapy.evaluation import corpus_shingle_prf, shingle_prf
+
+Extractor = Callable[[str, str], str | None]  # (html, url) -> article text
+
+
+class Unavailable(Exception):
+    """The extractor cannot run here (missing package or API); the reason is its message."""
+
+
+def _trafilatura() -> tuple[Extractor, str | None]:
+    try:
+        import trafilatura
+    except ImportError as exc:
+        raise Unavailable(f"trafilatura not installed ({exc})") from exc
+
+    def extract(html: str, url: str) -> str | None:
+        return trafilatura.extract(html, include_comments=False)
+
+    return extract, dist_version("trafilatura")
+
+
+def _readability() -> tuple[Extractor, str | None]:
+    try:
+        from readability import Document
+    except ImportError as exc:
+        raise Unavailable(f"readability-lxml not installed ({exc})") from exc
+
+    def extract(html: str, url: str) -> str | None:
+        return html_to_text(Document(html).summary(html_partial=True))
+
+    return extract, dist_version("readability-lxml")
+
+
+def _wisdom() -> tuple[Extractor, str | None]:
+    try:
+        from wisdom_scrapy import analyze_page
+    except ImportError as exc:
+        raise Unavailable(f"wisdom_scrapy.analyze_page not available ({exc})") from exc
+
+    def extract(html: str, url: str) -> str | None:
+        return analyze_page(html, url, store=None).article_text
+
+    import wisdom_scrapy
+
+    return extract, getattr(wisdom_scrapy, "__version__", None) or dist_version("wisdom_scrapy")
+
+
+def _fulltext() -> tuple[Extractor, str | None]:
+    def extract(html: str, url: str) -> str | None:
+        return html_to_text(html)
+
+    return extract, dist_version("lxml")
+
+
+EXTRACTORS: dict[str, Callable[[], tuple[Extractor, str | None]]] = {
+    "trafilatura": _trafilatura,
+    "readability": _readability,
+    "wisdom": _wisdom,
+    "fulltext": _fulltext,
+}
+
+#: Figures published by the benchmark (F1), for the comparison column.
+PUBLISHED_F1 = {"trafilatura": 0.958, "readability": 0.922, "fulltext": 0.665}
+
+
+def run_extractor(name: str, pages: list[ArticlePage]) -> dict[str, Any]:
+    """Scores and speed of one extractor over ``pages`` (or why it could not run)."""
+    try:
+        extract, version = EXTRACTORS[name]()
+    except Unavailable as exc:
+        return {"available": False, "reason": str(exc)}
+    if pages:
+        try:  # untimed warm-up: lazy imports, caches, models
+            extract(pages[0].html, pages[0].url)
+        except Exception:  # noqa: BLE001, S110 - a failing page is counted in the timed run
+            pass
+    results, seconds, errors = timed_map(extract, ((page.html, page.url) for page in pages))
+    predictions = [result or "" for result in results]
+    scores = corpus_shingle_prf(
+        (prediction, page.gold) for prediction, page in zip(predictions, pages, strict=True)
+    )
+    total = sum(seconds)
+    report: dict[str, Any] = {
+        "available": True,
+        "version": version,
+        **scores,
+        "seconds": total,
+        "pages_per_s": len(pages) / total if total > 0 else None,
+        "errors": len(errors),
+        "empty": sum(1 for prediction in predictions if not prediction.strip()),
+        "per_page_f1": {
+            page.id: round(shingle_prf(prediction, page.gold).f1, 4)
+            for prediction, page in zip(predictions, pages, strict=True)
+        },
+    }
+    if errors:
+        first = errors[0]
+        report["first_error"] = f"{type(first).__name__}: {first}"
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=ARTICLE_BENCHMARK_DIR,
+        help="benchmark directory with html/*.html.gz and ground-truth.json "
+        f"(default: {ARTICLE_BENCHMARK_DIR.relative_to(REPO_ROOT.parent)} next to the repo)",
+    )
+    parser.add_argument(
+        "--only",
+        default=",".join(EXTRACTORS),
+        help=f"comma-separated extractors to run (default: all of {','.join(EXTRACTORS)})",
+    )
+    parser.add_argument("--limit", type=int, default=None, help="first N pages only (quick runs)")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures as JSON")
+    args = parser.parse_args(argv)
+
+    names = [name.strip() for name in args.only.split(",") if name.strip()]
+    unknown = [name for name in names if name not in EXTRACTORS]
+    if unknown or not names:
+        parser.error(f"unknown extractor(s) {unknown}; choose from {', '.join(EXTRACTORS)}")
+
+    # The extractors log per-page parse trouble; failures are counted in the table instead.
+    for logger in ("trafilatura", "readability", "htmldate", "courlan", "justext"):
+        logging.getLogger(logger).setLevel(logging.CRITICAL)
+
+    pages = load_article_benchmark(args.data, args.limit)
+    results = {}
+    for name in names:
+        print(f"running {name} on {len(pages)} pages ...", file=sys.stderr, flush=True)
+        results[name] = run_extractor(name, pages)
+        if results[name].get("first_error"):
+            print(f"  {name}: first error: {results[name]['first_error']}", file=sys.stderr)
+
+    headers = [
+        "extractor",
+        "version",
+        "precision",
+        "recall",
+        "F1",
+        "exact",
+        "published F1",
+        "pages/s",
+        "errors",
+        "empty",
+    ]
+    rows = []
+    notes = []
+    for name, r in results.items():
+        published = f"{PUBLISHED_F1[name]:.3f}" if name in PUBLISHED_F1 else "-"
+        if not r["available"]:
+            rows.append([name, "-", "not available", "-", "-", "-", published, "-", "-", "-"])
+            notes.append(f"{name}: not available: {r['reason']}")
+            continue
+        rows.append(
+            [
+                name,
+                r["version"] or "-",
+                f"{r['precision']:.3f}",
+                f"{r['recall']:.3f}",
+                f"{r['f1']:.3f}",
+                f"{r['accuracy']:.3f}",
+                published,
+                f"{r['pages_per_s']:.1f}",
+                r["errors"],
+                r["empty"],
+            ]
+        )
+    print(f"article-extraction benchmark: {len(pages)} pages from {args.data}")
+    print(markdown_table(headers, rows))
+    for note in notes:
+        print(note)
+
+    if args.json:
+        write_json(
+            args.json,
+            {
+                "benchmark": "article_extraction",
+                "data": str(args.data),
+                "pages": len(pages),
+                "environment": environment(),
+                "results": results,
+            },
+        )
+        print(f"figures written to {args.json}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
