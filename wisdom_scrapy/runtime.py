@@ -53,7 +53,7 @@ class WisdomRuntime:
         if runtime is None:
             runtime = cls(crawler)
             setattr(crawler, _ATTR, runtime)
-        return runtime  # type: ignore[no-any-return]
+        return runtime
 
     def site_of(self, url: str) -> str:
         return self.settings.site_key(url)

@@ -58,7 +58,7 @@ def _site_key_function(value: Any) -> Callable[[str], str]:
     if value == "host":
         return host_key
     if callable(value):
-        return value  # type: ignore[no-any-return]
+        return value
     try:
         func = load_object(value)
     except (ImportError, NameError, ValueError, AttributeError) as exc:
@@ -68,7 +68,7 @@ def _site_key_function(value: Any) -> Callable[[str], str]:
         ) from exc
     if not callable(func):
         raise SettingsError(f"WISDOM_SITE_KEY={value!r} does not name a callable")
-    return func  # type: ignore[no-any-return]
+    return func
 
 
 @dataclass(frozen=True, slots=True)

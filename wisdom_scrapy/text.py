@@ -134,7 +134,7 @@ def count_terms(texts: Iterable[str], keep_numbers: bool = False) -> Counter[str
             if keep_numbers:
                 counts[token] += n
         else:
-            term = _word_term(token)
-            if term is not None:
-                counts[term] += n
+            stem = _word_term(token)
+            if stem is not None:
+                counts[stem] += n
     return counts

@@ -12,7 +12,7 @@ _NOT_PAGES = ("javascript:", "mailto:", "tel:", "data:", "about:", "ftp:", "file
 
 
 def document_base(root: object, url: str) -> str:
-    """The URL relative links of a page resolve against: its ``<base href>`` if any, else ``url``."""
+    """What relative links of a page resolve against: its ``<base href>`` if any, else ``url``."""
     find = getattr(root, "find", None)
     base = find(".//base[@href]") if find else None
     href = base.get("href", "").strip() if base is not None else ""
