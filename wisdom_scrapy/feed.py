@@ -31,21 +31,18 @@ _ALL_TEXT = etree.XPath("//text()", smart_strings=False)
 
 
 def parse_html(html: str | bytes, url: str = "") -> lxml.html.HtmlElement | None:
-    """Parse a saved page with a parser that resolves no entities and fetches nothing.
+    """Parse a saved page with a parser that fetches nothing (HTML has no external entities).
 
     Returns None for input with no element (empty, whitespace, binary noise lxml rejects).
     """
-    parser = lxml.html.HTMLParser(
-        resolve_entities=False, no_network=True, huge_tree=True, remove_comments=False
-    )
+    encoding = None
     if isinstance(html, str):
-        # lxml refuses str input that declares an encoding; bytes carry their own declaration.
-        html = html.encode("utf-8")
-        parser = lxml.html.HTMLParser(
-            encoding="utf-8", resolve_entities=False, no_network=True, huge_tree=True
-        )
+        # lxml refuses str input that declares an encoding: parse its UTF-8 bytes as UTF-8,
+        # whatever a <meta charset> says. Bytes are decoded as they declare.
+        html, encoding = html.encode("utf-8", "surrogatepass"), "utf-8"
     if not html.strip():
         return None
+    parser = lxml.html.HTMLParser(encoding=encoding, no_network=True, huge_tree=True)
     try:
         return lxml.html.document_fromstring(html, parser=parser, base_url=url or None)
     except (etree.ParserError, ValueError):

@@ -1,0 +1,73 @@
+import pytest
+from scrapy.settings import Settings
+from scrapy.utils.test import get_crawler
+
+from wisdom_scrapy import Addon, SettingsError, StoreError
+from wisdom_scrapy.middlewares import WisdomFeedMiddleware
+from wisdom_scrapy.runtime import WisdomRuntime
+from wisdom_scrapy.settings import WisdomSettings
+from wisdom_scrapy.urls import host_key
+
+
+def test_addon_inserts_the_feed_middleware():
+    settings = Settings()
+    Addon().update_settings(settings)
+    assert settings.getdict("SPIDER_MIDDLEWARES") == {WisdomFeedMiddleware: 950}
+
+
+@pytest.mark.parametrize(
+    "listed",
+    [
+        {"wisdom_scrapy.middlewares.WisdomFeedMiddleware": 10},
+        {"wisdom_scrapy.middlewares.WisdomFeedMiddleware": None},
+        {WisdomFeedMiddleware: 123},
+    ],
+)
+def test_addon_keeps_what_the_project_listed(listed):
+    settings = Settings()
+    settings.set("SPIDER_MIDDLEWARES", listed, priority="project")
+    Addon().update_settings(settings)
+    assert settings.getdict("SPIDER_MIDDLEWARES") == listed
+
+
+def test_settings_defaults():
+    s = WisdomSettings.from_settings(Settings())
+    assert s.enabled and s.store_uri == "sqlite:///wisdom.db" and not s.keep_numbers
+    assert s.site_key is host_key
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("WISDOM_ENABLED", "maybe"),
+        ("WISDOM_KEEP_NUMBERS", "sometimes"),
+        ("WISDOM_MAX_PAGE_BYTES", "big"),
+        ("WISDOM_MAX_PAGE_BYTES", -1),
+        ("WISDOM_STORE_URI", "wisdom.db"),
+        ("WISDOM_SITE_KEY", "no.such.module.func"),
+    ],
+)
+def test_bad_settings_are_errors_that_name_the_setting(name, value):
+    with pytest.raises(SettingsError, match=name):
+        WisdomSettings.from_settings(Settings({name: value}))
+
+
+def test_site_key_can_be_a_function_path():
+    s = WisdomSettings.from_settings(Settings({"WISDOM_SITE_KEY": "posixpath.basename"}))
+    assert s.site_key("http://a.org/x/y") == "y"
+
+
+def test_unusable_store_stops_the_crawl_at_start_naming_the_setting(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    crawler = get_crawler(settings_dict={"WISDOM_STORE_URI": f"sqlite:///{blocker}/w.db"})
+    with pytest.raises(StoreError, match="WISDOM_STORE_URI"):
+        WisdomRuntime.of(crawler)
+
+
+def test_disabled_runtime_is_not_configured():
+    from scrapy.exceptions import NotConfigured
+
+    crawler = get_crawler(settings_dict={"WISDOM_ENABLED": False})
+    with pytest.raises(NotConfigured):
+        WisdomFeedMiddleware.from_crawler(crawler)

@@ -1,0 +1,49 @@
+from collections import Counter
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wisdom_scrapy.text import count_terms, extract_terms, is_stop_word
+
+
+def test_english_terms_are_stemmed_lowercased_and_stop_words_dropped():
+    assert extract_terms("The Entropies of the Running Crawlers") == ["entropi", "run", "crawler"]
+
+
+def test_numbers_are_dropped_unless_kept():
+    text = "Released 2024 with 3 fixes"
+    assert extract_terms(text) == ["releas", "fix"]
+    assert extract_terms(text, keep_numbers=True) == ["releas", "2024", "3", "fix"]
+
+
+def test_letters_mixed_with_digits_are_kept_verbatim():
+    assert extract_terms("python3 uses utf8") == ["python3", "use", "utf8"]
+
+
+def test_unicode_is_normalised_before_tokenising():
+    # Full-width letters and digits (common in CJK pages) become ASCII.
+    assert extract_terms("Ｐｙｔｈｏｎ ２０２４", keep_numbers=True) == ["python", "2024"]
+
+
+def test_chinese_is_segmented_and_stop_words_removed():
+    terms = extract_terms("我们的网站结构信息挖掘")
+    assert terms == ["网站", "结构", "信息", "挖掘"]
+    assert not any(is_stop_word(t) for t in terms)
+
+
+def test_mixed_script_text_keeps_text_order():
+    terms = extract_terms("Scrapy爬虫框架 crawls 网站")
+    assert terms == ["scrapi", "爬虫", "框架", "crawl", "网站"]
+
+
+def test_empty_and_punctuation_only_text():
+    assert extract_terms("") == []
+    assert extract_terms(" \n\t—…!? ___ ") == []
+
+
+@given(st.lists(st.text(), max_size=5), st.booleans())
+def test_count_terms_equals_counting_extracted_terms(pieces, keep_numbers):
+    expected = Counter()
+    for piece in pieces:
+        expected.update(extract_terms(piece, keep_numbers))
+    assert count_terms(pieces, keep_numbers) == expected
