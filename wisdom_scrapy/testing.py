@@ -53,7 +53,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         self._redirects = redirects
         super().__init__(*args, directory=directory, **kwargs)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
     def guess_type(self, path: str | os.PathLike[str]) -> str:
@@ -133,8 +133,7 @@ class StaticServer:
     def url(self) -> str:
         if self._server is None:
             raise RuntimeError("StaticServer.url: the server is not running (call start())")
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/"
+        return f"http://{self.host}:{self._server.server_port}/"
 
     def start(self) -> str:
         """Start serving (the redirect map is read now); returns the base URL."""

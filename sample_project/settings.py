@@ -1,0 +1,30 @@
+"""Scrapy settings of the sample project (``scrapy.cfg`` at the repository root points here).
+
+Defaults are tuned for crawling local or friendly sites quickly; raise ``DOWNLOAD_DELAY`` and turn
+``ROBOTSTXT_OBEY`` on before pointing the ``site`` spider at someone else's server.
+"""
+
+BOT_NAME = "sample_project"
+
+SPIDER_MODULES = ["sample_project.spiders"]
+NEWSPIDER_MODULE = "sample_project.spiders"
+
+# wisdom_scrapy in one line: the add-on inserts the middlewares, pipeline and extension.
+# Run without it with `-s ADDONS={}`.
+ADDONS = {"wisdom_scrapy.Addon": 500}
+
+# Persistent term-entropy store; the path is relative to the working directory of `scrapy crawl`.
+WISDOM_STORE_URI = "sqlite:///.wisdom/wisdom.db"
+
+# The demo site lives on 127.0.0.1 and has no robots.txt.
+ROBOTSTXT_OBEY = False
+
+# Polite but fast local defaults.
+CONCURRENT_REQUESTS = 16
+CONCURRENT_REQUESTS_PER_DOMAIN = 16
+DOWNLOAD_DELAY = 0
+AUTOTHROTTLE_ENABLED = False
+TELNETCONSOLE_ENABLED = False
+
+FEED_EXPORT_ENCODING = "utf-8"
+LOG_LEVEL = "INFO"
