@@ -1,20 +1,71 @@
 """Items wisdom_scrapy emits. Dataclasses, read through ``itemadapter`` like any Scrapy item,
-so feed exports (``FEEDS`` with ``item_classes``) can split them into separate files."""
+so feed exports (``FEEDS`` with ``item_classes``) can split them into separate files::
+
+    FEEDS = {
+        "articles.jsonl": {"format": "jsonlines", "item_classes": ["wisdom_scrapy.ArticleItem"]},
+        "tocs.jsonl": {"format": "jsonlines", "item_classes": ["wisdom_scrapy.TocItem"]},
+    }
+
+Every page item carries ``url`` and ``role`` ("article", "toc" or "other").
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["PageItem"]
+__all__ = ["ArticleItem", "PageItem", "TocItem"]
 
 
 @dataclass
 class PageItem:
     """One fetched HTML page, as a spider yields it for the analysis pipeline.
 
-    ``url`` is the response URL; ``title`` the page's ``<title>``. The pipeline turns it into the
-    cleaned items of later stages; without that pipeline it is exported as it is.
+    ``url`` is the response URL; ``title`` the page's ``<title>``. The analysis pipeline replaces
+    it with an :class:`ArticleItem` or :class:`TocItem`; without that pipeline it is exported as
+    it is.
     """
 
     url: str
     title: str = ""
+
+
+@dataclass
+class ArticleItem:
+    """An article page reduced to its informative content (WISDOM's article block + metadata).
+
+    ``text`` is the cleaned body, paragraphs separated by blank lines; ``html`` the body's HTML
+    with the removed blocks taken out; ``metadata`` the short informative blocks merged into the
+    article (date, author, place…); ``blocks`` each informative block's path and figures;
+    ``entropy`` page-level figures (mean term entropy of the page and of the body, pages the
+    site's store knew when the page was analysed); ``single_page`` is True when the store knew too
+    few pages of the site for entropy and the body was found from structure alone.
+    """
+
+    url: str
+    title: str
+    text: str
+    role: str = "article"
+    html: str = ""
+    metadata: list[str] = field(default_factory=list)
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    entropy: dict[str, float] = field(default_factory=dict)
+    single_page: bool = False
+
+
+@dataclass
+class TocItem:
+    """A table-of-contents page reduced to its informative link lists.
+
+    ``links`` are the links of the TOC blocks, each ``{"url", "text", "weight", "block"}``
+    (absolute URL, anchor text, link weight 1 − E(anchor text), the index of the block in
+    ``blocks``); ``blocks`` each TOC block's path and figures.
+    """
+
+    url: str
+    title: str
+    links: list[dict[str, Any]] = field(default_factory=list)
+    role: str = "toc"
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    entropy: dict[str, float] = field(default_factory=dict)
+    single_page: bool = False

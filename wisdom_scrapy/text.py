@@ -23,8 +23,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from nltk.stem.porter import PorterStemmer
-
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -44,7 +42,17 @@ def _load_words(name: str) -> frozenset[str]:
 
 _STOP_EN = _load_words("stopwords_en.txt")
 _STOP_ZH = _load_words("stopwords_zh.txt")
-_stemmer = PorterStemmer()
+_stem = None
+
+
+def _porter(word: str) -> str:
+    """nltk's Porter stemmer, imported on first use: importing nltk takes most of a second."""
+    global _stem
+    if _stem is None:
+        from nltk.stem.porter import PorterStemmer
+
+        _stem = PorterStemmer().stem
+    return _stem(word)
 
 
 def is_stop_word(word: str) -> bool:
@@ -64,7 +72,7 @@ def _word_term(word: str) -> str | None:
         return word
     if len(word) == 1 and word.isascii():
         return None
-    return _stemmer.stem(word)
+    return _porter(word)
 
 
 _jieba = None
