@@ -1,0 +1,1 @@
+"""Mining stages over page models: InfoDiscoverer, WISDOM, LAMIS, site style tree, sitemap."""

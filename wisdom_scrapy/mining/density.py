@@ -1,0 +1,466 @@
+"""Single-page article extraction from structure alone: the fallback with no site context.
+
+WISDOM and InfoDiscoverer find the article of a page by comparing it with the other pages of its
+site (term entropy). A page seen alone — the first pages of a cold crawl, a one-off URL — has no
+such context, so :func:`single_page_article` finds the article body from the page's structure:
+text and link lengths (WISDOM's TLEN/CLEN/ALEN), how text spreads over a node's children
+(WISDOM's SII), tag semantics and the boilerplate cues of class/id names that readability and
+boilerpipe use. Everything is computed over the :class:`~wisdom_scrapy.dom.PageModel` arrays
+with vectorised numpy; nothing walks the DOM in Python.
+
+The algorithm
+    1. **Text blocks.** Every node's own text belongs to its nearest block-level ancestor-or-self
+       (p, div, li, td, h2 …: a "paragraph" as a reader sees it). Per block: text length L,
+       anchor-text length A, content length C = L − A, and sentence punctuation.
+    2. **Block value** v (in characters): prose is positive, boilerplate negative,
+       ``v = C·(1 − A/L) + bonus·punctuation − A − cost``: a long paragraph of plain text is worth
+       about its length, a link or a short label costs a fixed amount, so menus, tag lists, share
+       bars and bylines add up negative. Blocks inside a subtree that class/id/role names,
+       semantic tags (nav, aside, footer, form …) or hiding attributes mark as boilerplate are
+       valued as pure cost — unless that subtree holds most of the page's prose (a page-wide
+       wrapper with an unlucky class name such as ``<body class="has-sidebar">``).
+    3. **Body.** WISDOM's information coverage tree aggregates v bottom-up (one prefix sum) to
+       V(N) = Σ v over T(N); the body is the node with the largest V, damped by how much of it is
+       anchor text and boosted by the SII of its children's CLEN_A (an article spreads its text
+       over many similar paragraph children; a page wrapper has one heavy child). Among nodes
+       with (nearly) the same score, the deepest is taken: an ancestor that adds nothing is not
+       more of an article.
+    4. **Exclusion.** Inside the body, subtrees that are marked as boilerplate (2.) or are link
+       lists (anchor text dominates and there are several links) or hold no prose at all and are
+       net negative are excluded; :meth:`PageModel.text_of` skips them.
+    5. **Metadata.** Short blocks next to the body that a reader takes as the article's
+       metadata: the nearest ``h1`` before the body (title), and ``time``/``address`` elements or
+       nodes named byline/author/date/time outside the body or excluded from it, within the
+       body's parent.
+
+Parameters are in :class:`DensityParams`; the defaults were tuned on the even-indexed pages of
+the article-extraction benchmark and checked on the odd-indexed ones (see
+``benchmarks/README.md``), and every one is a round number in a range where F1 is flat.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from operator import attrgetter, methodcaller
+from typing import TYPE_CHECKING
+
+import numpy as np
+from lxml import etree
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from wisdom_scrapy.dom import PageModel
+
+__all__ = ["DensityParams", "SinglePageArticle", "single_page_article"]
+
+
+@dataclass(frozen=True)
+class DensityParams:
+    """Tuning knobs of :func:`single_page_article` (characters unless said otherwise)."""
+
+    #: fixed cost of every text block: a short label is worth less than nothing
+    block_cost: float = 25.0
+    #: each character of anchor text costs this much (besides not counting as content)
+    anchor_cost: float = 1.0
+    #: bonus per sentence punctuation mark (, . ; : ! ? and CJK ones) in a block
+    punct_bonus: float = 5.0
+    #: punctuation marks counted per block at most
+    punct_cap: int = 20
+    #: a boilerplate-marked subtree is ignored as a wrapper if it holds this share of the prose
+    wrapper_share: float = 0.5
+    #: SII weight: the body's score is multiplied by ``1 + sii_weight · SII(children, CLEN_A)``
+    sii_weight: float = 0.2
+    #: link list: anchor text over text at least this …
+    link_list_density: float = 0.5
+    #: … with at least this many anchors
+    link_list_anchors: int = 2
+    #: nodes scoring within this share of the best are ties; the deepest wins
+    tie_share: float = 0.02
+
+
+DEFAULT_PARAMS = DensityParams()
+
+
+@dataclass
+class SinglePageArticle:
+    """The article of one page, as node indices of its :class:`~wisdom_scrapy.dom.PageModel`.
+
+    ``body``: the node whose subtree holds the article. ``exclude``: boolean mask over the page's
+    nodes marking removed subtrees inside the body (navigation, share bars, related lists, ads,
+    comments, link lists); the article text is ``model.text_of(body, exclude=exclude)``.
+    ``metadata``: short blocks next to the body (title, byline, date), in document order.
+    ``score``: the body's net content value (characters of prose minus boilerplate costs).
+    """
+
+    body: int
+    exclude: NDArray[np.bool_]
+    metadata: list[int] = field(default_factory=list)
+    score: float = 0.0
+
+    def text(self, model: PageModel) -> str:
+        """The article text: ``model.text_of(self.body, exclude=self.exclude)``."""
+        return model.text_of(self.body, exclude=self.exclude)
+
+
+# --------------------------------------------------------------------------------------------
+# Tag tables
+# --------------------------------------------------------------------------------------------
+
+#: Nodes that make a paragraph of their own (their inline descendants' text is theirs).
+_BLOCK_TAGS = frozenset(
+    {
+        "address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details",
+        "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form",
+        "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "html", "legend", "li", "listing",
+        "main", "menu", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "td",
+        "tfoot", "th", "thead", "tr", "ul", "xmp", "noscript", "template",
+    }
+)  # fmt: skip
+#: Semantic boilerplate: never part of an article body.
+_BOILER_TAGS = frozenset(
+    {"nav", "aside", "footer", "form", "button", "select", "textarea", "input", "label", "menu",
+     "dialog", "header", "figcaption", "caption"}
+)  # fmt: skip
+#: Containers that can be link lists or navigation blocks.
+_CONTAINER_TAGS = frozenset(
+    {"div", "section", "ul", "ol", "dl", "table", "tbody", "tr", "td", "aside", "nav", "footer",
+     "header", "menu", "article", "span", "p", "li", "center", "figure", "font"}
+)  # fmt: skip
+_ARTICLE_TAGS = frozenset({"article", "main"})
+
+# class/id/role cues (general, as readability's regexes; matched on lower-cased name tokens)
+_NEG_EXACT = frozenset(
+    {"ad", "ads", "adv", "advert", "advertisement", "advertising", "banner", "breadcrumb",
+     "breadcrumbs", "comment", "comments", "footer", "foot", "header", "masthead", "menu", "nav",
+     "navbar", "navigation", "sidebar", "share", "sharing", "social", "related", "tags", "tag",
+     "widget", "widgets", "promo", "sponsor", "sponsored", "newsletter", "subscribe",
+     "subscription", "signup", "popup", "modal", "cookie", "cookies", "gdpr", "pagination",
+     "pager", "tools", "toolbar", "print", "rss", "outbrain", "taboola", "disqus", "recirc",
+     "recommended", "recommendations", "trending", "popular", "hidden", "hide", "skip", "meta",
+     "byline", "author", "caption", "credit", "credits", "copyright", "login", "search",
+     "follow", "more", "also", "next", "prev", "previous", "teaser", "teasers", "topics",
+     "categories", "category", "dateline", "timestamp", "date", "time", "contact", "shoutbox",
+     "skyscraper", "combx", "community", "disclaimer", "legal", "footnote", "dropdown"}
+)  # fmt: skip
+_NEG_SUBSTR = (
+    "comment", "sidebar", "related", "share", "social", "advert", "sponsor", "newsletter",
+    "subscri", "breadcrumb", "pagination", "widget", "footer", "masthead", "navbar", "navigation",
+    "outbrain", "taboola", "disqus", "recommend", "popular", "trending", "promo", "cookie",
+    "byline", "caption", "toolbar", "dropdown", "signup",
+)  # fmt: skip
+_POS_EXACT = frozenset(
+    {"article", "articlebody", "body", "content", "entry", "main", "post", "text", "story",
+     "blog", "hentry", "prose", "richtext"}
+)  # fmt: skip
+_POS_SUBSTR = ("article", "content", "entry", "story", "prose", "richtext", "postbody")
+_NEG_ROLES = frozenset(
+    {"navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar",
+     "dialog", "alertdialog", "toolbar", "tablist", "form"}
+)  # fmt: skip
+_POS_ROLES = frozenset({"main", "article"})
+
+_NEG, _POS, _HIDE = 1, 2, 4
+_SPLIT = re.compile(r"[^a-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+_PUNCT = np.array([ord(c) for c in ",.;:!?\u3002\uff0c\u3001\uff1b\uff1a\uff01\uff1f"], np.uint32)
+
+
+@lru_cache(maxsize=1 << 14)
+def _name_cue(value: str | None) -> int:
+    """Boilerplate (``_NEG``) / article (``_POS``) cue bits of a class or id value."""
+    if not value:
+        return 0
+    tokens = [t for t in _SPLIT.split(_CAMEL.sub(" ", value).lower()) if t]
+    flags = 0
+    for token in tokens:
+        if token in _NEG_EXACT or any(s in token for s in _NEG_SUBSTR):
+            flags |= _NEG
+        if token in _POS_EXACT or any(s in token for s in _POS_SUBSTR):
+            flags |= _POS
+    return flags
+
+
+@lru_cache(maxsize=1 << 10)
+def _role_cue(value: str | None) -> int:
+    if not value:
+        return 0
+    roles = value.lower().split()
+    flags = _NEG if any(r in _NEG_ROLES for r in roles) else 0
+    return flags | (_POS if any(r in _POS_ROLES for r in roles) else 0)
+
+
+@lru_cache(maxsize=1 << 10)
+def _itemprop_cue(value: str | None) -> int:
+    if not value:
+        return 0
+    return _POS if "articlebody" in value.lower() else 0
+
+
+@lru_cache(maxsize=1 << 12)
+def _style_cue(value: str | None) -> int:
+    return _HIDE if value and _HIDDEN_STYLE.search(value) else 0
+
+
+def _aria_cue(value: str | None) -> int:
+    return _HIDE if value is not None and value.strip().lower() == "true" else 0
+
+
+def _present_cue(value: str | None) -> int:
+    return _HIDE if value is not None else 0
+
+
+_GET = {name: methodcaller("get", name) for name in
+        ("class", "id", "role", "itemprop", "style", "aria-hidden", "hidden")}  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# Node arrays
+# --------------------------------------------------------------------------------------------
+
+
+def _elements(model: PageModel) -> list[etree._Element]:
+    """The lxml element of every node, in node order (one C-level iteration)."""
+    els = list(model.element(0).iter(etree.Element))
+    if len(els) != model.n:  # pragma: no cover - only if PageModel's numbering ever changes
+        els = [model.element(i) for i in range(model.n)]
+    return els
+
+
+def _attribute_cues(els: list[etree._Element]) -> NDArray[np.int64]:
+    """Cue bits of every node from its class, id, role, itemprop and hiding attributes."""
+    n = len(els)
+    cues = np.zeros(n, np.int64)
+    for name, fn in (
+        ("class", _name_cue),
+        ("id", _name_cue),
+        ("role", _role_cue),
+        ("itemprop", _itemprop_cue),
+        ("style", _style_cue),
+        ("aria-hidden", _aria_cue),
+        ("hidden", _present_cue),
+    ):
+        cues |= np.fromiter(map(fn, map(_GET[name], els)), np.int64, n)
+    return cues
+
+
+def _punctuation(model: PageModel, els: list[etree._Element]) -> NDArray[np.int64]:
+    """Sentence punctuation marks in every node's own visible text (text + children's tails)."""
+    n = model.n
+    texts = "\x00".join(map(str, map(_TEXT, els)))  # None → "None": no punctuation
+    tails = "\x00".join(map(str, map(_TAIL, els)))
+    out = np.zeros(n, np.int64)
+    for joined, owner in ((texts, np.arange(n)), (tails, model.parent.astype(np.int64))):
+        codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
+        seps = np.flatnonzero(codes == 0)
+        marks = np.flatnonzero(np.isin(codes, _PUNCT))
+        piece = np.searchsorted(seps, marks)
+        counts = np.bincount(piece, minlength=n)[:n]
+        own = owner >= 0
+        out += np.bincount(owner[own], weights=counts[own], minlength=n).astype(np.int64)
+    out[model.hidden] = 0
+    return out
+
+
+_TEXT = attrgetter("text")
+_TAIL = attrgetter("tail")
+
+
+def _subtree_sum(values: NDArray, subtree_end: NDArray) -> NDArray[np.float64]:
+    """Σ ``values`` over every node's subtree (pre-order ranges → prefix-sum differences)."""
+    csum = np.zeros(len(values) + 1, np.float64)
+    np.cumsum(values, out=csum[1:])
+    return csum[subtree_end] - csum[:-1]
+
+
+def _range_mask(starts: NDArray, ends: NDArray, n: int) -> NDArray[np.bool_]:
+    """Mask of the union of the node ranges ``[starts[k], ends[k])``."""
+    if len(starts) == 0:
+        return np.zeros(n, bool)
+    diff = np.bincount(starts, minlength=n + 1) - np.bincount(ends, minlength=n + 1)
+    return np.cumsum(diff[:n]) > 0
+
+
+def _nearest_marked(marked: NDArray[np.bool_], parent: NDArray[np.int32]) -> NDArray[np.int64]:
+    """For every node, its nearest ancestor-or-self with ``marked`` (the root must be marked).
+
+    Pointer jumping: ``up[i]`` is i if marked, else its parent; ``up = up[up]`` doubles the
+    distance covered each pass, so O(n log depth) vectorised work.
+    """
+    n = len(parent)
+    idx = np.arange(n)
+    par = parent.astype(np.int64)
+    par[par < 0] = idx[par < 0]
+    up = np.where(marked, idx, par)
+    while True:
+        nxt = up[up]
+        if np.array_equal(nxt, up):
+            return up
+        up = nxt
+
+
+def _tag_table(model: PageModel, names: frozenset[str]) -> NDArray[np.bool_]:
+    """Per-node mask: tag in ``names`` (through a per-tag-name table)."""
+    table = np.fromiter((t in names for t in model.tag_names), bool, len(model.tag_names))
+    return table[model.tag_id] if len(table) else np.zeros(model.n, bool)
+
+
+def _sii(model: PageModel, values: NDArray[np.float64], keep: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """WISDOM's SII over children (§3.1.3) for every node: entropy of the children's share of
+    ``values`` with log base m = number of non-dummy children; 0 with fewer than two."""
+    n = model.n
+    child = np.arange(1, n)
+    par = model.parent[1:].astype(np.int64)
+    use = keep[1:]
+    child, par = child[use], par[use]
+    m = np.bincount(par, minlength=n)
+    total = np.bincount(par, weights=values[child], minlength=n)
+    w = np.zeros(len(child))
+    np.divide(values[child], total[par], out=w, where=total[par] > 0)
+    plogp = np.zeros(len(child))
+    np.multiply(w, np.log(w, out=np.zeros_like(w), where=w > 0), out=plogp)
+    h = -np.bincount(par, weights=plogp, minlength=n)
+    out = np.zeros(n)
+    ok = m > 1
+    out[ok] = h[ok] / np.log(m[ok])
+    return np.clip(out, 0.0, 1.0)
+
+
+# --------------------------------------------------------------------------------------------
+# The extractor
+# --------------------------------------------------------------------------------------------
+
+
+def single_page_article(
+    model: PageModel, *, params: DensityParams = DEFAULT_PARAMS
+) -> SinglePageArticle | None:
+    """Find the article body of a page seen alone (see the module docstring for the method).
+
+    Returns None when the page has no visible text or no block that reads like prose.
+    """
+    n = model.n
+    if n == 0 or model.tlen[0] <= 0:
+        return None
+    p = params
+    els = _elements(model)
+    cues = _attribute_cues(els)
+    tag_block = _tag_table(model, _BLOCK_TAGS)
+    tag_block[0] = True
+    hidden = model.hidden | ((cues & _HIDE) > 0)
+
+    # 1. text blocks
+    block_of = _nearest_marked(tag_block, model.parent)
+    own = model.own_len.astype(np.float64)
+    L = np.bincount(block_of, weights=own, minlength=n)
+    A = np.bincount(block_of, weights=np.where(model.in_anchor, own, 0.0), minlength=n)
+    P = np.bincount(block_of, weights=_punctuation(model, els), minlength=n)
+    C = L - A
+    has_text = L > 0
+
+    # 2. block values
+    ld = np.divide(A, L, out=np.zeros(n), where=has_text)
+    v = C * (1.0 - ld) + p.punct_bonus * np.minimum(P, p.punct_cap) - p.anchor_cost * A
+    v -= p.block_cost
+    v[~has_text] = 0.0
+    pos_v = np.maximum(v, 0.0)
+    Pos = _subtree_sum(pos_v, model.subtree_end)
+
+    boiler_tag = _tag_table(model, _BOILER_TAGS)
+    marked = (((cues & _NEG) > 0) & ((cues & _POS) == 0)) | boiler_tag | hidden
+    marked[0] = False
+    marked &= Pos < p.wrapper_share * Pos[0]  # not a page-wide wrapper
+    starts = np.flatnonzero(marked)
+    in_boiler = _range_mask(starts, model.subtree_end[starts], n)
+    v_eff = np.where(in_boiler & has_text, -(L + p.block_cost), v)
+    v_eff[hidden] = 0.0
+    if not (v_eff > 0).any():  # every prose block is marked: ignore the marks
+        in_boiler[:] = False
+        v_eff = v
+        if not (v_eff > 0).any():
+            return None
+
+    # 3. body: the node with the largest aggregated value, damped / boosted
+    V = _subtree_sum(v_eff, model.subtree_end)
+    tlen = model.tlen.astype(np.float64)
+    link_density = np.divide(model.alen, tlen, out=np.zeros(n), where=tlen > 0)
+    keep_child = ~model.dummy
+    sii = _sii(model, model.clen.astype(np.float64), keep_child)
+    score = V * (1.0 - link_density) * (1.0 + p.sii_weight * sii)
+    score[in_boiler | hidden] = -np.inf
+    best = float(score.max())
+    if not best > 0:
+        return None
+    ties = np.flatnonzero(score >= best * (1.0 - p.tie_share))
+    body = int(ties[np.argmax(model.depth[ties])])
+
+    # 4. exclusion inside the body
+    lo, hi = body + 1, int(model.subtree_end[body])
+    exclude = np.zeros(n, bool)
+    if hi > lo:
+        sub = slice(lo, hi)
+        container = _tag_table(model, _CONTAINER_TAGS)[sub]
+        link_list = (
+            container
+            & (link_density[sub] >= p.link_list_density)
+            & (model.n_anchors[sub] >= p.link_list_anchors)
+        )
+        no_prose = (Pos[sub] <= 0) & (V[sub] < 0) & (model.alen[sub] > 0)
+        exclude[sub] = marked[sub] | link_list | no_prose | hidden[sub]
+
+    # 5. metadata
+    metadata = _metadata(model, els, body, exclude, in_boiler)
+    return SinglePageArticle(body, exclude, metadata, float(V[body]))
+
+
+_META_NAMES = ("byline", "author", "date", "time", "published", "updated", "dateline")
+
+
+def _metadata(
+    model: PageModel,
+    els: list[etree._Element],
+    body: int,
+    exclude: NDArray[np.bool_],
+    in_boiler: NDArray[np.bool_],
+) -> list[int]:
+    """Title / byline / date nodes next to the body (see the module docstring, step 5)."""
+    n = model.n
+    scope = int(model.parent[body]) if body > 0 else 0
+    lo, hi = scope, int(model.subtree_end[scope])
+    in_body = np.zeros(n, bool)
+    in_body[body : model.subtree_end[body]] = True
+    starts = np.flatnonzero(exclude)
+    excluded = _range_mask(starts, model.subtree_end[starts], n)
+    outside = ~in_body | excluded
+    cand = np.zeros(n, bool)
+    tags = _tag_table(model, frozenset({"time", "address"}))
+    cand |= tags
+    names = np.fromiter(
+        map(_meta_name, map(_GET["class"], els), map(_GET["itemprop"], els)), bool, n
+    )
+    cand |= names
+    cand &= outside & (model.tlen > 0) & (model.tlen <= 200)
+    cand[:lo] = False
+    cand[hi:] = False
+    # keep only the outermost candidates
+    idx = np.flatnonzero(cand)
+    if len(idx):
+        inner = _range_mask(idx, model.subtree_end[idx], n)
+        inner[idx] = False
+        cand &= ~inner
+    out = np.flatnonzero(cand).tolist()
+    h1 = model.tag_code("h1")
+    if h1 >= 0:
+        heads = np.flatnonzero((model.tag_id == h1) & (model.tlen > 0) & ~in_boiler)
+        before = heads[heads <= model.subtree_end[body]]
+        if len(before):
+            out.append(int(before[-1]))
+    return sorted(set(out))
+
+
+@lru_cache(maxsize=1 << 12)
+def _meta_name(cls: str | None, itemprop: str | None) -> bool:
+    text = f"{cls or ''} {itemprop or ''}".lower()
+    return any(name in text for name in _META_NAMES)
