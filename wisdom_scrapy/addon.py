@@ -2,14 +2,17 @@
 
 ``ADDONS = {"wisdom_scrapy.Addon": 500}`` is the same as listing the components yourself::
 
-    SPIDER_MIDDLEWARES = {"wisdom_scrapy.middlewares.WisdomFeedMiddleware": 950}
+    SPIDER_MIDDLEWARES = {
+        "wisdom_scrapy.middlewares.WisdomFeedMiddleware": 950,
+        "wisdom_scrapy.middlewares.WisdomAnalysisMiddleware": 960,
+    }
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wisdom_scrapy.middlewares import WisdomFeedMiddleware
+from wisdom_scrapy.middlewares import WisdomAnalysisMiddleware, WisdomFeedMiddleware
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -18,7 +21,11 @@ __all__ = ["COMPONENTS", "Addon"]
 
 # (setting, component, order). The feed runs after Scrapy's built-in spider middlewares
 # (HttpError 50 … Depth 900), so only pages the spider really receives are counted.
-COMPONENTS = (("SPIDER_MIDDLEWARES", WisdomFeedMiddleware, 950),)
+# The analysis sits nearer the spider, so it sees the spider's PageItems first.
+COMPONENTS = (
+    ("SPIDER_MIDDLEWARES", WisdomFeedMiddleware, 950),
+    ("SPIDER_MIDDLEWARES", WisdomAnalysisMiddleware, 960),
+)
 
 
 class Addon:

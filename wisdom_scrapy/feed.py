@@ -18,9 +18,18 @@ from wisdom_scrapy.text import count_terms
 from wisdom_scrapy.urls import absolute_url, document_base, host_key
 
 if TYPE_CHECKING:
+    from wisdom_scrapy.dom import PageModel
     from wisdom_scrapy.store.base import TermStore
 
-__all__ = ["FeedResult", "feed_page", "feed_tree", "page_counts", "page_links", "parse_html"]
+__all__ = [
+    "FeedResult",
+    "feed_model",
+    "feed_page",
+    "feed_tree",
+    "page_counts",
+    "page_links",
+    "parse_html",
+]
 
 # Elements whose text is code or markup, never shown to a reader.
 HIDDEN_TAGS = ("script", "style", "noscript", "template")
@@ -119,6 +128,16 @@ def feed_tree(
     counts = page_counts(root, keep_numbers)
     links = page_links(root, url)
     changed = store.add_page(site, url, counts, links)
+    return FeedResult(site, changed, sum(counts.values()), len(links))
+
+
+def feed_model(store: TermStore, model: PageModel, *, site: str | None = None) -> FeedResult:
+    """Add a modelled page's terms and out-links: the same data as :func:`feed_tree`, taken from
+    the :class:`~wisdom_scrapy.dom.PageModel` the analysis builds anyway."""
+    site = site or host_key(model.url)
+    counts = model.page_counts()
+    links = [(link.url, link.text) for link in model.links()]
+    changed = store.add_page(site, model.url, counts, links)
     return FeedResult(site, changed, sum(counts.values()), len(links))
 
 

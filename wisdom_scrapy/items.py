@@ -19,15 +19,16 @@ __all__ = ["ArticleItem", "PageItem", "TocItem"]
 
 @dataclass
 class PageItem:
-    """One fetched HTML page, as a spider yields it for the analysis pipeline.
+    """One fetched HTML page: what a spider yields to have the page analysed.
 
-    ``url`` is the response URL; ``title`` the page's ``<title>``. The analysis pipeline replaces
-    it with an :class:`ArticleItem` or :class:`TocItem`; without that pipeline it is exported as
-    it is.
+    ``url`` is the response URL; ``title`` the page's ``<title>``. The analysis replaces it with
+    an :class:`ArticleItem`, a :class:`TocItem`, or this item with ``role`` "other" (a page with
+    neither an article nor a table of contents: login, tag archives…). ``role`` is "" until then.
     """
 
     url: str
     title: str = ""
+    role: str = ""
 
 
 @dataclass

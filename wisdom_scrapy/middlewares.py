@@ -1,16 +1,20 @@
-"""Spider middlewares: the term-entropy feed (every HTML response into the store)."""
+"""Spider middlewares: the term-entropy feed (every HTML response into the store) and the
+analysis of the pages the spider yields (PageItem → ArticleItem / TocItem)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from wisdom_scrapy.items import PageItem
 from wisdom_scrapy.runtime import WisdomRuntime
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-__all__ = ["WisdomFeedMiddleware"]
+__all__ = ["WisdomAnalysisMiddleware", "WisdomFeedMiddleware"]
 
 
 class WisdomFeedMiddleware:
@@ -30,4 +34,45 @@ class WisdomFeedMiddleware:
         return cls(WisdomRuntime.of(crawler))
 
     def process_spider_input(self, response: Response) -> None:
-        self.runtime.feed_response(response)
+        try:
+            self.runtime.feed_response(response)
+        except Exception:  # a bug or a page nobody foresaw must not cost the spider its page
+            self.runtime.failed("feed", response.url)
+
+
+class WisdomAnalysisMiddleware:
+    """Replaces each :class:`PageItem` the spider yields with the page's cleaned item.
+
+    The item is an :class:`~wisdom_scrapy.items.ArticleItem`, a
+    :class:`~wisdom_scrapy.items.TocItem`, or the PageItem with ``role`` "other". Pages of a
+    site the store does not know well enough yet, and TOC pages waiting for their link targets,
+    come out later, with a later response's output or at spider idle (see
+    :mod:`wisdom_scrapy.extraction`). Everything else the spider yields passes untouched.
+
+    This is a spider middleware rather than an item pipeline because a pipeline must return or
+    drop each item at once, while a page may have to wait for the site's template to be learned.
+    """
+
+    def __init__(self, runtime: WisdomRuntime) -> None:
+        self.runtime = runtime
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> WisdomAnalysisMiddleware:
+        return cls(WisdomRuntime.of(crawler))
+
+    async def process_spider_output(
+        self, response: Response, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
+        async for obj in result:
+            if isinstance(obj, PageItem) and not obj.role:
+                try:
+                    items = self.runtime.extract(response, obj)
+                except Exception:  # never lose the page: pass it on unanalysed
+                    self.runtime.failed("analysis", response.url)
+                    items = [obj]
+                for item in items:
+                    yield item
+            else:
+                yield obj
+        for item in self.runtime.take_ready():
+            yield item

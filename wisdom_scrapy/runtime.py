@@ -8,13 +8,17 @@ the crawl there with an error that names it), and closed once, when the engine s
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+import weakref
+from typing import TYPE_CHECKING, Any
 
-from scrapy import signals
-from scrapy.exceptions import NotConfigured
+from scrapy import Request, signals
+from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse
 
-from wisdom_scrapy.feed import feed_tree
+from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.extraction import ExtractionParams, Extractor
+from wisdom_scrapy.feed import feed_model
+from wisdom_scrapy.items import PageItem
 from wisdom_scrapy.settings import WisdomSettings
 from wisdom_scrapy.store import StoreError, TermStore, open_store, redact_uri
 
@@ -26,6 +30,8 @@ __all__ = ["WisdomRuntime"]
 
 logger = logging.getLogger(__name__)
 _ATTR = "_wisdom_runtime"
+# Meta key of the request wisdom_scrapy schedules at idle to emit late items.
+LATE_ITEMS_META = "wisdom_late_items"
 
 
 class WisdomRuntime:
@@ -44,7 +50,30 @@ class WisdomRuntime:
                 f"WISDOM_STORE_URI={redact_uri(self.settings.store_uri)!r}: {exc}"
             ) from exc
         logger.info("wisdom_scrapy: term-entropy store %r", self.store)
+        self.models: weakref.WeakKeyDictionary[Response, PageModel] = weakref.WeakKeyDictionary()
+        self.ready: list[Any] = []  # late items, emitted with the next response's output
+        self._late_request_pending = False
+        self._extractor: Extractor | None = None
         crawler.signals.connect(self.close, signal=signals.engine_stopped)
+        crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
+
+    @property
+    def extractor(self) -> Extractor:
+        """Turns pages into items (created on first use: the analysis imports numpy code)."""
+        if self._extractor is None:
+            from wisdom_scrapy.analysis import analyze_page
+
+            params = ExtractionParams(
+                warmup_pages=self.settings.warmup_pages,
+                toc_targets_ratio=self.settings.toc_targets_ratio,
+                max_pending_tocs=self.settings.max_pending_tocs,
+            )
+            self._extractor = Extractor(self.store, params, analyze_page, count=self.inc)
+        return self._extractor
+
+    def inc(self, name: str, n: int = 1) -> None:
+        assert self.stats is not None
+        self.stats.inc_value(name, n)
 
     @classmethod
     def of(cls, crawler: Crawler) -> WisdomRuntime:
@@ -58,19 +87,26 @@ class WisdomRuntime:
     def site_of(self, url: str) -> str:
         return self.settings.site_key(url)
 
+    def failed(self, stage: str, url: str) -> None:
+        """Count and log (with traceback) an unexpected error of a stage on one page."""
+        self.inc(f"wisdom/errors/{stage}")
+        logger.exception("wisdom_scrapy: %s failed on %s", stage, url)
+
     def skip(self, reason: str) -> None:
-        assert self.stats is not None
-        self.stats.inc_value(f"wisdom/skipped/{reason}")
+        self.inc(f"wisdom/skipped/{reason}")
 
     def feed_response(self, response: Response) -> bool:
-        """Feed one response into the store; never raises. True if the store changed.
+        """Model one response and feed it into the store; never raises. True if the store changed.
+
+        The :class:`PageModel` is kept (weakly, with the response) for the analysis of the
+        spider's output, so the page's terms are computed once.
 
         Non-HTML, empty and oversized bodies are skipped and counted under
         ``wisdom/skipped/<reason>``; a store failure is logged and counted under
         ``wisdom/store_errors`` (the page is then missing from the store, and the count says so).
         """
-        stats = self.stats
-        assert stats is not None
+        if response.meta.get(LATE_ITEMS_META):
+            return False
         if not isinstance(response, HtmlResponse):
             self.skip("not_html")
             return False
@@ -89,22 +125,61 @@ class WisdomRuntime:
         if root is None or not hasattr(root, "iter"):
             self.skip("parse_error")
             return False
+        model = PageModel.from_tree(root, response.url, keep_numbers=self.settings.keep_numbers)
+        self.models[response] = model
+        site = self.site_of(response.url)
+        changed = False
         try:
-            result = feed_tree(
-                self.store,
-                root,
-                response.url,
-                site=self.site_of(response.url),
-                keep_numbers=self.settings.keep_numbers,
-            )
+            result = feed_model(self.store, model, site=site)
         except StoreError as exc:
-            stats.inc_value("wisdom/store_errors")
+            self.inc("wisdom/store_errors")
             logger.warning("wisdom_scrapy: page %s not stored: %s", response.url, exc)
-            return False
-        stats.inc_value("wisdom/pages_fed" if result.changed else "wisdom/pages_unchanged")
-        stats.inc_value("wisdom/terms", result.terms)
-        stats.inc_value("wisdom/links", result.links)
-        return result.changed
+        else:
+            changed = result.changed
+            self.inc("wisdom/pages_fed" if changed else "wisdom/pages_unchanged")
+            self.inc("wisdom/terms", result.terms)
+            self.inc("wisdom/links", result.links)
+        self.ready.extend(self.extractor.page_fetched(site, response.url, model))
+        return changed
+
+    def extract(self, response: Response, page: PageItem) -> list[Any]:
+        """Items for a page the spider yielded (now, or later: see :mod:`.extraction`)."""
+        model = self.models.get(response)
+        if model is None or page.url != response.url:
+            self.skip("page_item_without_page")
+            return [page]
+        site = self.site_of(page.url)
+        return self.extractor.submit(site, page.url, model, page.title)
+
+    def take_ready(self) -> list[Any]:
+        ready, self.ready = self.ready, []
+        return ready
+
+    def on_idle(self) -> None:
+        """Nothing left to crawl: emit what is held or pending, through the normal item flow.
+
+        Items can only enter the flow as spider output, so this schedules one request for an
+        empty ``data:`` URL whose callback returns them; the spider stays open until it ran.
+        """
+        if self._late_request_pending or not (self.ready or self.extractor.waiting()):
+            return
+        self._late_request_pending = True
+        request = Request(
+            "data:,",
+            callback=self._late_items,
+            dont_filter=True,
+            priority=1000,
+            meta={LATE_ITEMS_META: True, "allow_offsite": True},
+        )
+        assert self.crawler.engine is not None
+        self.crawler.engine.crawl(request)
+        raise DontCloseSpider("wisdom_scrapy: emitting late items")
+
+    def _late_items(self, response: Response) -> list[Any]:
+        self._late_request_pending = False
+        items = self.extractor.flush() + self.take_ready()
+        self.inc("wisdom/items/late", len(items))
+        return items
 
     def close(self) -> None:
         """Close the store (engine stopped); its data stays where it is."""

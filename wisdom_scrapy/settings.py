@@ -14,6 +14,11 @@ WISDOM_SITE_KEY            ``host``                 how pages are grouped into s
                                                     function ``url -> str``
 WISDOM_KEEP_NUMBERS        False                    count digit-only tokens as terms
 WISDOM_MAX_PAGE_BYTES      10485760 (10 MiB)        larger bodies are skipped (counted)
+WISDOM_WARMUP_PAGES        30                       pages of a new site held until the store
+                                                    knows this many (cold start)
+WISDOM_TOC_TARGETS_RATIO   0.5                      share of a TOC page's links fetched before
+                                                    its TocItem is finished
+WISDOM_MAX_PENDING_TOCS    50                       TOC pages waiting for targets at once
 =========================  =======================  =============================================
 """
 
@@ -38,6 +43,9 @@ DEFAULTS: dict[str, Any] = {
     "WISDOM_SITE_KEY": "host",
     "WISDOM_KEEP_NUMBERS": False,
     "WISDOM_MAX_PAGE_BYTES": 10 * 1024 * 1024,
+    "WISDOM_WARMUP_PAGES": 30,
+    "WISDOM_TOC_TARGETS_RATIO": 0.5,
+    "WISDOM_MAX_PENDING_TOCS": 50,
 }
 
 
@@ -52,6 +60,15 @@ def _get(settings: BaseSettings, name: str, kind: str) -> Any:
         return getter(name, DEFAULTS[name])
     except (TypeError, ValueError) as exc:
         raise SettingsError(f"{name}={settings.get(name)!r} is not a valid {kind}: {exc}") from exc
+
+
+def _positive(settings: BaseSettings, name: str, *, allow_zero: bool = False) -> int:
+    value: int = _get(settings, name, "int")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise SettingsError(
+            f"{name}={value!r} must be a {'non-negative' if allow_zero else 'positive'} int"
+        )
+    return value
 
 
 def _site_key_function(value: Any) -> Callable[[str], str]:
@@ -80,6 +97,9 @@ class WisdomSettings:
     site_key: Callable[[str], str]
     keep_numbers: bool
     max_page_bytes: int
+    warmup_pages: int
+    toc_targets_ratio: float
+    max_pending_tocs: int
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> WisdomSettings:
@@ -89,13 +109,16 @@ class WisdomSettings:
                 f"WISDOM_STORE_URI={store_uri!r}: expected memory://, sqlite:///path or "
                 "redis://host:port/db"
             )
-        max_bytes = _get(settings, "WISDOM_MAX_PAGE_BYTES", "int")
-        if max_bytes <= 0:
-            raise SettingsError(f"WISDOM_MAX_PAGE_BYTES={max_bytes!r} must be a positive int")
+        ratio = _get(settings, "WISDOM_TOC_TARGETS_RATIO", "float")
+        if not 0.0 <= ratio <= 1.0:
+            raise SettingsError(f"WISDOM_TOC_TARGETS_RATIO={ratio!r} must be between 0 and 1")
         return cls(
             enabled=_get(settings, "WISDOM_ENABLED", "bool"),
             store_uri=store_uri,
             site_key=_site_key_function(settings.get("WISDOM_SITE_KEY", "host")),
             keep_numbers=_get(settings, "WISDOM_KEEP_NUMBERS", "bool"),
-            max_page_bytes=max_bytes,
+            max_page_bytes=_positive(settings, "WISDOM_MAX_PAGE_BYTES"),
+            warmup_pages=_positive(settings, "WISDOM_WARMUP_PAGES", allow_zero=True),
+            toc_targets_ratio=ratio,
+            max_pending_tocs=_positive(settings, "WISDOM_MAX_PENDING_TOCS", allow_zero=True),
         )

@@ -1,0 +1,311 @@
+"""From fed pages to cleaned items during a crawl: cold start and TOC completion.
+
+The papers analyse a site that has been crawled; a crawler has to analyse while it crawls. Two
+things the analysis needs arrive late, and this module waits for them without stalling the crawl
+and without holding more than a bounded number of pages:
+
+* **Term entropies** (cold start). Entropy says nothing until the store knows enough pages of the
+  site. While it knows fewer than ``warmup_pages``, pages are held (their :class:`PageModel`, not
+  the response); when the store reaches that count, every held page is analysed with the same,
+  now meaningful, entropies as later pages. A store that is already warm from an earlier crawl
+  (or another process) holds nothing. At spider idle/close the held pages are analysed with what
+  there is (a site smaller than the warm-up is analysed as a whole).
+* **Link targets** (WISDOM's anchor precision index compares an anchor with the page it links
+  to). A page whose first analysis finds TOC blocks is kept pending until a share
+  ``toc_targets_ratio`` of its TOC links have been fetched (or at idle/close), then analysed
+  again and emitted. At most ``max_pending_tocs`` wait at once; past that the oldest is finished
+  with what is known.
+
+Everything this module returns is an item for the normal item flow (so feed exports, other
+pipelines and stats see it); the spider middleware yields it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
+
+if TYPE_CHECKING:
+    from wisdom_scrapy.analysis import PageAnalysis
+    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.store import EntropySnapshot, TermStore
+
+__all__ = ["ExtractionParams", "Extractor", "TermIndex", "items_from_analysis"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionParams:
+    """Cold-start and TOC-completion bounds (settings ``WISDOM_WARMUP_PAGES`` …)."""
+
+    warmup_pages: int = 30
+    toc_targets_ratio: float = 0.5
+    max_pending_tocs: int = 50
+    # Entropies drift as pages arrive; a snapshot is re-read once the site has grown by this
+    # factor, so look-ups cost no store round trip per page and re-reads total O(N log N).
+    snapshot_growth: float = 1.1
+
+
+class _PageTerms:
+    """The set of a fetched page's terms, compact: sorted ids into a shared vocabulary."""
+
+    __slots__ = ("_ids", "_vocab")
+
+    def __init__(self, ids: np.ndarray, vocab: dict[str, int]) -> None:
+        self._ids = ids
+        self._vocab = vocab
+
+    def __contains__(self, term: object) -> bool:
+        i = self._vocab.get(term) if isinstance(term, str) else None
+        if i is None:
+            return False
+        at = int(np.searchsorted(self._ids, i))
+        return at < self._ids.size and int(self._ids[at]) == i
+
+    def __len__(self) -> int:
+        return int(self._ids.size)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        names = {i: t for t, i in self._vocab.items()}
+        return (names[int(i)] for i in self._ids)
+
+
+class TermIndex:
+    """Which terms each fetched page holds, for the anchor precision index (WISDOM §3.1.2).
+
+    About 4 bytes per distinct term of a page (a Python set of strings would take ~60), so a
+    crawl of 10⁵ pages keeps it in memory.
+    """
+
+    def __init__(self) -> None:
+        self._vocab: dict[str, int] = {}
+        self._pages: dict[str, np.ndarray] = {}
+
+    def add(self, url: str, terms: Collection[str]) -> None:
+        vocab = self._vocab
+        ids = [vocab.setdefault(t, len(vocab)) for t in terms]
+        self._pages[url] = np.unique(np.asarray(ids, dtype=np.int32))
+
+    def get(self, url: str) -> Collection[str] | None:
+        ids = self._pages.get(url)
+        return None if ids is None else _PageTerms(ids, self._vocab)
+
+    def __contains__(self, url: str) -> bool:
+        return url in self._pages
+
+    def __len__(self) -> int:
+        return len(self._pages)
+
+
+@dataclass
+class _Held:
+    url: str
+    model: PageModel
+    title: str
+
+
+@dataclass
+class _SiteState:
+    held: list[_Held] = field(default_factory=list)
+    pending_tocs: OrderedDict[str, tuple[_Held, list[str]]] = field(default_factory=OrderedDict)
+    snapshot: EntropySnapshot | None = None
+    warm: bool = False
+
+
+def _block_dict(block: Any) -> dict[str, Any]:
+    figures = getattr(block, "figures", {}) or {}
+    return {
+        "kind": block.kind,
+        "path": block.path,
+        **{k: round(float(v), 6) for k, v in figures.items()},
+    }
+
+
+def _link_weight(snapshot: EntropySnapshot | None, terms: list[str]) -> float:
+    """LAMIS link weight α = 1 − E(link), E(link) = mean entropy of the anchor text's terms."""
+    if snapshot is None or not terms:
+        return 0.0
+    return round(1.0 - float(snapshot.entropy(terms).mean()), 6)
+
+
+def items_from_analysis(
+    analysis: PageAnalysis,
+    url: str,
+    model: PageModel,
+    snapshot: EntropySnapshot | None,
+) -> ArticleItem | TocItem | PageItem:
+    """The item for one analysed page: ArticleItem, TocItem, or a PageItem with role "other"."""
+    from wisdom_scrapy.text import extract_terms
+
+    blocks = [_block_dict(b) for b in analysis.blocks]
+    entropy = {k: round(float(v), 6) for k, v in (analysis.figures or {}).items()}
+    if snapshot is not None:
+        entropy["site_pages"] = float(snapshot.n_pages)
+    # A page's analysis reads its tree; what leaves in the item is plain data.
+    if analysis.role == "article":
+        return ArticleItem(
+            url=url,
+            title=analysis.title,
+            text=analysis.article_text,
+            html=analysis.article_html,
+            metadata=list(analysis.metadata),
+            blocks=blocks,
+            entropy=entropy,
+            single_page=analysis.single_page,
+        )
+    if analysis.role == "toc":
+        toc_blocks = [b for b in analysis.blocks if b.kind == "toc"]
+        links = []
+        for link in model.links():
+            owner = next(
+                (
+                    i
+                    for i, b in enumerate(toc_blocks)
+                    if b.node <= link.node < model.subtree_end[b.node]
+                ),
+                None,
+            )
+            if owner is None:
+                continue
+            links.append(
+                {
+                    "url": link.url,
+                    "text": link.text,
+                    "weight": _link_weight(snapshot, extract_terms(link.text)),
+                    "block": owner,
+                }
+            )
+        return TocItem(
+            url=url,
+            title=analysis.title,
+            links=links,
+            blocks=blocks,
+            entropy=entropy,
+            single_page=analysis.single_page,
+        )
+    return PageItem(url=url, title=analysis.title, role="other")
+
+
+class Extractor:
+    """Turns a crawl's pages into items, per site, with the waits the module docstring explains.
+
+    ``analyze`` is :func:`wisdom_scrapy.analysis.analyze_page` (a parameter so the waits can be
+    tested on their own); ``count`` receives stat names to increment.
+    """
+
+    def __init__(
+        self,
+        store: TermStore,
+        params: ExtractionParams,
+        analyze: Callable[..., PageAnalysis],
+        count: Callable[[str], None] = lambda name: None,
+    ) -> None:
+        self.store = store
+        self.params = params
+        self.analyze = analyze
+        self.count = count
+        self.terms = TermIndex()
+        self._sites: dict[str, _SiteState] = {}
+
+    # -- pages arriving ---------------------------------------------------------------------
+
+    def page_fetched(self, site: str, url: str, model: PageModel) -> list[Any]:
+        """Record a fetched page's terms; return the pending TOC items it completes."""
+        self.terms.add(url, model.vocab)
+        state = self._sites.get(site)
+        if state is None or not state.pending_tocs:
+            return []
+        ready = []
+        for toc_url, (held, targets) in list(state.pending_tocs.items()):
+            if url in targets and self._targets_ready(targets):
+                del state.pending_tocs[toc_url]
+                ready.append(self._finish(site, state, held, final=True))
+        return ready
+
+    def submit(self, site: str, url: str, model: PageModel, title: str = "") -> list[Any]:
+        """Analyse a page of ``site`` now, or hold it; return the items ready now."""
+        state = self._sites.setdefault(site, _SiteState())
+        held = _Held(url, model, title)
+        if not state.warm:
+            n = self.store.page_count(site)
+            if n < self.params.warmup_pages:
+                state.held.append(held)
+                self.count("wisdom/warmup/held")
+                return []
+            state.warm = True
+            logger.info("wisdom_scrapy: site %s warm (%d pages in the store)", site, n)
+            backlog, state.held = [held, *state.held], []
+            return [item for h in backlog for item in self._analyse(site, state, h)]
+        return self._analyse(site, state, held)
+
+    def flush(self) -> list[Any]:
+        """At idle/close: analyse everything still held or pending, with what is known."""
+        ready: list[Any] = []
+        for site, state in self._sites.items():
+            backlog, state.held = state.held, []
+            for held in backlog:
+                ready.extend(self._analyse(site, state, held, final=True))
+            while state.pending_tocs:
+                _, (held, _) = state.pending_tocs.popitem(last=False)
+                ready.append(self._finish(site, state, held, final=True))
+        return ready
+
+    def waiting(self) -> int:
+        """Pages held or pending: what :meth:`flush` would emit."""
+        return sum(len(s.held) + len(s.pending_tocs) for s in self._sites.values())
+
+    # -- analysis ------------------------------------------------------------------------------
+
+    def _snapshot(self, site: str, state: _SiteState) -> EntropySnapshot:
+        snap = state.snapshot
+        n = self.store.page_count(site)
+        if snap is None or n > snap.n_pages * self.params.snapshot_growth:
+            snap = state.snapshot = self.store.snapshot(site)
+            self.count("wisdom/snapshots")
+        return snap
+
+    def _run(self, site: str, state: _SiteState, held: _Held) -> PageAnalysis:
+        return self.analyze(
+            None,
+            held.url,
+            self.store,
+            site=site,
+            model=held.model,
+            snapshot=self._snapshot(site, state),
+            target_terms=self.terms.get,
+        )
+
+    def _targets_ready(self, targets: list[str]) -> bool:
+        fetched = sum(1 for t in targets if t in self.terms)
+        return fetched >= self.params.toc_targets_ratio * len(targets)
+
+    def _analyse(self, site: str, state: _SiteState, held: _Held, final: bool = False) -> list[Any]:
+        analysis = self._run(site, state, held)
+        if analysis.role == "toc" and not final:
+            targets = [u for u, _ in analysis.toc_links]
+            if targets and not self._targets_ready(targets):
+                state.pending_tocs[held.url] = (held, targets)
+                self.count("wisdom/toc/pending")
+                ready = []
+                while len(state.pending_tocs) > self.params.max_pending_tocs:
+                    _, (oldest, _) = state.pending_tocs.popitem(last=False)
+                    ready.append(self._finish(site, state, oldest, final=True))
+                return ready
+        return [self._item(analysis, held, state)]
+
+    def _finish(self, site: str, state: _SiteState, held: _Held, final: bool) -> Any:
+        self.count("wisdom/toc/completed")
+        return self._item(self._run(site, state, held), held, state)
+
+    def _item(self, analysis: PageAnalysis, held: _Held, state: _SiteState) -> Any:
+        item = items_from_analysis(analysis, held.url, held.model, state.snapshot)
+        self.count(f"wisdom/items/{item.role}")
+        return item
