@@ -61,7 +61,8 @@ class MemoryStore(TermStore):
         return tf, s
 
     def all_term_sums(self, site: str) -> tuple[list[str], np.ndarray, np.ndarray]:
-        terms = list(self._sites.get(site, _Site()).tf)
+        # Only live terms (TF > 0), like the other backends: a replaced page can leave TF = 0.
+        terms = [t for t, n in self._sites.get(site, _Site()).tf.items() if n > 0]
         return (terms, *self.term_sums(site, terms))
 
     def page_count(self, site: str) -> int:
