@@ -1,0 +1,127 @@
+"""Cold start and TOC completion, on the demo site's real pages with the real analysis."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from sample_project.demo_site import build_demo_site
+from wisdom_scrapy import open_store
+from wisdom_scrapy.analysis import analyze_page
+from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.extraction import ExtractionParams, Extractor, TermIndex
+from wisdom_scrapy.feed import feed_model
+from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
+from wisdom_scrapy.testing import serve_directory
+
+from .crawling import run_crawl
+
+BASE = "http://demo.test/"
+SITE = "demo.test"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("demo")
+    site = build_demo_site(out)
+    truth = json.loads((out / "ground_truth.json").read_text())["pages"]
+    return site, truth
+
+
+def _model(site: Path, path: str) -> PageModel:
+    return PageModel.from_html((site / path.lstrip("/")).read_bytes(), BASE + path.lstrip("/"))
+
+
+def test_term_index_answers_membership_compactly():
+    index = TermIndex()
+    index.add("http://a/1", ["alpha", "beta"])
+    index.add("http://a/2", ["beta", "gamma"])
+    first = index.get("http://a/1")
+    assert "alpha" in first and "beta" in first and "gamma" not in first
+    assert "nothing" not in first and len(first) == 2
+    assert index.get("http://a/3") is None and "http://a/2" in index
+
+
+def test_pages_are_held_until_the_site_is_warm_then_all_come_out(demo):
+    site_dir, truth = demo
+    store = open_store("memory://")
+    counts: Counter[str] = Counter()
+    extractor = Extractor(
+        store, ExtractionParams(warmup_pages=8), analyze_page, lambda name: counts.update([name])
+    )
+    articles = [p for p, page in truth.items() if page["role"] == "article"][:12]
+    emitted = []
+    for i, path in enumerate(articles):
+        model = _model(site_dir, path)
+        feed_model(store, model, site=SITE)
+        extractor.page_fetched(SITE, model.url, model)
+        out = extractor.submit(SITE, model.url, model)
+        if i < 7:
+            assert out == [], "held while the store knows fewer than 8 pages"
+        emitted.extend(out)
+    assert extractor.waiting() == 0
+    assert sorted(item.url for item in emitted) == sorted(BASE + p.lstrip("/") for p in articles)
+    assert all(isinstance(item, ArticleItem) for item in emitted)
+    assert counts["wisdom/warmup/held"] == 7
+
+
+def test_flush_emits_held_pages_of_a_site_smaller_than_the_warm_up(demo):
+    site_dir, truth = demo
+    store = open_store("memory://")
+    extractor = Extractor(store, ExtractionParams(warmup_pages=1000), analyze_page)
+    paths = list(truth)[:5]
+    for path in paths:
+        model = _model(site_dir, path)
+        feed_model(store, model, site=SITE)
+        assert extractor.submit(SITE, model.url, model) == []
+    assert extractor.waiting() == 5
+    items = extractor.flush()
+    assert len(items) == 5 and extractor.waiting() == 0
+    assert all(isinstance(i, (ArticleItem, TocItem, PageItem)) for i in items)
+
+
+def test_crawl_emits_one_item_per_page_including_late_ones(demo, tmp_path):
+    site_dir, truth = demo
+    with serve_directory(site_dir) as base:
+        result = run_crawl(
+            "site",
+            tmp_path,
+            args={"url": base + "index.html"},
+            settings={
+                "WISDOM_STORE_URI": f"sqlite:///{tmp_path}/w.db",
+                # Larger than the site: every item waits for idle and leaves as a late item.
+                "WISDOM_WARMUP_PAGES": 10_000,
+            },
+        )
+    assert result.returncode == 0, result.log[-3000:]
+    assert "wisdom/errors/analysis" not in result.stats
+    urls = [item["url"] for item in result.items]
+    assert len(urls) == len(set(urls)) == len(truth)
+    assert result.stats["wisdom/items/late"] == len(truth)
+    assert all(item["role"] in ("article", "toc", "other") for item in result.items)
+
+
+def test_toc_page_waits_for_its_link_targets(demo):
+    site_dir, truth = demo
+    store = open_store("memory://")
+    extractor = Extractor(store, ExtractionParams(warmup_pages=0), analyze_page)
+    for path in list(truth)[:40]:  # a warm store: the template is known
+        feed_model(store, _model(site_dir, path), site=SITE)
+    home = _model(site_dir, "/index.html")
+    feed_model(store, home, site=SITE)
+    assert extractor.submit(SITE, home.url, home) == []  # waiting for its articles
+    assert extractor.waiting() == 1
+    targets = [BASE + p.lstrip("/") for p in truth["/index.html"]["links"]]
+    released = []
+    for url in targets:
+        path = url[len(BASE) - 1 :]
+        released += extractor.page_fetched(SITE, url, _model(site_dir, path))
+        if released:
+            break
+    assert len(released) == 1 and isinstance(released[0], TocItem)
+    assert extractor.waiting() == 0
+    linked = {link["url"] for link in released[0].links}
+    assert len(linked & set(targets)) >= 0.8 * len(targets)
