@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -73,7 +73,7 @@ class _PageTerms:
     def __len__(self) -> int:
         return int(self._ids.size)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[str]:
         names = {i: t for t, i in self._vocab.items()}
         return (names[int(i)] for i in self._ids)
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
@@ -66,8 +67,15 @@ class Link(NamedTuple):
     text: str
 
 
+_QUERY_PASSWORD = re.compile(r"(?i)(password=)[^&#]*")
+
+
 def redact_uri(uri: str) -> str:
-    """``uri`` with any password replaced by ``***`` (store URIs are logged and shown in errors)."""
+    """``uri`` with any password (user-info or ``?password=``) replaced by ``***``.
+
+    Store URIs are logged and shown in errors; their passwords never are.
+    """
+    uri = _QUERY_PASSWORD.sub(r"\1***", uri)
     parts = urlsplit(uri)
     if parts.password is None:
         return uri

@@ -63,7 +63,6 @@ e.g. after a restart).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import cast
@@ -348,14 +347,6 @@ def decode_page_record(record: bytes) -> tuple[bytes, np.ndarray, np.ndarray]:
     return record[:DIGEST_SIZE], np.asarray(ids, np.int64), np.asarray(tfs, np.int64)
 
 
-_QUERY_PASSWORD = re.compile(r"(?i)(password=)[^&#]*")
-
-
-def _shown_uri(uri: str) -> str:
-    """``uri`` for messages: password in the user-info part or the query redacted."""
-    return _QUERY_PASSWORD.sub(r"\1***", redact_uri(uri))
-
-
 def _split_prefix(uri: str) -> tuple[str, str]:
     """(URI for redis-py without ``prefix``, key prefix)."""
     # Split by hand: urlunsplit() would turn unix:///path into unix:/path.
@@ -370,7 +361,7 @@ def _split_prefix(uri: str) -> tuple[str, str]:
             rest.append((name, value))
     if not prefix or "{" in prefix or "}" in prefix:
         raise StoreError(
-            f"bad prefix {prefix!r} in Redis store URI {_shown_uri(uri)!r}: "
+            f"bad prefix {prefix!r} in Redis store URI {redact_uri(uri)!r}: "
             "it must be non-empty and contain no braces"
         )
     return (f"{head}?{urlencode(rest)}" if rest else head), prefix
@@ -403,7 +394,7 @@ class RedisStore(TermStore):
         connect_timeout: float = 5.0,
     ) -> None:
         self.uri = uri
-        self._shown = _shown_uri(uri)
+        self._shown = redact_uri(uri)
         client_uri, self.prefix = _split_prefix(uri)
         try:
             self._client = redis.Redis.from_url(
