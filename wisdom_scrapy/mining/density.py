@@ -62,7 +62,7 @@ class DensityParams:
     """Tuning knobs of :func:`single_page_article` (characters unless said otherwise)."""
 
     #: fixed cost of every text block: a short label is worth less than nothing
-    block_cost: float = 25.0
+    block_cost: float = 15.0
     #: each character of anchor text costs this much (besides not counting as content)
     anchor_cost: float = 1.0
     #: bonus per sentence punctuation mark (, . ; : ! ? and CJK ones) in a block
@@ -77,6 +77,8 @@ class DensityParams:
     link_list_density: float = 0.5
     #: … with at least this many anchors
     link_list_anchors: int = 2
+    #: score multiplier of a node marked as the article body (schema.org ``itemprop=articleBody``)
+    body_bonus: float = 1.5
     #: nodes scoring within this share of the best are ties; the deepest wins
     tie_share: float = 0.02
 
@@ -115,8 +117,8 @@ _BLOCK_TAGS = frozenset(
         "address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details",
         "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form",
         "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "html", "legend", "li", "listing",
-        "main", "menu", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "td",
-        "tfoot", "th", "thead", "tr", "ul", "xmp", "noscript", "template",
+        "main", "menu", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody",
+        "tfoot", "thead", "tr", "ul", "xmp", "noscript", "template",
     }
 )  # fmt: skip
 #: Semantic boilerplate: never part of an article body.
@@ -162,11 +164,10 @@ _NEG_ROLES = frozenset(
 )  # fmt: skip
 _POS_ROLES = frozenset({"main", "article"})
 
-_NEG, _POS, _HIDE = 1, 2, 4
+_NEG, _POS, _HIDE, _BODY = 1, 2, 4, 8
 _SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
-_PUNCT = np.array([ord(c) for c in ",.;:!?\u3002\uff0c\u3001\uff1b\uff1a\uff01\uff1f"], np.uint32)
 
 
 @lru_cache(maxsize=1 << 14)
@@ -197,7 +198,7 @@ def _role_cue(value: str | None) -> int:
 def _itemprop_cue(value: str | None) -> int:
     if not value:
         return 0
-    return _POS if "articlebody" in value.lower() else 0
+    return _POS | _BODY if "articlebody" in value.lower() else 0
 
 
 @lru_cache(maxsize=1 << 12)
@@ -230,37 +231,93 @@ def _elements(model: PageModel) -> list[etree._Element]:
     return els
 
 
-def _attribute_cues(els: list[etree._Element]) -> NDArray[np.int64]:
-    """Cue bits of every node from its class, id, role, itemprop and hiding attributes."""
-    n = len(els)
+#: Tags whose class/id/hiding attributes are read (inline formatting and links are not: their
+#: cues add nothing that the surrounding block's do not, and attribute reads cost time).
+_CUE_TAGS = frozenset(
+    {"div", "section", "article", "aside", "nav", "header", "footer", "ul", "ol", "li", "p",
+     "span", "table", "tbody", "tr", "td", "figure", "main", "form", "dl", "dd", "dt", "body",
+     "center", "font", "blockquote", "menu", "figcaption", "small", "address", "details"}
+)  # fmt: skip
+_CUE_ATTRIBUTES = (
+    ("class", _name_cue),
+    ("id", _name_cue),
+    ("itemprop", _itemprop_cue),
+    ("style", _style_cue),
+    ("aria-hidden", _aria_cue),
+    ("hidden", _present_cue),
+)
+
+
+def _attribute_cues(
+    model: PageModel, els: list[etree._Element]
+) -> tuple[NDArray[np.int64], NDArray[np.intp], list[str | None]]:
+    """Cue bits of every node from its class, id, itemprop and hiding attributes.
+
+    Only visible container-like nodes with text are read (``_CUE_TAGS``): a cue on a node
+    without text changes no block value. Returns (cues, the nodes read, their class values).
+    """
+    n = model.n
+    read = np.flatnonzero(_tag_table(model, _CUE_TAGS) & (model.tlen > 0) & ~model.hidden)
+    sel = list(map(els.__getitem__, read.tolist()))
+    k = len(sel)
     cues = np.zeros(n, np.int64)
-    for name, fn in (
-        ("class", _name_cue),
-        ("id", _name_cue),
-        ("role", _role_cue),
-        ("itemprop", _itemprop_cue),
-        ("style", _style_cue),
-        ("aria-hidden", _aria_cue),
-        ("hidden", _present_cue),
-    ):
-        cues |= np.fromiter(map(fn, map(_GET[name], els)), np.int64, n)
-    return cues
+    sel_cues = np.zeros(k, np.int64)
+    classes: list[str | None] = []
+    for name, fn in _CUE_ATTRIBUTES:
+        values = list(map(_GET[name], sel))
+        if name == "class":
+            classes = values
+        sel_cues |= np.fromiter(map(fn, values), np.int64, k)
+    cues[read] = sel_cues
+    return cues, read, classes
+
+
+#: Sentence punctuation: , . ; : ! ? and their CJK forms.
+_PUNCT_TABLE = np.zeros(0x10000, bool)
+_PUNCT_TABLE[[ord(c) for c in ",.;:!?\u3002\uff0c\u3001\uff1b\uff1a\uff01\uff1f"]] = True
+
+
+def _codes(text: str) -> NDArray[np.integer]:
+    """Code points of ``text`` as an array (bytes for ASCII, else UTF-32)."""
+    if text.isascii():
+        return np.frombuffer(text.encode("ascii"), np.uint8)
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+
+
+def _piece_punctuation(joined: str, n_pieces: int) -> NDArray[np.int64] | None:
+    """Punctuation marks in each NUL-separated piece of ``joined`` (None if the count differs)."""
+    codes = _codes(joined)
+    seps = np.flatnonzero(codes == 0)
+    if len(seps) + 1 != n_pieces:
+        return None
+    marks = np.flatnonzero(_PUNCT_TABLE[np.minimum(codes, 0xFFFF)])
+    return np.bincount(np.searchsorted(seps, marks), minlength=n_pieces)
 
 
 def _punctuation(model: PageModel, els: list[etree._Element]) -> NDArray[np.int64]:
-    """Sentence punctuation marks in every node's own visible text (text + children's tails)."""
+    """Sentence punctuation marks in every node's own visible text (text + children's tails).
+
+    Uses the page model's joined text pieces when it has them (no second read of the tree);
+    otherwise reads ``.text`` and ``.tail`` of every element (C-level maps).
+    """
     n = model.n
-    texts = "\x00".join(map(str, map(_TEXT, els)))  # None → "None": no punctuation
-    tails = "\x00".join(map(str, map(_TAIL, els)))
+    joined = getattr(model, "_joined", None)
+    owner = getattr(model, "_piece_owner", None)
+    if isinstance(joined, str) and isinstance(owner, np.ndarray):
+        if len(owner) == 0:
+            return np.zeros(n, np.int64)
+        counts = _piece_punctuation(joined, len(owner))
+        if counts is not None:
+            return np.bincount(owner, weights=counts, minlength=n).astype(np.int64)
     out = np.zeros(n, np.int64)
-    for joined, owner in ((texts, np.arange(n)), (tails, model.parent.astype(np.int64))):
-        codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
-        seps = np.flatnonzero(codes == 0)
-        marks = np.flatnonzero(np.isin(codes, _PUNCT))
-        piece = np.searchsorted(seps, marks)
-        counts = np.bincount(piece, minlength=n)[:n]
-        own = owner >= 0
-        out += np.bincount(owner[own], weights=counts[own], minlength=n).astype(np.int64)
+    parents = model.parent.astype(np.int64)
+    for attr, owners in ((_TEXT, np.arange(n)), (_TAIL, parents)):
+        pieces = [s.replace("\x00", "") if s else "" for s in map(attr, els)]
+        counts = _piece_punctuation("\x00".join(pieces), n)
+        if counts is None:  # pragma: no cover - NULs were removed above
+            continue
+        ok = owners >= 0
+        out += np.bincount(owners[ok], weights=counts[ok], minlength=n).astype(np.int64)
     out[model.hidden] = 0
     return out
 
@@ -308,7 +365,9 @@ def _tag_table(model: PageModel, names: frozenset[str]) -> NDArray[np.bool_]:
     return table[model.tag_id] if len(table) else np.zeros(model.n, bool)
 
 
-def _sii(model: PageModel, values: NDArray[np.float64], keep: NDArray[np.bool_]) -> NDArray[np.float64]:
+def _sii(
+    model: PageModel, values: NDArray[np.float64], keep: NDArray[np.bool_]
+) -> NDArray[np.float64]:
     """WISDOM's SII over children (§3.1.3) for every node: entropy of the children's share of
     ``values`` with log base m = number of non-dummy children; 0 with fewer than two."""
     n = model.n
@@ -346,7 +405,7 @@ def single_page_article(
         return None
     p = params
     els = _elements(model)
-    cues = _attribute_cues(els)
+    cues, cue_nodes, classes = _attribute_cues(model, els)
     tag_block = _tag_table(model, _BLOCK_TAGS)
     tag_block[0] = True
     hidden = model.hidden | ((cues & _HIDE) > 0)
@@ -361,8 +420,7 @@ def single_page_article(
     has_text = L > 0
 
     # 2. block values
-    ld = np.divide(A, L, out=np.zeros(n), where=has_text)
-    v = C * (1.0 - ld) + p.punct_bonus * np.minimum(P, p.punct_cap) - p.anchor_cost * A
+    v = C + p.punct_bonus * np.minimum(P, p.punct_cap) - p.anchor_cost * A
     v -= p.block_cost
     v[~has_text] = 0.0
     pos_v = np.maximum(v, 0.0)
@@ -374,7 +432,7 @@ def single_page_article(
     marked &= Pos < p.wrapper_share * Pos[0]  # not a page-wide wrapper
     starts = np.flatnonzero(marked)
     in_boiler = _range_mask(starts, model.subtree_end[starts], n)
-    v_eff = np.where(in_boiler & has_text, -(L + p.block_cost), v)
+    v_eff = np.where(in_boiler & has_text, -p.block_cost, v)
     v_eff[hidden] = 0.0
     if not (v_eff > 0).any():  # every prose block is marked: ignore the marks
         in_boiler[:] = False
@@ -389,6 +447,7 @@ def single_page_article(
     keep_child = ~model.dummy
     sii = _sii(model, model.clen.astype(np.float64), keep_child)
     score = V * (1.0 - link_density) * (1.0 + p.sii_weight * sii)
+    score[(cues & _BODY) > 0] *= p.body_bonus
     score[in_boiler | hidden] = -np.inf
     best = float(score.max())
     if not best > 0:
@@ -396,6 +455,8 @@ def single_page_article(
     ties = np.flatnonzero(score >= best * (1.0 - p.tie_share))
     body = int(ties[np.argmax(model.depth[ties])])
 
+    if _DEBUG is not None:
+        _DEBUG.update(locals())
     # 4. exclusion inside the body
     lo, hi = body + 1, int(model.subtree_end[body])
     exclude = np.zeros(n, bool)
@@ -411,16 +472,19 @@ def single_page_article(
         exclude[sub] = marked[sub] | link_list | no_prose | hidden[sub]
 
     # 5. metadata
-    metadata = _metadata(model, els, body, exclude, in_boiler)
+    metadata = _metadata(model, cue_nodes, classes, body, exclude, in_boiler)
     return SinglePageArticle(body, exclude, metadata, float(V[body]))
 
+
+_DEBUG: dict | None = None  # development hook: set to a dict to receive the internals
 
 _META_NAMES = ("byline", "author", "date", "time", "published", "updated", "dateline")
 
 
 def _metadata(
     model: PageModel,
-    els: list[etree._Element],
+    cue_nodes: NDArray[np.intp],
+    classes: list[str | None],
     body: int,
     exclude: NDArray[np.bool_],
     in_boiler: NDArray[np.bool_],
@@ -437,10 +501,7 @@ def _metadata(
     cand = np.zeros(n, bool)
     tags = _tag_table(model, frozenset({"time", "address"}))
     cand |= tags
-    names = np.fromiter(
-        map(_meta_name, map(_GET["class"], els), map(_GET["itemprop"], els)), bool, n
-    )
-    cand |= names
+    cand[cue_nodes] |= np.fromiter(map(_meta_name, classes), bool, len(classes))
     cand &= outside & (model.tlen > 0) & (model.tlen <= 200)
     cand[:lo] = False
     cand[hi:] = False
@@ -461,6 +522,6 @@ def _metadata(
 
 
 @lru_cache(maxsize=1 << 12)
-def _meta_name(cls: str | None, itemprop: str | None) -> bool:
-    text = f"{cls or ''} {itemprop or ''}".lower()
+def _meta_name(cls: str | None) -> bool:
+    text = (cls or "").lower()
     return any(name in text for name in _META_NAMES)
