@@ -1,0 +1,594 @@
+"""Tests of the page model (wisdom_scrapy.dom).
+
+Every array is checked against ``reference()``, a deliberately plain per-element computation (one
+Python loop with ``getparent()``, no numpy tricks), on a hand-written page with exact figures, on
+real Sphinx pages (tests/fixtures/pydoc), on deep/wide/broken pages and on generated HTML.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from lxml import etree
+from lxml import html as lxml_html
+
+from wisdom_scrapy.dom import DUMMY_TAGS, HIDDEN_TAGS, Link, PageModel, parse_html
+from wisdom_scrapy.text import count_terms
+
+FIXTURES = Path(__file__).parent / "fixtures" / "pydoc"
+PYDOC_PAGES = sorted(FIXTURES.glob("*.html"))
+
+
+# ------------------------------------------------------------------------------ reference
+
+
+def _name(el: etree._Element) -> str:
+    return el.tag.rpartition("}")[2].lower()
+
+
+def _nonspace(text: str) -> int:
+    return len("".join(text.split()))
+
+
+def reference(root: etree._Element) -> dict[str, list]:
+    """The model's arrays computed the obvious way, to check the vectorised build against."""
+    els = [e for e in root.iter() if isinstance(e.tag, str)]
+    index = {e: i for i, e in enumerate(els)}
+    n = len(els)
+    parent, depth = [-1] * n, [0] * n
+    hidden, in_a, own = [False] * n, [False] * n, [0] * n
+    for i, e in enumerate(els):
+        if i:
+            parent[i] = index[e.getparent()]
+            depth[i] = depth[parent[i]] + 1
+        up = parent[i]
+        hidden[i] = _name(e) in HIDDEN_TAGS or (up >= 0 and hidden[up])
+        is_link = _name(e) == "a" and e.get("href") is not None
+        in_a[i] = is_link or (up >= 0 and in_a[up])
+        if not hidden[i]:
+            own[i] = _nonspace((e.text or "") + "".join(c.tail or "" for c in e))
+    tlen = own[:]
+    alen = [o if a else 0 for o, a in zip(own, in_a, strict=True)]
+    anchors = [int(_name(e) == "a" and e.get("href") is not None) for e in els]
+    size = [1] * n
+    for i in range(n - 1, 0, -1):
+        p = parent[i]
+        tlen[p] += tlen[i]
+        alen[p] += alen[i]
+        anchors[p] += anchors[i]
+        size[p] += size[i]
+    return {
+        "tag": [_name(e) for e in els],
+        "parent": parent,
+        "depth": depth,
+        "subtree_end": [i + s for i, s in enumerate(size)],
+        "hidden": hidden,
+        "dummy": [h or _name(e) in DUMMY_TAGS for h, e in zip(hidden, els, strict=True)],
+        "own_len": own,
+        "tlen": tlen,
+        "alen": alen,
+        "clen": [t - a for t, a in zip(tlen, alen, strict=True)],
+        "n_anchors": anchors,
+    }
+
+
+def assert_matches_reference(model: PageModel, root: etree._Element) -> None:
+    ref = reference(root)
+    assert model.n == len(ref["tag"])
+    assert list(model.tag) == ref["tag"]
+    for key in ("parent", "depth", "subtree_end", "hidden", "dummy", "own_len", "tlen", "alen",
+                "clen", "n_anchors"):  # fmt: skip
+        assert getattr(model, key).tolist() == ref[key], key
+
+
+def assert_invariants(model: PageModel) -> None:
+    """Structural invariants every model must satisfy, whatever the page."""
+    n = model.n
+    idx = np.arange(n)
+    if n == 0:
+        assert model.text_of() == "" and model.links() == [] and not model.page_counts()
+        return
+    assert model.parent[0] == -1 and (model.parent[1:] < idx[1:]).all()
+    assert (model.parent[1:] >= 0).all()
+    assert (model.depth[1:] == model.depth[model.parent[1:]] + 1).all()
+    assert (model.subtree_end > idx).all() and (model.subtree_end <= n).all()
+    assert model.subtree_end[0] == n
+    # a child's subtree nests in its parent's
+    assert (model.subtree_end[1:] <= model.subtree_end[model.parent[1:]]).all()
+    # CSR children agree with parent
+    for i in range(n):
+        kids = model.children(i).tolist()
+        assert kids == idx[1:][model.parent[1:] == i].tolist()
+    # ICT aggregation: f_A(N) = f(N) + Σ f_A(children)
+    child_sum = np.bincount(model.parent[1:], weights=model.tlen[1:], minlength=n)
+    assert (model.tlen == model.own_len + child_sum).all()
+    assert (model.tlen == model.alen + model.clen).all()
+    assert (model.alen >= 0).all() and (model.clen >= 0).all()
+    assert (model.own_len[model.hidden] == 0).all()
+    # TLEN[root] is the length of the visible text
+    assert model.tlen[0] == _nonspace(model.text_of(0))
+    # terms: the page's counts are count_terms over its visible text; subtree slices
+    assert model.page_counts() == count_terms(model.texts())
+    assert len(model.term_start) == n + 1 and model.term_start[-1] == len(model.term_ids)
+    assert (np.diff(model.term_start) >= 0).all()
+
+
+# ------------------------------------------------------------------------------ hand page
+
+HAND = """<html><head><title>Hand  page</title><style>p {color: red}</style></head>
+<body>
+<div id="nav"><a href="/home">Home</a> | <a href="about.html">About us</a></div>
+<div id="main"><h1>Big <b>news</b></h1>
+<p>First para<!-- a comment -->graph.<br>Second line</p>
+<script>var x = "not content";</script>
+<p>See <a href="http://other.org/x#frag">the story</a> now</p>
+</div>
+</body></html>"""
+HAND_URL = "http://ex.com/dir/page.html"
+#           0       1       2        3        4       5      6    7    8      9     10   11   12
+HAND_TAGS = ["html", "head", "title", "style", "body", "div", "a", "a", "div", "h1", "b", "p", "br",
+             "script", "p", "a"]  # fmt: skip
+
+
+@pytest.fixture
+def hand() -> PageModel:
+    return PageModel.from_html(HAND, HAND_URL)
+
+
+def test_hand_page_structure(hand: PageModel) -> None:
+    assert list(hand.tag) == HAND_TAGS
+    assert hand.parent.tolist() == [-1, 0, 1, 1, 0, 4, 5, 5, 4, 8, 9, 8, 11, 8, 8, 14]
+    assert hand.depth.tolist() == [0, 1, 2, 2, 1, 2, 3, 3, 2, 3, 4, 3, 4, 3, 3, 4]
+    assert hand.subtree_end.tolist() == [16, 4, 3, 4, 16, 8, 7, 8, 16, 11, 11, 13, 13, 14, 16, 16]
+    assert hand.children(8).tolist() == [9, 11, 13, 14]
+    assert hand.children(12).tolist() == []
+    assert hand.tag_names[hand.tag_id[9]] == "h1" and hand.tag_code("h1") == hand.tag_id[9]
+    assert hand.tag_code("table") == -1
+    assert hand.element(11).get("id") is None and hand.element(8).get("id") == "main"
+
+
+def test_hand_page_lengths(hand: PageModel) -> None:
+    # own text: nav "|" (1); "Home" (4); "About us" (7); h1 "Big" (3); b "news" (4);
+    # p "First para" + "graph." (comment tail) + "Second line" (br tail) = 9 + 6 + 10;
+    # p "See" + "now" (a's tail) = 6; a "the story" (8). head/style/script never count.
+    assert hand.own_len.tolist() == [0, 0, 0, 0, 0, 1, 4, 7, 0, 3, 4, 25, 0, 0, 6, 8]
+    assert hand.tlen.tolist() == [58, 0, 0, 0, 58, 12, 4, 7, 46, 7, 4, 25, 0, 0, 14, 8]
+    assert hand.alen.tolist() == [19, 0, 0, 0, 19, 11, 4, 7, 8, 0, 0, 0, 0, 0, 8, 8]
+    assert hand.clen.tolist() == [39, 0, 0, 0, 39, 1, 0, 0, 38, 7, 4, 25, 0, 0, 6, 0]
+    assert hand.n_anchors.tolist() == [3, 0, 0, 0, 3, 2, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1]
+    assert hand.anchor_nodes.tolist() == [6, 7, 15]
+    assert hand.is_anchor.nonzero()[0].tolist() == [6, 7, 15]
+    assert hand.in_anchor.nonzero()[0].tolist() == [6, 7, 15]
+    assert hand.hidden.nonzero()[0].tolist() == [1, 2, 3, 13]
+    assert hand.dummy.nonzero()[0].tolist() == [1, 2, 3, 12, 13]
+    assert_matches_reference(hand, hand.element(0))
+    assert_invariants(hand)
+
+
+def test_hand_page_text(hand: PageModel) -> None:
+    assert hand.text_of() == (
+        "Home | About us\n\nBig news\n\nFirst paragraph.\nSecond line\n\nSee the story now"
+    )
+    assert hand.text_of(8, exclude={11}) == "Big news\n\nSee the story now"
+    mask = np.zeros(hand.n, dtype=bool)
+    mask[[5, 9]] = True
+    assert hand.text_of(0, exclude=mask) == "First paragraph.\nSecond line\n\nSee the story now"
+    # an excluded node's tail still belongs to its parent
+    assert hand.text_of(14, exclude=[15]) == "See now"
+    assert hand.text_of(8, exclude=[8]) == ""
+    assert hand.text_of(13) == ""  # a script
+    assert hand.own_text(11) == "First para graph. Second line"
+    assert hand.own_text(5) == "|"
+    assert hand.own_text(1) == ""
+    assert hand.title == "Hand page"
+
+
+def test_hand_page_links_and_paths(hand: PageModel) -> None:
+    assert hand.links() == [
+        Link("http://ex.com/home", "Home", 6),
+        Link("http://ex.com/dir/about.html", "About us", 7),
+        Link("http://other.org/x", "the story", 15),
+    ]
+    assert hand.path(0) == "html"
+    assert hand.path(7) == "html/body/div/a[2]"
+    assert hand.path(8) == "html/body/div[2]"
+    assert hand.path(14) == "html/body/div[2]/p[2]"
+    assert hand.sibling_rank.tolist() == [1, 1, 1, 1, 1, 1, 1, 2, 2, 1, 1, 1, 1, 1, 2, 1]
+
+
+def test_hand_page_html_of(hand: PageModel) -> None:
+    before = etree.tostring(hand.element(0))
+    out = hand.html_of(8, exclude=[11])
+    assert out.startswith('<div id="main"><h1>Big <b>news</b></h1>')
+    assert "First para" not in out and "<script" not in out and "See <a" in out
+    assert hand.html_of(0).count("<style") == 0 and "<head" not in hand.html_of(0)
+    assert etree.tostring(hand.element(0)) == before  # the page's own tree is untouched
+    assert hand.html_of(13) == ""
+
+
+def test_hand_page_terms(hand: PageModel) -> None:
+    assert hand.page_counts() == count_terms(hand.texts())
+    assert Counter(hand.node_terms(11)) == count_terms([hand.own_text(11)])
+    assert Counter(hand.node_terms(8, subtree=True)) == count_terms(
+        [hand.own_text(i) for i in range(8, int(hand.subtree_end[8]))]
+    )
+    # CII of every node in one pass equals the brute-force mean over the subtree's terms
+    weights = np.linspace(0.1, 0.9, len(hand.vocab))
+    cii = hand.subtree_term_mean(weights)
+    for i in range(hand.n):
+        terms = hand.term_ids[hand.term_start[i] : hand.term_start[hand.subtree_end[i]]]
+        expected = weights[terms].mean() if len(terms) else 0.0
+        assert cii[i] == pytest.approx(expected)
+    sums, counts = hand.subtree_term_sums(weights)
+    assert counts[0] == len(hand.term_ids) and sums[0] == pytest.approx(
+        weights[hand.term_ids].sum()
+    )
+    with pytest.raises(ValueError, match="one value per vocab term"):
+        hand.subtree_term_sums(np.ones(len(hand.vocab) + 1))
+
+
+def test_numbers_are_kept_on_request() -> None:
+    page = "<p>Released 2024 with 3 fixes</p>"
+    assert "2024" not in PageModel.from_html(page, "http://x/").page_counts()
+    kept = PageModel.from_html(page, "http://x/", keep_numbers=True)
+    assert kept.page_counts() == count_terms(kept.texts(), keep_numbers=True)
+    assert kept.page_counts()["2024"] == 1
+
+
+def test_terms_of_mixed_scripts_match_count_terms() -> None:
+    page = (
+        "<p>Ünïcode café, naïve “quotes” 中文分词测试 and ASCII words here.</p>"
+        "<p>plain ascii <b>ＡＢＣ１２３</b> ﬁne x\u00a0y</p><div>中文<i>x</i>ab<i>ü</i>c</div>"
+        "<p><b>ΟΔΟΣ</b>ΑΒ ΣΟΦΟΣ</p>"  # Greek final sigma: lower-casing depends on context
+    )
+    model = PageModel.from_html(page, "http://x/")
+    assert model.page_counts() == count_terms(model.texts())
+    for i in range(model.n):
+        assert Counter(model.node_terms(i)) == count_terms([model.own_text(i)])
+
+
+# ------------------------------------------------------------------------------ real pages
+
+
+@pytest.fixture(params=PYDOC_PAGES, ids=lambda p: p.name)
+def pydoc(request: pytest.FixtureRequest) -> tuple[PageModel, etree._Element]:
+    data = request.param.read_bytes()
+    root = etree.fromstring(data, lxml_html.HTMLParser(encoding="utf-8"))
+    url = f"http://docs.local/3.11/{request.param.stem.replace('-', '/')}.html"
+    return PageModel.from_tree(root, url), root
+
+
+def test_fixture_pages_exist() -> None:
+    assert len(PYDOC_PAGES) >= 3
+
+
+def test_pydoc_pages_match_reference(pydoc: tuple[PageModel, etree._Element]) -> None:
+    model, root = pydoc
+    assert_matches_reference(model, root)
+    assert_invariants(model)
+
+
+def test_pydoc_pages_content(pydoc: tuple[PageModel, etree._Element]) -> None:
+    model, root = pydoc
+    assert model.title.endswith("Python 3.11.2 documentation")
+    (main,) = [i for i in range(model.n) if model.element(i).get("role") == "main"]
+    body = model.text_of(main)
+    # TLEN of the gold body (div[role=main]) is its innerText length
+    assert model.tlen[main] == _nonspace(body)
+    assert model.tlen[main] == _nonspace("".join(model.element(main).itertext()))
+    assert 0 < model.tlen[main] < model.tlen[0]
+    assert "\n\n" in body and "\n\n\n" not in body and body == body.strip()
+    # links: every href is resolved, absolute and fragment-free
+    links = model.links()
+    assert links and all(url.startswith("http") and "#" not in url for url, _, _ in links)
+    assert all(model.tag[node] == "a" for _, _, node in links)
+    assert any(url.startswith("http://docs.local/3.11/") for url, _, _ in links)
+    # paths: every node's path resolves back to it
+    for i in range(0, model.n, max(1, model.n // 50)):
+        path = "/" + "/".join(
+            step if "[" in step else step + "[1]" for step in model.path(i).split("/")
+        )
+        assert root.getroottree().xpath(path) == [model.element(i)]
+
+
+def test_pydoc_index_page_is_link_heavy() -> None:
+    model = PageModel.from_html((FIXTURES / "tutorial-index.html").read_bytes(), "http://d/")
+    (main,) = [i for i in range(model.n) if model.element(i).get("role") == "main"]
+    assert model.alen[main] > model.clen[main]  # a table of contents
+    article = PageModel.from_html((FIXTURES / "tutorial-appetite.html").read_bytes(), "http://d/")
+    (main,) = [i for i in range(article.n) if article.element(i).get("role") == "main"]
+    assert article.clen[main] > 5 * article.alen[main]  # an article
+
+
+def test_pre_keeps_its_lines() -> None:
+    model = PageModel.from_html((FIXTURES / "library-zipapp.html").read_bytes(), "http://d/")
+    text = model.text_of()
+    assert '$ python -m zipapp myapp -m "myapp:main"\n$ python myapp.pyz' in text
+
+
+def test_from_tree_accepts_scrapy_response_trees() -> None:
+    from scrapy.http import HtmlResponse
+
+    response = HtmlResponse(HAND_URL, body=HAND.encode(), encoding="utf-8")
+    model = PageModel.from_tree(response.selector.root, response.url)
+    assert model.tlen[0] == 58 and len(model.links()) == 3
+    tree_model = PageModel.from_tree(response.selector.root.getroottree(), response.url)
+    assert tree_model.tlen.tolist() == model.tlen.tolist()
+    # the walk bypasses lxml.html's class lookup (a private parsel parser); afterwards the tree
+    # still hands out lxml.html classes, to the model's users and to the spider's selectors
+    assert isinstance(model.element(14), lxml_html.HtmlElement)
+    assert isinstance(response.xpath("//p")[0].root, lxml_html.HtmlElement)
+    assert response.css("a::attr(href)").getall() == [
+        "/home",
+        "about.html",
+        "http://other.org/x#frag",
+    ]
+    parser = response.selector.root.getroottree().parser
+    fresh = etree.fromstring(b"<p>x</p>", parser)
+    assert isinstance(fresh, lxml_html.HtmlElement)
+    assert isinstance(fresh[0][0], lxml_html.HtmlElement)
+
+
+def test_shared_lxml_html_parser_trees_are_left_alone() -> None:
+    root = lxml_html.fromstring(HAND)  # lxml.html's module-level parser: never switched
+    model = PageModel.from_tree(root, HAND_URL)
+    assert model.tlen[0] == 58 and isinstance(model.element(8), lxml_html.HtmlElement)
+
+
+def test_from_tree_on_a_subtree_and_on_xhtml() -> None:
+    root = parse_html(HAND)
+    main = root.xpath("//div[@id='main']")[0]
+    model = PageModel.from_tree(main, HAND_URL)
+    assert model.parent[0] == -1 and model.tag[0] == "div" and model.tlen[0] == 46
+    assert model.text_of().endswith("See the story now")  # the div's own tail is not in it
+    assert [link.url for link in model.links()] == ["http://other.org/x"]
+    xhtml = etree.fromstring(
+        b'<html xmlns="http://www.w3.org/1999/xhtml"><body><P>Hi <A href="x">there</A></P>'
+        b"</body></html>"
+    )
+    model = PageModel.from_tree(xhtml, "http://x/y/")
+    assert list(model.tag) == ["html", "body", "p", "a"]
+    assert model.alen[0] == 5 and model.links() == [Link("http://x/y/x", "there", 3)]
+
+
+# ------------------------------------------------------------------------------ deep / wide
+
+
+def test_deep_tree_of_ten_thousand_levels() -> None:
+    root = lxml_html.Element("html")
+    cur = etree.SubElement(root, "body")
+    for k in range(10_000):
+        cur = etree.SubElement(cur, "a" if k % 1000 == 999 else "div")
+        if k % 1000 == 999:
+            cur.set("href", f"/p{k}")
+        cur.text = "x"
+        cur.tail = "yz"
+    model = PageModel.from_tree(root, "http://deep/")
+    assert model.n == 10_002 and model.depth.max() == 10_001
+    assert model.tlen[0] == 10_000 * 3  # every tail is inside the page (body's children)
+    assert_matches_reference(model, root)
+    assert_invariants(model)
+    assert model.path(model.n - 1).count("/") == 10_001
+    assert len(model.links()) == 10
+    html = model.html_of(1, exclude=[model.n - 1])
+    assert html.count("<div>") == 9_990 and html.count("<a") == 9
+
+
+def test_wide_tree_of_a_hundred_thousand_nodes() -> None:
+    page = "<html><body><ul>" + "<li><a href='/i'>item</a> text</li>\n" * 50_000 + "</ul></body>"
+    model = PageModel.from_html(page, "http://wide/")
+    assert model.n == 3 + 100_000
+    assert len(model.children(2)) == 50_000
+    assert model.tlen[0] == 50_000 * 8 and model.alen[0] == 50_000 * 4
+    assert model.n_anchors[0] == 50_000
+    assert model.page_counts() == Counter({"item": 50_000, "text": 50_000})
+    assert len(model.links()) == 50_000
+
+
+def test_parser_depth_limit_keeps_the_page_parsing() -> None:
+    # libxml2 nests at most 2048 levels (with huge_tree, as parsel parses); deeper broken pages
+    # still give a model, no exception.
+    model = PageModel.from_html("<div>x" * 3000, "http://x/")
+    assert model.depth.max() <= 2048 and model.tlen[0] > 2000
+    assert_invariants(model)
+
+
+# ------------------------------------------------------------------------------ broken input
+
+
+@pytest.mark.parametrize("page", ["", "   \n ", b"", b"\x00\x00", "\ufeff"])
+def test_empty_input_gives_an_empty_model(page: str | bytes) -> None:
+    model = PageModel.from_html(page, "http://x/")
+    assert model.n == 0 and len(model) == 0
+    assert model.text_of() == "" and model.html_of() == "" and model.title == ""
+    assert model.links() == [] and model.page_counts() == Counter()
+    assert model.tlen.tolist() == [] and model.subtree_term_mean([]).tolist() == []
+    assert_invariants(model)
+
+
+def test_unclosed_and_misnested_tags() -> None:
+    page = "<html><body><div><p>one<p>two<b>bold<i>both</b>italic<ul><li>a<li>b</div><td>c"
+    model = PageModel.from_html(page, "http://x/")
+    assert_matches_reference(model, model.element(0))
+    assert_invariants(model)
+    assert "one\n\ntwo" in model.text_of()
+
+
+def test_latin1_bytes_without_declaration() -> None:
+    page = "<html><body><p>Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e</p></body></html>".encode(
+        "latin-1"
+    )
+    model = PageModel.from_html(page, "http://x/")
+    assert model.text_of() == "Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e"
+
+
+def test_gbk_bytes_with_meta_charset() -> None:
+    page = (
+        '<html><head><meta charset="gbk"><title>网站地图</title></head>'
+        "<body><p>信息结构挖掘</p></body></html>"
+    ).encode("gbk")
+    model = PageModel.from_html(page, "http://x/")
+    assert model.title == "网站地图"
+    assert model.text_of() == "信息结构挖掘"
+    assert model.page_counts() == count_terms(["信息结构挖掘"])
+
+
+def test_http_encoding_overrides_and_bad_names_are_ignored() -> None:
+    page = "<p>\u00e9t\u00e9</p>".encode("cp1252")
+    assert PageModel.from_html(page, "http://x/", encoding="cp1252").text_of() == "\u00e9t\u00e9"
+    assert (
+        PageModel.from_html(page, "http://x/", encoding="no-such-codec").text_of()
+        == "\u00e9t\u00e9"
+    )
+    utf16 = "\ufeff<p>\u00e9t\u00e9</p>".encode("utf-16")
+    assert PageModel.from_html(utf16, "http://x/").text_of() == "\u00e9t\u00e9"
+
+
+def test_binary_garbage_does_not_raise() -> None:
+    rng = np.random.default_rng(7)
+    for size in (1, 10, 1000, 100_000):
+        data = rng.integers(0, 256, size, dtype=np.uint8).tobytes()
+        model = PageModel.from_html(data, "http://x/")
+        assert_invariants(model)
+        model.html_of()
+
+
+def test_comments_and_processing_instructions_are_not_nodes() -> None:
+    model = PageModel.from_html("<p>a<!--x-->b<?pi y?>c</p><!--end-->", "http://x/")
+    assert list(model.tag) == ["html", "body", "p"]
+    assert model.own_len.tolist() == [0, 0, 3] and model.text_of() == "abc"
+    assert model.html_of() == "<html><body><p>abc</p></body></html>"
+
+
+def test_hidden_elements_never_count() -> None:
+    page = (
+        "<body><noscript><p>enable js</p></noscript><template><p>tpl</p></template>"
+        "<iframe>fallback</iframe><p>real<script>x()</script> text</p></body>"
+    )
+    model = PageModel.from_html(page, "http://x/")
+    assert model.tlen[0] == 8 and model.text_of() == "real text"
+    assert model.page_counts() == count_terms(["real text"])
+    assert set(model.tag[model.hidden]) >= {"noscript", "template", "iframe", "script"}
+
+
+# ------------------------------------------------------------------------------ links
+
+
+def test_link_resolution_rules() -> None:
+    page = b"""<html><head><base href="/sub/"></head><body>
+    <a href="x.html#frag">X</a>
+    <a href="javascript:void(0)">J</a> <a href="mailto:a@b.c">M</a> <a href="tel:123">T</a>
+    <a href="#top">Top</a> <a href="">self</a> <a>no href</a>
+    <a href=" \n /y?q=1 ">Y <b>bold</b></a>
+    <a href="http://[::1">bad host</a>
+    <a href="caf\xc3\xa9.html"><img src="i.png" alt=" Caf\xc3\xa9  pic "></a>
+    <a href="//cdn.example.org/z">Z</a>
+    <a href="HTTPS://Upper.example.org/">U</a>
+    </body></html>"""
+    model = PageModel.from_html(page, "http://ex.com/a/b.html")
+    assert model.base_url == "http://ex.com/sub/"
+    assert [(link.url, link.text) for link in model.links()] == [
+        ("http://ex.com/sub/x.html", "X"),
+        ("http://ex.com/y?q=1", "Y bold"),
+        ("http://ex.com/sub/caf%C3%A9.html", "Caf\u00e9 pic"),
+        ("http://cdn.example.org/z", "Z"),
+        ("https://upper.example.org/", "U"),
+    ]
+    # skipped links are still anchors: their text is anchor text for ALEN
+    assert model.n_anchors[0] == 11  # every <a href>; not the <a> without one
+    assert model.alen[0] == _nonspace("XJMTTopselfYboldbad hostZU")
+
+
+def test_anchor_text_of_nested_and_hidden_content() -> None:
+    page = (
+        '<a href="/a"><div>Title</div><div>Desc <b>bold</b>er</div></a>'
+        '<a href="/b">x<script>no()</script>y</a><noscript><a href="/c">hidden</a></noscript>'
+        '<a href="/d"><img alt="Logo"><img alt="  "><img></a>'
+    )
+    model = PageModel.from_html(page, "http://x/")
+    assert [(link.url, link.text) for link in model.links()] == [
+        ("http://x/a", "Title Desc bolder"),
+        ("http://x/b", "xy"),
+        ("http://x/c", ""),  # still a link (for crawling), but its text is not content
+        ("http://x/d", "Logo"),
+    ]
+    assert model.alen[0] == len("TitleDescbolderxy")
+
+
+def test_links_without_base_use_the_page_url() -> None:
+    model = PageModel.from_html('<a href="../up.html">Up</a>', "https://ex.com/a/b/c.html")
+    assert model.base_url == "https://ex.com/a/b/c.html"
+    assert model.links() == [Link("https://ex.com/a/up.html", "Up", 2)]
+
+
+# ------------------------------------------------------------------------------ text_of
+
+
+def test_text_of_paragraph_breaks() -> None:
+    page = (
+        "<body><h1>Title</h1>intro <span>inline</span>text<div>block <b>x</b>y</div>"
+        "<ul><li>one</li><li>two<br>three</li></ul>"
+        "<table><tr><td>a</td><td>b</td></tr><tr><th>c</th><td>d</td></tr></table>"
+        "<pre>  def f():\n      return 1\n</pre><p>\n  spaced\n\n  out  </p></body>"
+    )
+    model = PageModel.from_html(page, "http://x/")
+    assert model.text_of() == (
+        "Title\n\nintro inlinetext\n\nblock xy\n\none\n\ntwo\nthree\n\na b\n\nc d"
+        "\n\n  def f():\n      return 1\n\nspaced out"
+    )
+    assert model.tlen[0] == _nonspace(model.text_of())
+
+
+# ------------------------------------------------------------------------------ hypothesis
+
+TAGS = ["div", "p", "span", "a", "b", "ul", "li", "br", "script", "pre", "td", "h2", "noscript"]
+WORDS = st.text(alphabet=st.sampled_from(list("ab xyz\n\t\u00a0é中文&<;1")), max_size=12)
+
+
+@st.composite
+def html_trees(draw: st.DrawFn, max_nodes: int = 40) -> str:
+    """Random nested HTML (tags may be misnested or unclosed, text may need escaping)."""
+    out: list[str] = []
+    stack: list[str] = []
+    for _ in range(draw(st.integers(0, max_nodes))):
+        action = draw(st.sampled_from(["open", "open", "close", "text", "comment"]))
+        if action == "open":
+            tag = draw(st.sampled_from(TAGS))
+            attrs = ' href="/x"' if tag == "a" and draw(st.booleans()) else ""
+            out.append(f"<{tag}{attrs}>")
+            if tag != "br":
+                stack.append(tag)
+        elif action == "close" and stack and draw(st.booleans()):
+            out.append(f"</{stack.pop()}>")
+        elif action == "comment":
+            out.append("<!--c-->")
+        else:
+            out.append(draw(WORDS))
+    return "".join(out)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(html_trees())
+def test_generated_html_matches_reference(page: str) -> None:
+    model = PageModel.from_html(page, "http://gen/")
+    if model.n:
+        assert_matches_reference(model, model.element(0))
+    assert_invariants(model)
+    for i in range(model.n):
+        assert Counter(model.node_terms(i)) == count_terms([model.own_text(i)])
+        assert model.tlen[i] == _nonspace(model.text_of(i))
+    if model.n:
+        exclude = set(range(1, model.n, 3))
+        excluded = np.zeros(model.n, dtype=bool)
+        for i in exclude:
+            excluded[i : model.subtree_end[i]] = True
+        # what exclusion removes is exactly the own text of the excluded subtrees
+        assert _nonspace(model.text_of(0, exclude=exclude)) == model.own_len[~excluded].sum()
+        copy.deepcopy(model.element(0))  # the tree is still intact
+        assert model.html_of(0, exclude=exclude) is not None
