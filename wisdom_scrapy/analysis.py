@@ -1,0 +1,357 @@
+"""One page → its informative structure: article body, metadata, TOC links and the page's role.
+
+:func:`analyze_page` runs WISDOM (:mod:`wisdom_scrapy.mining.wisdom`) on a page with the term
+entropies of its site, or — when the site's store knows too few pages for entropy to mean
+anything — the single-page extractor :func:`wisdom_scrapy.mining.density.single_page_article`.
+
+Warm mode (WISDOM §3)
+    Node features from the page model and the site's entropies, then two k-MIB searches with
+    merging and condensing: article blocks by CLEN_A under the article type constraint, TOC
+    blocks by API_A (or by ALEN_A when API cannot score the page's anchors, §4.4). The article
+    text is the text of the lowest common ancestor of the article blocks without everything that
+    is neither in a block nor on the path to one, and without condensed sub-trees.
+
+Metadata (§3.3)
+    DSTM merges the article's title, date, author … blocks into it ("the distribution of their
+    context length is skewed"). A merged (non-skeleton) article block is reported as metadata
+    when its text is a single paragraph shorter than the median paragraph of the skeleton block
+    — "short" measured against the page's own article, not a fixed length.
+
+Role (page level; site-level LAMIS roles come later)
+    Decided from the blocks found, by what a reader gets from them: C = context length (CLEN,
+    text outside anchors) in the article structure, A = anchor text length (ALEN) in the TOC
+    structure. ``"article"`` when C > 0 and C ≥ A, ``"toc"`` when A > C, ``"other"`` when
+    neither structure holds any text. An article page's TOC miner tends to select the article
+    itself (its inline links) or a link list, both with far less anchor text than the article
+    has context; a TOC page's article miner finds at most an introduction.
+
+Cold mode
+    With ``store=None`` and no ``snapshot``, or when the store knows fewer pages of the site than
+    :attr:`WisdomParams.warm_pages` (32 by default, derived from TC_article — see there), the
+    page is analysed alone: the article comes from the single-page extractor, no TOC is mined
+    (link and content entropy need the site), and ``single_page`` is True.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.mining.wisdom import (
+    DEFAULT_PARAMS,
+    InformativeStructure,
+    NodeFeatures,
+    WisdomParams,
+    mine,
+    node_features,
+    toc_feature,
+)
+from wisdom_scrapy.urls import host_key
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from wisdom_scrapy.store import EntropySnapshot, TermStore
+
+__all__ = ["Block", "PageAnalysis", "analyze_page"]
+
+
+@dataclass(frozen=True)
+class Block:
+    """One informative block of a page.
+
+    ``kind``: "article", "toc" or "metadata" (a short block merged into the article).
+    ``node``: its root in the page model; ``path``: the root's tag path (``PageModel.path``);
+    ``origin``: "skeleton", "dstm", "cstm<k>" (WISDOM) or "density" (single-page mode).
+    ``figures``: CII, API_A, mean API, SII of the mining feature, f_A, ALEN_A, CLEN_A, TLEN_A,
+    LAMIS link entropy and number of anchors of the block's sub-tree.
+    """
+
+    kind: str
+    node: int
+    path: str
+    origin: str = "skeleton"
+    figures: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class PageAnalysis:
+    """The informative structure of one page (see the module docstring).
+
+    ``role``: "article", "toc" or "other". ``article_text``: the article body, paragraphs
+    separated by ``"\\n\\n"`` ("" when there is none); ``article_html`` (computed on first
+    access) its cleaned HTML. ``metadata``: texts of the short blocks merged into the article.
+    ``toc_links``: (absolute URL, anchor text) of the links in the TOC blocks, in document order.
+    ``blocks``: every block found. ``single_page``: analysed without site entropy. ``figures``:
+    page-level numbers (pages the entropies come from, mean term entropy of the page and of the
+    article, zero-API ratio, whether TOCs were mined by API …).
+    """
+
+    url: str
+    role: str
+    title: str
+    article_text: str = ""
+    metadata: list[str] = field(default_factory=list)
+    toc_links: list[tuple[str, str]] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+    single_page: bool = False
+    figures: dict[str, float] = field(default_factory=dict)
+    model: PageModel | None = field(default=None, repr=False)
+    article_node: int | None = None
+    article_exclude: NDArray[np.bool_] | None = field(default=None, repr=False)
+    _html: str | None = field(default=None, repr=False)
+
+    @property
+    def article_html(self) -> str:
+        """Cleaned HTML of the article body ("" when there is none), computed once."""
+        if self._html is None:
+            if self.model is None or self.article_node is None:
+                self._html = ""
+            else:
+                self._html = self.model.html_of(self.article_node, exclude=self.article_exclude)
+        return self._html
+
+
+def analyze_page(
+    html: str | bytes | None,
+    url: str,
+    store: TermStore | None = None,
+    *,
+    site: str | None = None,
+    model: PageModel | None = None,
+    snapshot: EntropySnapshot | None = None,
+    target_terms: Callable[[str], Collection[str] | None] | None = None,
+    params: WisdomParams | None = None,
+) -> PageAnalysis:
+    """Analyse one page: its role, article body and metadata, TOC links and blocks.
+
+    ``html`` (str or bytes) is parsed unless ``model`` (a :class:`PageModel` of the page, e.g.
+    the one the spider middleware built) is given. Entropies come from ``snapshot`` if given,
+    else from ``store`` for ``site`` (default: the URL's host, as the store is fed). Below
+    ``params.warm_pages`` known pages the page is analysed alone (module docstring).
+    ``target_terms(url)`` returns the terms of a fetched linked page, or None when it has not
+    been fetched: it enables WISDOM's anchor precision index for TOC blocks.
+    """
+    params = params or DEFAULT_PARAMS
+    if model is None:
+        if html is None:
+            raise ValueError("analyze_page needs html or a model")
+        model = PageModel.from_html(html, url)
+    entropy: NDArray[np.float64] | None = None
+    n_pages = 0
+    if snapshot is not None:
+        n_pages = snapshot.n_pages
+        if n_pages >= params.warm_pages:
+            entropy = snapshot.entropy(model.vocab)
+    elif store is not None:
+        site = site or host_key(url)
+        n_pages = store.page_count(site)
+        if n_pages >= params.warm_pages:
+            values = store.entropy(site, model.vocab)
+            entropy = np.fromiter((values[t] for t in model.vocab), np.float64, len(model.vocab))
+    if model.n == 0:
+        return PageAnalysis(url, "other", "", single_page=entropy is None, model=model,
+                            figures={"site_pages": float(n_pages)})  # fmt: skip
+    if entropy is None:
+        return _single_page(model, url, n_pages)
+    return _warm(model, url, entropy, n_pages, target_terms, params)
+
+
+# --------------------------------------------------------------------------------------------
+# warm mode
+# --------------------------------------------------------------------------------------------
+
+
+def _block_figures(f: NodeFeatures, node: int, feature: str) -> dict[str, float]:
+    m = f.model
+    return {
+        "cii": float(f.cii[node]),
+        "api_a": float(f.api_a[node]),
+        "mean_api": float(f.mean_api[node]),
+        "scored_anchors": float(f.known_a[node]),
+        "sii": float(f.sii(feature)[node]),
+        "f_a": float(f.feature(feature)[node]),
+        "alen_a": float(m.alen[node]),
+        "clen_a": float(m.clen[node]),
+        "tlen_a": float(m.tlen[node]),
+        "link_entropy": float(f.link_entropy[node]),
+        "anchors": float(m.n_anchors[node]),
+    }
+
+
+def _lca(model: PageModel, nodes: list[int]) -> int:
+    """Lowest common ancestor: the deepest node whose range holds every node."""
+    lo, hi = min(nodes), max(nodes)
+    a = lo
+    while not (a <= hi < model.subtree_end[a]):
+        a = int(model.parent[a])
+    return a
+
+
+def _body_and_exclude(
+    model: PageModel, structure: InformativeStructure
+) -> tuple[int, NDArray[np.bool_]]:
+    """The LCA of the blocks and the node mask text_of must skip under it."""
+    roots = [b.node for b in structure.blocks]
+    body = _lca(model, roots)
+    keep = structure.covered(model)
+    parent = model.parent
+    for r in roots:  # the paths from the blocks up to the body stay (their own text joins them)
+        p = int(parent[r])
+        while p >= body and not keep[p]:
+            keep[p] = True
+            if p == body:
+                break
+            p = int(parent[p])
+    keep[body] = True
+    n = model.n
+    in_body = np.zeros(n, dtype=bool)
+    in_body[body : model.subtree_end[body]] = True
+    exclude = in_body & ~keep
+    return body, exclude
+
+
+def _list_region(
+    model: PageModel, toc: InformativeStructure, article_skeleton: list[int]
+) -> NDArray[np.bool_]:
+    """Node mask of the TOC blocks that are link lists rather than wrappers of the article:
+    every TOC block except those that are strict ancestors of an article skeleton node. Inside
+    such a list, context the TOC condensing took out (abstracts, teasers) is the list's, not
+    an article's."""
+    n = model.n
+    end = model.subtree_end
+    roots = [
+        b.node for b in toc.blocks if not any(b.node < s < end[b.node] for s in article_skeleton)
+    ]
+    if not roots:
+        return np.zeros(n, dtype=bool)
+    r = np.array(roots, dtype=np.int64)
+    diff = np.bincount(r, minlength=n + 1) - np.bincount(end[r], minlength=n + 1)
+    return np.cumsum(diff[:n]) > 0
+
+
+def _own_lengths(model: PageModel) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Per node: own context length and own anchor-text length."""
+    own = model.own_len
+    return np.where(model.in_anchor, 0, own), np.where(model.in_anchor, own, 0)
+
+
+def _warm(
+    model: PageModel,
+    url: str,
+    entropy: NDArray[np.float64],
+    n_pages: int,
+    target_terms: Callable[[str], Collection[str] | None] | None,
+    params: WisdomParams,
+) -> PageAnalysis:
+    f = node_features(model, entropy, n_pages=n_pages, target_terms=target_terms)
+    toc_mode, zero_ratio = toc_feature(f, params)
+    article = mine(f, "article", params)
+    toc = mine(f, "toc", params, feature=toc_mode)
+    own_c, own_a = _own_lengths(model)
+    art_cover = article.covered(model) if article.blocks else np.zeros(model.n, dtype=bool)
+    toc_cover = toc.covered(model) if toc.blocks else np.zeros(model.n, dtype=bool)
+    toc_region = _list_region(model, toc, article.skeleton)
+    context = int(own_c[art_cover & ~toc_region].sum() + own_c[toc_cover & toc_region].sum())
+    anchors = int(own_a[toc_cover].sum())
+    if anchors > context:
+        role = "toc"
+    elif article.blocks and context > 0:
+        role = "article"
+    else:
+        role = "other"
+
+    result = PageAnalysis(url, role, model.title, single_page=False, model=model)
+    # article text and metadata
+    article_terms_en = float("nan")
+    if article.blocks:
+        body, exclude = _body_and_exclude(model, article)
+        result.article_node, result.article_exclude = body, exclude
+        result.article_text = model.text_of(body, exclude=exclude)
+        meta_nodes = _metadata_blocks(model, article, exclude)
+        result.metadata = [" ".join(model.text_of(i).split()) for i in meta_nodes]
+        ts, ids = model.term_start, model.term_ids
+        owner_kept = np.repeat(art_cover, np.diff(ts)) if len(ids) else np.zeros(0, bool)
+        if owner_kept.any():
+            article_terms_en = float(entropy[ids[owner_kept]].mean())
+    else:
+        meta_nodes = []
+    meta_set = set(meta_nodes)
+    for b in article.blocks:
+        kind = "metadata" if b.node in meta_set else "article"
+        result.blocks.append(
+            Block(kind, b.node, model.path(b.node), b.origin, _block_figures(f, b.node, "clen"))
+        )
+    for b in toc.blocks:
+        result.blocks.append(
+            Block(
+                "toc", b.node, model.path(b.node), b.origin, _block_figures(f, b.node, toc.feature)
+            )
+        )
+    if toc.blocks:
+        result.toc_links = [(lk.url, lk.text) for lk in model.links() if toc_cover[lk.node]]
+    page_en = float(entropy[model.term_ids].mean()) if len(model.term_ids) else float("nan")
+    result.figures = {
+        "site_pages": float(n_pages),
+        "page_entropy": page_en,
+        "article_entropy": article_terms_en,
+        "article_context": float(context),
+        "toc_anchor_text": float(anchors),
+        "zero_api_ratio": zero_ratio,
+        "toc_by_api": 1.0 if toc.feature == "api" else 0.0,
+    }
+    return result
+
+
+def _metadata_blocks(
+    model: PageModel, article: InformativeStructure, exclude: NDArray[np.bool_]
+) -> list[int]:
+    """Merged article blocks that are one short paragraph (see the module docstring)."""
+    merged = [b for b in article.blocks if b.origin != "skeleton"]
+    if not merged:
+        return []
+    paras: list[int] = []
+    for s in article.skeleton:
+        text = model.text_of(s, exclude=exclude)
+        paras += [len("".join(p.split())) for p in text.split("\n\n") if p.strip()]
+    if not paras:
+        return []
+    median = float(np.median(paras))
+    out = []
+    for b in merged:
+        text = model.text_of(b.node, exclude=exclude)
+        if text and "\n\n" not in text and len("".join(text.split())) < median:
+            out.append(b.node)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# cold mode
+# --------------------------------------------------------------------------------------------
+
+
+def _single_page(model: PageModel, url: str, n_pages: int) -> PageAnalysis:
+    result = PageAnalysis(url, "other", model.title, single_page=True, model=model)
+    result.figures = {"site_pages": float(n_pages)}
+    try:
+        from wisdom_scrapy.mining.density import single_page_article
+    except ImportError:  # the single-page extractor is not available: nothing to report
+        return result
+    found = single_page_article(model)
+    if found is None:
+        return result
+    text = model.text_of(found.body, exclude=found.exclude)
+    if not text.strip():
+        return result
+    result.role = "article"
+    result.article_node = found.body
+    result.article_exclude = found.exclude
+    result.article_text = text
+    result.metadata = [t for t in (" ".join(model.text_of(i).split()) for i in found.metadata) if t]
+    result.blocks.append(Block("article", found.body, model.path(found.body), "density"))
+    result.blocks += [Block("metadata", i, model.path(i), "density") for i in found.metadata]
+    return result

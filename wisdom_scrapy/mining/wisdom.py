@@ -1,0 +1,860 @@
+"""WISDOM (Kao, Ho, Chen): intra-page informative structure over a :class:`PageModel`.
+
+Everything here works on the page model's node arrays (pre-order, ``subtree_end`` ranges, CSR
+children): aggregation is a prefix sum, SII is one ``np.add.reduceat`` over the CSR children, and
+the only Python loops are the k-MIB best-first search (it visits a path of the tree, not the tree)
+and per-anchor look-ups of link targets.
+
+Phase 1 — node features (§3.1)
+    * Term weight ``W = 1 − EN`` (§3.1), EN from the site's term-entropy store.
+    * **CII** (§3.1.1): mean W over the terms of a node's innerText
+      (:meth:`PageModel.subtree_term_mean`); a node without terms has CII 0.
+    * **API** (§3.1.2) of an anchor node: ``Σ 1/EN(t)`` over the distinct terms t of its anchor
+      text that also occur in the *linked* page. Only anchors whose target has been fetched have
+      an API (``target_terms(url)`` is not None); the others are "unknown" and take no part in
+      averages. EN is clipped from below at ``log_N 2 = ln 2 / ln N`` (:func:`entropy_floor`):
+      the paper argues EN > 0 because a matched term is in ≥ 2 pages (the anchor's page and the
+      target); by Appendix A relationship (1), a term spread evenly over 2 of N pages has
+      EN = log_N 2, the least entropy a two-page term has unless one page repeats it. Repetition
+      in one page (or a store that has not seen the target yet: EN = 0) must not make a single
+      matched term worth hundreds of anchors, so 1/EN is capped at ``log_2 N``, the weight of the
+      rarest term that can match at all.
+    * **SII** (§3.1.3) of node N for an aggregated feature f_A: the normalised entropy
+      ``−Σ w_j log_m w_j`` of f_A over N's m non-dummy children. *Dummy* children are the page
+      model's ``dummy`` nodes (hidden: script, style, head …; layout-only: br, hr, wbr) and
+      nodes without any visible text (TLEN_A = 0: empty spans, images, inputs), which "provide no
+      useful information". The paper's DOM has text nodes as children; this model has elements
+      only, so a node's *own* value ``f_A(N) − Σ f_A(children)`` (the text directly in N) takes
+      part as one more child when it is positive. Convention for m ≤ 1 (a leaf, or one child
+      holding everything): SII = 0 — the entropy of a point mass; the paper defines SII only
+      "for any node with more than one child". All children at 0: SII = 0 (nothing to spread).
+
+Phase 2 — information coverage tree and k-MIB (§3.2)
+    * **ICT** (§3.2.1): ``f_A(N) = f(N) + Σ f_A(children)``, computed for all nodes at once as
+      prefix-sum differences over the pre-order ``subtree_end`` ranges (:func:`ict_aggregate`).
+      ALEN_A, CLEN_A, TLEN_A come aggregated from the page model; API_A is aggregated here.
+    * **k-MIB(k, f_A, ST)** (§3.2.2): the paper gives no pseudocode. Our reading of its text and
+      Fig. 8 (:func:`k_mib`): a best-first, top-down search from the root ordered by f_A. The
+      popped node N is a *candidate* when SII(N, f_A) ≥ ST (its information is spread evenly
+      over its children: the root of a block), when it is a leaf for f_A (no non-dummy child with
+      f_A > 0), or when its own text outweighs every child (in the paper's DOM the search would
+      go down to that text node, whose element is N). A candidate that satisfies the type
+      constraint is accepted into the skeleton; one that does not is a pseudo-informative block
+      and is removed with its subtree (the paper's "uninformative sub-trees are removed"). A
+      non-candidate is split: its non-dummy children with f_A > 0 enter the queue. The search
+      stops after k accepted nodes. Accepted nodes are never ancestors of one another, as the
+      paper notes.
+    * **Type constraints**: article ``CII(N) ≥ 1 − TC_article``; TOC
+      ``API_A(N) / #anchors(N) ≥ TC_TOC`` where #anchors counts the anchors of T(N) whose API is
+      known (an anchor whose target has not been fetched says nothing either way).
+
+Phase 3 — expanding and condensing (§3.3)
+    * **DSTM** merges every sibling S' of a skeleton node S that is not a dummy (f_A(S') > 0,
+      the §3.3 definition), satisfies the type constraint and has ``f_A(S') < f_A(S)``.
+    * **k-CSTM** applies DSTM to P_k, the k-th *non-singleton* ancestor of S: walking up from
+      S's parent, the ancestors that have at least one non-dummy sibling (we read "has more than
+      one non-dummy sibling node" as "is not the only non-dummy child of its parent", i.e. the
+      sibling group counts the node itself; Fig. 9's P_1 has two P_1' siblings either way).
+    * **Condensing** removes, inside every merged tree, the maximal sub-trees that fail the type
+      constraint ("dummy sub-trees … mainly tags for the page layout"). Only *structural* nodes
+      are removed: a node whose parent has text of its own sits inside a sentence (an inline
+      link or emphasis in a paragraph), and cutting it would cut the sentence; its paragraph was
+      judged as a whole. With ``condense_dummies`` (default on), sub-trees with f_A = 0 (the §3.3
+      dummy definition: no context for an article, no anchor text for a TOC) are removed too —
+      e.g. a link list inside an article.
+
+TOC blocks without API (§4.4, Fig. 21)
+    When most anchors cannot be scored by API (targets not fetched yet, or no common terms),
+    TOC blocks are mined with f_A = ALEN_A and SII(ALEN_A) instead. The choice is made per page
+    by :func:`toc_feature`: the ratio of zero-API anchors among *meaningful* anchors, those
+    whose anchor text has at least one term (only such an anchor can match its target at all,
+    so this is the page's own length threshold: an anchor without a term is as short as anchor
+    text gets). An anchor with an unfetched target counts as zero-API. Above
+    ``zero_api_ratio`` (default 0.5: API decides only if it scores most anchors that could be
+    scored) the ALEN criterion is used. In ALEN mode the API type constraint cannot be
+    evaluated, so the TOC type constraint is LAMIS's link entropy: the mean entropy of the anchor
+    text terms of T(N) must be at most TC_article (0.8, the "uninformative link threshold" of
+    [16] from which the paper takes TC_article).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from wisdom_scrapy.dom import PageModel
+
+__all__ = [
+    "FEATURES",
+    "InformativeStructure",
+    "MibSearch",
+    "MinedBlock",
+    "NodeFeatures",
+    "WisdomParams",
+    "anchor_precision",
+    "condense",
+    "entropy_floor",
+    "ict_aggregate",
+    "k_mib",
+    "link_anchors",
+    "merge_siblings",
+    "mine",
+    "node_features",
+    "parse_merge",
+    "structure_information_index",
+    "term_weights",
+    "toc_feature",
+    "type_constraint",
+]
+
+#: Aggregated features k-MIB can search by (WISDOM Table 1).
+FEATURES: tuple[str, ...] = ("alen", "clen", "tlen", "api")
+
+BlockKind = Literal["article", "toc"]
+TargetTerms = Callable[[str], "Collection[str] | None"]
+
+
+# --------------------------------------------------------------------------------------------
+# Parameters
+# --------------------------------------------------------------------------------------------
+
+
+def parse_merge(spec: str | Sequence[str]) -> tuple[bool, tuple[int, ...]]:
+    """``"dstm,1-cstm"`` → ``(True, (1,))``: whether DSTM runs and which k-CSTM levels.
+
+    Accepts a comma-separated string or a sequence of items; ``""``/``"none"`` merges nothing.
+    """
+    items = spec.split(",") if isinstance(spec, str) else list(spec)
+    dstm = False
+    levels: list[int] = []
+    for raw in items:
+        item = raw.strip().lower()
+        if not item or item == "none":
+            continue
+        if item == "dstm":
+            dstm = True
+            continue
+        head, sep, tail = item.partition("-")
+        if sep and tail == "cstm" and head.isdigit() and int(head) >= 1:
+            levels.append(int(head))
+            continue
+        raise ValueError(f"unknown merging method {raw!r}: use 'dstm' and 'k-cstm' (k ≥ 1)")
+    return dstm, tuple(sorted(set(levels)))
+
+
+@dataclass(frozen=True)
+class WisdomParams:
+    """WISDOM's parameters, with the paper's defaults (§4.4: k=1, ST=0.8, TC=(0.8, 1.25),
+    DSTM + 1-CSTM).
+
+    ``min_pages``: fewest pages the site's store must know for entropy-based mining; below it
+    :func:`wisdom_scrapy.analysis.analyze_page` uses the single-page extractor. ``None`` derives
+    it from ``tc_article`` (see :attr:`warm_pages`).
+    ``zero_api_ratio``: above this share of zero-API meaningful anchors, TOC blocks are mined by
+    ALEN instead of API (:func:`toc_feature`); ``toc_feature`` forces "api" or "alen".
+    ``explore_rejected``: k-MIB splits a candidate that fails the type constraint instead of
+    removing it (not the paper's reading; off by default).
+    """
+
+    k: int = 1
+    st: float = 0.8
+    tc_toc: float | None = None
+    tc_article: float = 0.8
+    merge: str = "dstm,1-cstm"
+    condense: bool = True
+    condense_dummies: bool = True
+    toc_feature: Literal["auto", "api", "alen"] = "auto"
+    zero_api_ratio: float = 0.5
+    min_pages: int | None = None
+    explore_rejected: bool = True
+
+    def __post_init__(self) -> None:
+        if self.k < 1:
+            raise ValueError(f"k must be ≥ 1, got {self.k}")
+        if not 0.0 <= self.st <= 1.0:
+            raise ValueError(f"ST must be in [0, 1], got {self.st}")
+        if not 0.0 < self.tc_article <= 1.0:
+            raise ValueError(f"TC_article must be in (0, 1], got {self.tc_article}")
+        if self.tc_toc is not None and self.tc_toc < 0:
+            raise ValueError(f"TC_TOC must be ≥ 0, got {self.tc_toc}")
+        if not 0.0 <= self.zero_api_ratio <= 1.0:
+            raise ValueError(f"zero_api_ratio must be in [0, 1], got {self.zero_api_ratio}")
+        if self.toc_feature not in ("auto", "api", "alen"):
+            raise ValueError(f"toc_feature must be auto, api or alen, got {self.toc_feature!r}")
+        if self.min_pages is not None and self.min_pages < 2:
+            raise ValueError(f"min_pages must be ≥ 2, got {self.min_pages}")
+        parse_merge(self.merge)
+
+    @property
+    def merging(self) -> tuple[bool, tuple[int, ...]]:
+        """:func:`parse_merge` of :attr:`merge`."""
+        return parse_merge(self.merge)
+
+    @property
+    def toc_threshold(self) -> float:
+        """TC_TOC: ``tc_toc`` if set, else ``1 / TC_article`` (1.25 for the default 0.8).
+
+        The paper's own derivation (§4.2): "we assume that each basic informative link contains
+        one matching term with entropy 0.8, and its API value is 1.25" — the TOC threshold is
+        the API of one matched term at the article threshold's entropy, so the two move together.
+        """
+        if self.tc_toc is not None:
+            return self.tc_toc
+        return 1.0 / self.tc_article
+
+    @property
+    def warm_pages(self) -> int:
+        """Fewest site pages for entropy to mean something under the article type constraint.
+
+        ``min_pages`` if set, else ``⌈2^(1/(1 − TC_article))⌉`` (32 for the default 0.8): a term
+        spread evenly over half of a site's N pages has EN = log_N(N/2), i.e. W = ln 2 / ln N.
+        Only from N = 2^(1/(1−TC_article)) pages on is such a half-the-site term below the
+        article constraint's line W = 1 − TC_article, i.e. can entropy tell a block made of
+        semi-template words (a sidebar shared by half the pages) from content at all. With fewer
+        pages every term but the ubiquitous ones looks informative.
+        """
+        if self.min_pages is not None:
+            return self.min_pages
+        return math.ceil(2.0 ** (1.0 / (1.0 - self.tc_article)) - 1e-9)
+
+
+DEFAULT_PARAMS = WisdomParams()
+
+
+# --------------------------------------------------------------------------------------------
+# Phase 1: node features
+# --------------------------------------------------------------------------------------------
+
+
+def term_weights(entropy: ArrayLike) -> NDArray[np.float64]:
+    """W = 1 − EN for every term (WISDOM §3.1), clipped to [0, 1]."""
+    return np.clip(1.0 - np.asarray(entropy, dtype=np.float64), 0.0, 1.0)
+
+
+def entropy_floor(n_pages: int) -> float:
+    """The least EN a matched term is credited with in API: ``log_N 2`` (1 for N ≤ 2).
+
+    See the module docstring: the entropy of a term spread evenly over two of N pages, the
+    minimum for a term that is in both the anchor's page and the linked page (Appendix A,
+    relationship (1)), so that 1/EN ≤ log_2 N.
+    """
+    if n_pages <= 2:
+        return 1.0
+    return math.log(2.0) / math.log(n_pages)
+
+
+def ict_aggregate(values: ArrayLike, subtree_end: ArrayLike) -> NDArray[np.float64]:
+    """Information coverage tree (§3.2.1): ``f_A(N) = f(N) + Σ f_A(children)`` for all nodes.
+
+    ``values`` are per-node own values in pre-order and ``subtree_end[i]`` ends node i's range
+    (PageModel conventions), so each sum is a prefix-sum difference: O(n), no recursion.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    end = np.asarray(subtree_end, dtype=np.int64)
+    csum = np.zeros(len(v) + 1, dtype=np.float64)
+    np.cumsum(v, out=csum[1:])
+    return csum[end] - csum[:-1]
+
+
+def _segment_sum(values: NDArray, child_start: NDArray) -> NDArray[np.float64]:
+    """Σ of ``values`` (one per CSR child slot) over each node's children, 0 for leaves."""
+    n = len(child_start) - 1
+    if n <= 0:
+        return np.zeros(0, dtype=np.float64)
+    padded = np.zeros(len(values) + 1, dtype=np.float64)  # the pad makes every start valid
+    padded[:-1] = values
+    starts = np.asarray(child_start[:-1], dtype=np.int64)
+    out = np.add.reduceat(padded, starts)
+    out[child_start[1:] == child_start[:-1]] = 0.0
+    return out
+
+
+def _sii_children(model: PageModel) -> NDArray[np.bool_]:
+    """Nodes that count as children for SII: not dummy and with visible text (TLEN_A > 0)."""
+    return ~model.dummy & (model.tlen > 0)
+
+
+def structure_information_index(
+    model: PageModel, f_a: ArrayLike, *, counted: NDArray[np.bool_] | None = None
+) -> NDArray[np.float64]:
+    """SII(N, f_A) for every node N at once (WISDOM §3.1.3; conventions in the module docstring).
+
+    ``counted`` marks the nodes that count as children (default: not dummy, TLEN_A > 0). The
+    node's own value ``f_A(N) − Σ f_A(children)`` is one more child when positive. One
+    ``np.add.reduceat`` over the CSR children per sum; no Python loop over nodes.
+    """
+    f = np.asarray(f_a, dtype=np.float64)
+    n = model.n
+    if n == 0:
+        return np.zeros(0, dtype=np.float64)
+    cs, ci = model.child_start, model.child_index
+    if counted is None:
+        counted = _sii_children(model)
+    fc = f[ci]
+    own = np.maximum(f - _segment_sum(fc, cs), 0.0)
+    own[own < 1e-9 * np.maximum(f, 1.0)] = 0.0  # float noise of the aggregation
+    ok = counted[ci]
+    v = np.where(ok, fc, 0.0)
+    total = _segment_sum(v, cs) + own
+    vlogv = np.zeros_like(v)
+    pos = v > 0
+    vlogv[pos] = v[pos] * np.log(v[pos])
+    slog = _segment_sum(vlogv, cs)
+    has_own = own > 0
+    slog[has_own] += own[has_own] * np.log(own[has_own])
+    m = _segment_sum(ok.astype(np.float64), cs) + has_own
+    sii = np.zeros(n, dtype=np.float64)
+    good = (m >= 2) & (total > 0)
+    t = total[good]
+    sii[good] = (np.log(t) - slog[good] / t) / np.log(m[good])
+    return np.clip(sii, 0.0, 1.0, out=sii)
+
+
+def anchor_precision(
+    model: PageModel,
+    entropy: ArrayLike,
+    target_terms: TargetTerms | None,
+    *,
+    n_pages: int,
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """API of every anchor node (§3.1.2) and whether it is known (its target was fetched).
+
+    ``entropy`` has one EN per ``model.vocab`` term; ``target_terms(url)`` returns the linked
+    page's terms, or None when that page has not been fetched. API = Σ 1/max(EN(t), floor) over
+    the distinct terms t of the anchor text found in the target's terms (floor:
+    :func:`entropy_floor`). Non-anchor nodes and anchors without a crawlable target (fragment
+    links, mailto:, javascript: …) have API 0 and are not known.
+    """
+    n = model.n
+    api = np.zeros(n, dtype=np.float64)
+    known = np.zeros(n, dtype=bool)
+    if target_terms is None or n == 0:
+        return api, known
+    en = np.asarray(entropy, dtype=np.float64)
+    inv = 1.0 / np.maximum(en, entropy_floor(n_pages))
+    vocab = model.vocab
+    term_ids, term_start, end = model.term_ids, model.term_start, model.subtree_end
+    cache: dict[str, frozenset[str] | Collection[str] | None] = {}
+    for link in model.links():
+        url = link.url
+        if url in cache:
+            target = cache[url]
+        else:
+            got = target_terms(url)
+            target = got if got is None or isinstance(got, set | frozenset | dict) else set(got)
+            cache[url] = target
+        if target is None:
+            continue
+        node = link.node
+        known[node] = True
+        ids = np.unique(term_ids[term_start[node] : term_start[end[node]]])
+        if len(ids):
+            matched = [i for i in ids.tolist() if vocab[i] in target]
+            if matched:
+                api[node] = float(inv[matched].sum())
+    return api, known
+
+
+_URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def link_anchors(model: PageModel) -> NDArray[np.int64]:
+    """The anchor nodes that link to another page: ``<a href>`` whose href is not empty, not
+    fragment-only (in-page navigation) and has no scheme other than http(s) — the anchors
+    :meth:`PageModel.links` reports, found without building their texts. LAMIS's link entropy
+    is a property of links between pages, so in-page anchors take no part in it."""
+    out = []
+    for node in model.anchor_nodes.tolist():
+        href = (model.element(node).get("href") or "").strip()
+        if not href or href.startswith("#"):
+            continue
+        scheme = _URL_SCHEME.match(href)
+        if scheme and scheme.group(1).lower() not in ("http", "https"):
+            continue
+        out.append(node)
+    return np.array(out, dtype=np.int64)
+
+
+@dataclass
+class NodeFeatures:
+    """Every WISDOM feature of one page's nodes (arrays over nodes unless said otherwise).
+
+    ``entropy``/``weight``: EN and W = 1 − EN per ``model.vocab`` term. ``cii``: CII.
+    ``api``/``api_known``: per-anchor API and whether its target was fetched; ``api_a``,
+    ``known_a``: their ICT aggregates (API_A and the number of scored anchors in T(N)).
+    ``link_entropy_sum``/``link_terms``: Σ EN and number of anchor-text terms in T(N) (LAMIS
+    link entropy = their ratio). ``alen``/``clen``/``tlen``: ALEN_A, CLEN_A, TLEN_A.
+    ``n_pages``: pages of the site the entropies come from.
+    """
+
+    model: PageModel
+    entropy: NDArray[np.float64]
+    weight: NDArray[np.float64]
+    cii: NDArray[np.float64]
+    api: NDArray[np.float64]
+    api_known: NDArray[np.bool_]
+    api_a: NDArray[np.float64]
+    known_a: NDArray[np.float64]
+    link_entropy_sum: NDArray[np.float64]
+    link_terms: NDArray[np.float64]
+    n_pages: int
+    _sii: dict[str, NDArray[np.float64]] = field(default_factory=dict, repr=False)
+
+    @property
+    def alen(self) -> NDArray[np.int64]:
+        return self.model.alen
+
+    @property
+    def clen(self) -> NDArray[np.int64]:
+        return self.model.clen
+
+    @property
+    def tlen(self) -> NDArray[np.int64]:
+        return self.model.tlen
+
+    def feature(self, name: str) -> NDArray[np.float64]:
+        """The aggregated feature f_A named ``alen``, ``clen``, ``tlen`` or ``api``."""
+        if name == "api":
+            return self.api_a
+        if name in ("alen", "clen", "tlen"):
+            return self._int_features[name]
+        raise ValueError(f"unknown feature {name!r}: one of {', '.join(FEATURES)}")
+
+    @cached_property
+    def _int_features(self) -> dict[str, NDArray[np.float64]]:
+        m = self.model
+        return {
+            "alen": m.alen.astype(np.float64),
+            "clen": m.clen.astype(np.float64),
+            "tlen": m.tlen.astype(np.float64),
+        }
+
+    def sii(self, name: str) -> NDArray[np.float64]:
+        """SII(N, f_A) for every node (computed once per feature)."""
+        if name not in self._sii:
+            self._sii[name] = structure_information_index(self.model, self.feature(name))
+        return self._sii[name]
+
+    @cached_property
+    def link_entropy(self) -> NDArray[np.float64]:
+        """LAMIS link entropy of T(N): mean EN of its anchor-text terms (1 when it has none)."""
+        out = np.ones(self.model.n, dtype=np.float64)
+        np.divide(self.link_entropy_sum, self.link_terms, out=out, where=self.link_terms > 0)
+        return out
+
+    @cached_property
+    def mean_api(self) -> NDArray[np.float64]:
+        """API_A(N) / #scored anchors in T(N) (0 where no anchor of T(N) is scored)."""
+        out = np.zeros(self.model.n, dtype=np.float64)
+        np.divide(self.api_a, self.known_a, out=out, where=self.known_a > 0)
+        return out
+
+    @cached_property
+    def meaningful_anchors(self) -> NDArray[np.bool_]:
+        """Anchor nodes whose anchor text has at least one term (could match a target)."""
+        m = self.model
+        mask = np.zeros(m.n, dtype=bool)
+        if m.n == 0:
+            return mask
+        a = m.anchor_nodes
+        ts = m.term_start
+        mask[a] = ts[m.subtree_end[a]] > ts[a]
+        return mask
+
+
+def node_features(
+    model: PageModel,
+    entropy: ArrayLike,
+    *,
+    n_pages: int,
+    target_terms: TargetTerms | None = None,
+) -> NodeFeatures:
+    """Phase 1 of WISDOM for one page: CII, API, API_A and the link-entropy sums.
+
+    ``entropy`` gives EN for each ``model.vocab`` term (e.g. ``snapshot.entropy(model.vocab)``);
+    ``n_pages`` is the number of site pages those entropies come from (for the API floor).
+    """
+    en = np.asarray(entropy, dtype=np.float64)
+    if en.shape != (len(model.vocab),):
+        raise ValueError(f"entropy needs one value per vocab term ({len(model.vocab)})")
+    w = term_weights(en)
+    cii = model.subtree_term_mean(w) if model.n else np.zeros(0)
+    api, known = anchor_precision(model, en, target_terms, n_pages=n_pages)
+    end = model.subtree_end
+    api_a = ict_aggregate(api, end)
+    known_a = ict_aggregate(known, end)
+    # link-text terms: terms owned by nodes inside a link anchor (owner order = node order)
+    n = model.n
+    if n and len(model.term_ids):
+        counts = np.diff(model.term_start)
+        owner = np.repeat(np.arange(n), counts)
+        links = link_anchors(model)
+        in_a = _range_mask(links, model.subtree_end[links], n)[owner]
+        own_sum = np.bincount(owner[in_a], weights=en[model.term_ids[in_a]], minlength=n)
+        own_cnt = np.bincount(owner[in_a], minlength=n).astype(np.float64)
+    else:
+        own_sum = np.zeros(n)
+        own_cnt = np.zeros(n)
+    return NodeFeatures(
+        model=model,
+        entropy=en,
+        weight=w,
+        cii=cii,
+        api=api,
+        api_known=known,
+        api_a=api_a,
+        known_a=known_a,
+        link_entropy_sum=ict_aggregate(own_sum, end),
+        link_terms=ict_aggregate(own_cnt, end),
+        n_pages=n_pages,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Type constraints and the TOC feature choice
+# --------------------------------------------------------------------------------------------
+
+
+def toc_feature(features: NodeFeatures, params: WisdomParams = DEFAULT_PARAMS) -> tuple[str, float]:
+    """Which feature mines TOC blocks on this page, "api" or "alen" (§4.4, Fig. 21), and the
+    zero-API ratio it was chosen by (share of meaningful anchors with API 0 or unknown; 1.0
+    when the page has no meaningful anchor). See the module docstring."""
+    meaningful = features.meaningful_anchors
+    total = int(meaningful.sum())
+    if total == 0:
+        ratio = 1.0
+    else:
+        scored = meaningful & features.api_known & (features.api > 0)
+        ratio = 1.0 - float(scored.sum()) / total
+    if params.toc_feature != "auto":
+        return params.toc_feature, ratio
+    return ("alen" if ratio > params.zero_api_ratio else "api"), ratio
+
+
+def type_constraint(
+    features: NodeFeatures,
+    kind: BlockKind,
+    params: WisdomParams = DEFAULT_PARAMS,
+    *,
+    mode: str = "api",
+) -> NDArray[np.bool_]:
+    """Per node: does T(N) satisfy the type constraint of ``kind`` (§3.2.2)?
+
+    article: ``CII ≥ 1 − TC_article``. toc, ``mode="api"``: ``API_A / #scored anchors ≥ TC_TOC``
+    (no scored anchor fails). toc, ``mode="alen"``: LAMIS link entropy ≤ TC_article (no anchor
+    term fails).
+    """
+    if kind == "article":
+        return features.cii >= 1.0 - params.tc_article - 1e-12
+    if kind != "toc":
+        raise ValueError(f"unknown block kind {kind!r}")
+    informative_links = (features.link_terms > 0) & (
+        features.link_entropy <= params.tc_article + 1e-12
+    )
+    if mode == "api":
+        return (
+            informative_links
+            & (features.known_a > 0)
+            & (features.mean_api >= params.toc_threshold - 1e-12)
+        )
+    if mode == "alen":
+        return informative_links
+    raise ValueError(f"unknown TOC mode {mode!r}: api or alen")
+
+
+# --------------------------------------------------------------------------------------------
+# Phase 2: k-MIB
+# --------------------------------------------------------------------------------------------
+
+
+def _non_dummy_children(model: PageModel, node: int, f: NDArray[np.float64]) -> NDArray[np.int32]:
+    kids = model.child_index[model.child_start[node] : model.child_start[node + 1]]
+    return kids[~model.dummy[kids] & (f[kids] > 0)]
+
+
+@dataclass(frozen=True)
+class MibSearch:
+    """What one k-MIB search found and decided.
+
+    ``skeleton``: accepted nodes, best f_A first. ``split``: node mask of the nodes the search
+    split (popped, not a candidate, children queued). ``rejected``: node mask of the candidates
+    that failed the type constraint (removed with their subtree).
+    """
+
+    skeleton: list[int]
+    split: NDArray[np.bool_]
+    rejected: NDArray[np.bool_]
+
+
+def k_mib(
+    model: PageModel,
+    f_a: NDArray[np.float64],
+    sii: NDArray[np.float64],
+    passes: NDArray[np.bool_],
+    *,
+    k: int = 1,
+    st: float = 0.8,
+    explore_rejected: bool = False,
+    root: int = 0,
+) -> MibSearch:
+    """k-maximum informative blocks (§3.2.2): the skeleton nodes, best f_A first.
+
+    Best-first top-down search from ``root`` by ``f_a`` (see the module docstring for the
+    reading): a node is a candidate when ``sii ≥ st``, when it has no non-dummy child with
+    f_A > 0, or when its own value is at least that of its best child; an accepted candidate
+    satisfies ``passes`` (the type constraint); a rejected one is removed with its subtree
+    (or split, with ``explore_rejected``). Stops at ``k`` accepted nodes.
+    """
+    n = model.n
+    split = np.zeros(n, dtype=bool)
+    rejected = np.zeros(n, dtype=bool)
+    out: list[int] = []
+    if n == 0 or f_a[root] <= 0:
+        return MibSearch(out, split, rejected)
+    heap: list[tuple[float, int]] = [(-float(f_a[root]), root)]
+    while heap and len(out) < k:
+        neg, node = heapq.heappop(heap)
+        kids = _non_dummy_children(model, node, f_a)
+        candidate = len(kids) == 0 or sii[node] >= st
+        if not candidate:
+            best = float(f_a[kids].max())
+            own = -neg - float(f_a[model.children(node)].sum())
+            candidate = own >= best
+        if candidate:
+            if passes[node]:
+                out.append(node)
+                continue
+            rejected[node] = True
+            if not explore_rejected or len(kids) == 0:
+                continue
+        split[node] = True
+        for kid in kids.tolist():
+            heapq.heappush(heap, (-float(f_a[kid]), kid))
+    return MibSearch(out, split, rejected)
+
+
+# --------------------------------------------------------------------------------------------
+# Phase 3: expanding and condensing
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MinedBlock:
+    """One informative block: the sub-tree of ``node``.
+
+    ``origin``: "skeleton" (found by k-MIB), "dstm" (a merged direct sibling of ``skeleton``) or
+    "cstm<k>" (a merged sibling of the k-th non-singleton ancestor of ``skeleton``).
+    """
+
+    node: int
+    kind: BlockKind
+    origin: str
+    skeleton: int
+
+
+def _non_singleton_ancestors(
+    model: PageModel, node: int, f_a: NDArray[np.float64], upto: int
+) -> list[int]:
+    """The first ``upto`` ancestors of ``node`` that have a non-dummy sibling (§3.3)."""
+    out: list[int] = []
+    parent = model.parent
+    p = int(parent[node])
+    while p >= 0 and len(out) < upto:
+        pp = int(parent[p])
+        if pp >= 0 and len(_non_dummy_children(model, pp, f_a)) > 1 and f_a[p] > 0:
+            out.append(p)
+        p = pp
+    return out
+
+
+def _dstm(
+    model: PageModel,
+    node: int,
+    f_a: NDArray[np.float64],
+    passes: NDArray[np.bool_],
+    split: NDArray[np.bool_] | None,
+) -> list[int]:
+    """Qualified siblings of ``node``: non-dummy, type constraint, and f_A smaller than node's
+    or split (undecided) by the k-MIB search."""
+    p = int(model.parent[node])
+    if p < 0:
+        return []
+    sib = _non_dummy_children(model, p, f_a)
+    smaller = f_a[sib] < f_a[node]
+    if split is not None:
+        smaller |= split[sib]
+    ok = (sib != node) & passes[sib] & smaller
+    return sib[ok].tolist()
+
+
+def merge_siblings(
+    model: PageModel,
+    skeleton: Sequence[int],
+    f_a: NDArray[np.float64],
+    passes: NDArray[np.bool_],
+    kind: BlockKind,
+    *,
+    dstm: bool = True,
+    cstm: Sequence[int] = (1,),
+    split: NDArray[np.bool_] | None = None,
+) -> list[MinedBlock]:
+    """Expand the skeleton with DSTM and k-CSTM (§3.3, Fig. 9); blocks in document order.
+
+    Blocks inside another block are dropped (a merged ancestor already covers them).
+    """
+    blocks: dict[int, MinedBlock] = {}
+    for s in skeleton:
+        blocks.setdefault(s, MinedBlock(s, kind, "skeleton", s))
+    for s in skeleton:
+        if dstm:
+            for sib in _dstm(model, s, f_a, passes, split):
+                blocks.setdefault(sib, MinedBlock(sib, kind, "dstm", s))
+        if cstm:
+            ancestors = _non_singleton_ancestors(model, s, f_a, max(cstm))
+            for level in cstm:
+                if level <= len(ancestors):
+                    for sib in _dstm(model, ancestors[level - 1], f_a, passes, split):
+                        blocks.setdefault(sib, MinedBlock(sib, kind, f"cstm{level}", s))
+    nodes = np.array(sorted(blocks), dtype=np.int64)
+    if len(nodes) == 0:
+        return []
+    end = model.subtree_end[nodes]
+    covered_until = np.maximum.accumulate(end)
+    inside = np.zeros(len(nodes), dtype=bool)
+    inside[1:] = nodes[1:] < covered_until[:-1]
+    return [blocks[int(i)] for i in nodes[~inside]]
+
+
+def condense(
+    model: PageModel,
+    roots: Sequence[int],
+    passes: NDArray[np.bool_],
+    *,
+    f_a: NDArray[np.float64] | None = None,
+) -> NDArray[np.bool_]:
+    """Block condensing (§3.3): mask of the nodes removed from the merged trees ``roots``.
+
+    Inside each root (never the root itself), every *structural* node (its parent has no text
+    of its own) that fails ``passes`` — or, with ``f_a`` given, has f_A = 0 (a dummy) — is
+    removed with its subtree. Vectorised over the node ranges.
+    """
+    n = model.n
+    removed = np.zeros(n, dtype=bool)
+    if not len(roots) or n == 0:
+        return removed
+    starts = np.asarray(roots, dtype=np.int64)
+    inside = _range_mask(starts + 1, model.subtree_end[starts], n)
+    structural = _layout_nodes(model)
+    has_terms = model.term_start[model.subtree_end] > model.term_start[:-1]
+    bad = ~passes & has_terms  # no term, no evidence: punctuation, code symbols, "¶"
+    if f_a is not None:
+        bad = bad | (f_a <= 0)
+    # nodes without visible text are nothing to remove (and removing them changes no text)
+    hit = np.flatnonzero(inside & structural & bad & (model.tlen > 0))
+    return _range_mask(hit, model.subtree_end[hit], n)
+
+
+def _layout_nodes(model: PageModel) -> NDArray[np.bool_]:
+    """Nodes that are page layout rather than a piece of running text: block-level elements
+    (HTML's block tags, :data:`wisdom_scrapy.dom.BLOCK_TAGS`, and table cells) that are not
+    inside the text flow of a node with text of its own."""
+    from wisdom_scrapy.dom import BLOCK_TAGS
+
+    n = model.n
+    names = model.tag_names
+    block_tag = np.array([t in BLOCK_TAGS or t in ("td", "th") for t in names] + [False])
+    texty = np.flatnonzero(model.own_len > 0)
+    in_flow = _range_mask(texty + 1, model.subtree_end[texty], n)
+    return block_tag[model.tag_id] & ~in_flow
+
+
+def _range_mask(starts: NDArray, ends: NDArray, n: int) -> NDArray[np.bool_]:
+    """Mask of the union of the ranges ``[starts[k], ends[k])`` (nesting allowed)."""
+    if len(starts) == 0:
+        return np.zeros(n, dtype=bool)
+    diff = np.bincount(starts, minlength=n + 1) - np.bincount(ends, minlength=n + 1)
+    return np.cumsum(diff[:n]) > 0
+
+
+# --------------------------------------------------------------------------------------------
+# All phases
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class InformativeStructure:
+    """The informative structure of one block type on one page (WISDOM's IS).
+
+    ``blocks``: merged blocks in document order (skeleton first found by k-MIB, then DSTM/CSTM
+    siblings). ``removed``: node mask of the sub-trees condensing took out of them.
+    ``feature``: the f_A it was mined by ("clen" for articles; "api" or "alen" for TOCs).
+    """
+
+    kind: BlockKind
+    feature: str
+    blocks: list[MinedBlock]
+    removed: NDArray[np.bool_]
+    skeleton: list[int]
+
+    def region(self, model: PageModel) -> NDArray[np.bool_]:
+        """Node mask of the blocks' sub-trees (condensed parts included)."""
+        roots = np.array([b.node for b in self.blocks], dtype=np.int64)
+        return _range_mask(roots, model.subtree_end[roots], model.n)
+
+    def covered(self, model: PageModel) -> NDArray[np.bool_]:
+        """Node mask of the structure: inside some block and not removed."""
+        return self.region(model) & ~self.removed
+
+
+def mine(
+    features: NodeFeatures,
+    kind: BlockKind,
+    params: WisdomParams = DEFAULT_PARAMS,
+    *,
+    feature: str | None = None,
+) -> InformativeStructure:
+    """k-MIB + merging + condensing for one block type (WISDOM §3.2–3.3).
+
+    Articles are mined by CLEN_A, TOCs by API_A or ALEN_A (``feature``, default
+    :func:`toc_feature`'s choice); the type constraint follows the feature.
+    """
+    model = features.model
+    if feature is None:
+        feature = "clen" if kind == "article" else toc_feature(features, params)[0]
+    mode = "api" if feature == "api" else "alen"
+    passes = type_constraint(features, kind, params, mode=mode)
+    f_a = features.feature(feature)
+    search = k_mib(
+        model,
+        f_a,
+        features.sii(feature),
+        passes,
+        k=params.k,
+        st=params.st,
+        explore_rejected=params.explore_rejected,
+    )
+    dstm, cstm = params.merging
+    skeleton = search.skeleton
+    blocks = merge_siblings(
+        model, skeleton, f_a, passes, kind, dstm=dstm, cstm=cstm, split=search.split
+    )
+    if params.condense and blocks:
+        removed = condense(
+            model,
+            [b.node for b in blocks],
+            passes,
+            f_a=f_a if params.condense_dummies else None,
+        )
+    else:
+        removed = np.zeros(model.n, dtype=bool)
+    return InformativeStructure(kind, feature, blocks, removed, skeleton)
