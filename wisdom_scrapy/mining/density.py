@@ -43,6 +43,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import compress
 from operator import attrgetter, methodcaller
 from typing import TYPE_CHECKING
 
@@ -77,6 +78,12 @@ class DensityParams:
     link_list_density: float = 0.5
     #: … with at least this many anchors
     link_list_anchors: int = 2
+    #: a list of at least this many sibling items whose text starts with a link is a teaser list
+    teaser_items: int = 3
+    #: … of at most this many characters each
+    teaser_max_len: float = 1000.0
+    #: the prose of teaser items counts this much
+    teaser_discount: float = 0.5
     #: score multiplier of a node marked as the article body (schema.org ``itemprop=articleBody``)
     body_bonus: float = 1.5
     #: nodes scoring within this share of the best are ties; the deepest wins
@@ -158,40 +165,50 @@ _POS_EXACT = frozenset(
      "blog", "hentry", "prose", "richtext"}
 )  # fmt: skip
 _POS_SUBSTR = ("article", "content", "entry", "story", "prose", "richtext", "postbody")
-_NEG_ROLES = frozenset(
-    {"navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar",
-     "dialog", "alertdialog", "toolbar", "tablist", "form"}
-)  # fmt: skip
-_POS_ROLES = frozenset({"main", "article"})
-
 _NEG, _POS, _HIDE, _BODY = 1, 2, 4, 8
-_SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 
 
+def _trie(words: frozenset[str] | tuple[str, ...]) -> re.Pattern[str]:
+    """A regex matching any of ``words``, factored as a trie (``re`` tries the alternatives of
+    a flat ``a|b|c`` at every position; a trie rejects a position after one character)."""
+    root: dict[str, dict] = {}
+    for word in words:
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:
+        alts = [re.escape(c) + emit(sub) for c, sub in sorted(node.items()) if c]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return re.compile(emit(root))
+
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+_NEG_SUBSTR_RE = _trie(_NEG_SUBSTR)
+_POS_SUBSTR_RE = _trie(_POS_SUBSTR)
+
+
 @lru_cache(maxsize=1 << 14)
 def _name_cue(value: str | None) -> int:
-    """Boilerplate (``_NEG``) / article (``_POS``) cue bits of a class or id value."""
+    """Boilerplate (``_NEG``) / article (``_POS``) cue bits of a class or id value: one of the
+    exact words as a whole token, or one of the substrings anywhere (``relatedPosts``,
+    ``comments-area``, ``sharebar``). camelCase is split first (``adSlot`` → ``ad slot``)."""
     if not value:
         return 0
-    tokens = [t for t in _SPLIT.split(_CAMEL.sub(" ", value).lower()) if t]
-    flags = 0
-    for token in tokens:
-        if token in _NEG_EXACT or any(s in token for s in _NEG_SUBSTR):
-            flags |= _NEG
-        if token in _POS_EXACT or any(s in token for s in _POS_SUBSTR):
-            flags |= _POS
-    return flags
-
-
-@lru_cache(maxsize=1 << 10)
-def _role_cue(value: str | None) -> int:
-    if not value:
-        return 0
-    roles = value.lower().split()
-    flags = _NEG if any(r in _NEG_ROLES for r in roles) else 0
-    return flags | (_POS if any(r in _POS_ROLES for r in roles) else 0)
+    if not value.islower():
+        value = _CAMEL.sub(" ", value)
+    text = value.lower()
+    tokens = _TOKEN.findall(text)
+    neg = not _NEG_EXACT.isdisjoint(tokens) or _NEG_SUBSTR_RE.search(text) is not None
+    pos = not _POS_EXACT.isdisjoint(tokens) or _POS_SUBSTR_RE.search(text) is not None
+    return (_NEG if neg else 0) | (_POS if pos else 0)
 
 
 @lru_cache(maxsize=1 << 10)
@@ -206,16 +223,7 @@ def _style_cue(value: str | None) -> int:
     return _HIDE if value and _HIDDEN_STYLE.search(value) else 0
 
 
-def _aria_cue(value: str | None) -> int:
-    return _HIDE if value is not None and value.strip().lower() == "true" else 0
-
-
-def _present_cue(value: str | None) -> int:
-    return _HIDE if value is not None else 0
-
-
-_GET = {name: methodcaller("get", name) for name in
-        ("class", "id", "role", "itemprop", "style", "aria-hidden", "hidden")}  # fmt: skip
+_GET = {name: methodcaller("get", name) for name in ("class", "id", "itemprop", "style")}
 
 
 # --------------------------------------------------------------------------------------------
@@ -223,33 +231,53 @@ _GET = {name: methodcaller("get", name) for name in
 # --------------------------------------------------------------------------------------------
 
 
-def _elements(model: PageModel) -> list[etree._Element]:
-    """The lxml element of every node, in node order (one C-level iteration)."""
-    els = list(model.element(0).iter(etree.Element))
-    if len(els) != model.n:  # pragma: no cover - only if PageModel's numbering ever changes
-        els = [model.element(i) for i in range(model.n)]
-    return els
+def _root(model: PageModel) -> etree._Element:
+    """The model's root element, without making the model list every node's proxy."""
+    root = getattr(model, "root", None)
+    if root is None:
+        root = getattr(model, "_root", None)
+    if root is None or not isinstance(root, etree._Element):
+        root = model.element(0)
+    return root
+
+
+def _elements_of(model: PageModel, nodes: NDArray[np.intp], tags: frozenset[str]) -> list:
+    """The lxml elements of ``nodes`` (all nodes whose tag is in ``tags``, in node order).
+
+    ``root.iter(*tags)`` filters in C, so only the wanted elements get a Python proxy (creating
+    one costs a Python-level class lookup on lxml.html trees). If the tree's tag names do not
+    match the model's (namespaced XHTML), every element is listed instead.
+    """
+    root = _root(model)
+    els = list(root.iter(*tags))
+    if len(els) == len(nodes) and (not els or _local(els[0].tag) == model.tag[nodes[0]]):
+        return els
+    every = list(root.iter(etree.Element))  # pragma: no cover - XHTML / foreign trees
+    return [every[i] for i in nodes.tolist()]  # pragma: no cover
+
+
+def _local(tag: object) -> str:
+    """Local, lower-case name of an lxml tag."""
+    return str(tag).rpartition("}")[2].lower()
 
 
 #: Tags whose class/id/hiding attributes are read (inline formatting and links are not: their
 #: cues add nothing that the surrounding block's do not, and attribute reads cost time).
 _CUE_TAGS = frozenset(
     {"div", "section", "article", "aside", "nav", "header", "footer", "ul", "ol", "li", "p",
-     "span", "table", "tbody", "tr", "td", "figure", "main", "form", "dl", "dd", "dt", "body",
-     "center", "font", "blockquote", "menu", "figcaption", "small", "address", "details"}
+     "span", "table", "td", "figure", "main", "form", "dl", "body", "blockquote", "menu",
+     "figcaption", "address", "details"}
 )  # fmt: skip
 _CUE_ATTRIBUTES = (
     ("class", _name_cue),
     ("id", _name_cue),
     ("itemprop", _itemprop_cue),
     ("style", _style_cue),
-    ("aria-hidden", _aria_cue),
-    ("hidden", _present_cue),
 )
 
 
 def _attribute_cues(
-    model: PageModel, els: list[etree._Element]
+    model: PageModel,
 ) -> tuple[NDArray[np.int64], NDArray[np.intp], list[str | None]]:
     """Cue bits of every node from its class, id, itemprop and hiding attributes.
 
@@ -257,8 +285,10 @@ def _attribute_cues(
     without text changes no block value. Returns (cues, the nodes read, their class values).
     """
     n = model.n
-    read = np.flatnonzero(_tag_table(model, _CUE_TAGS) & (model.tlen > 0) & ~model.hidden)
-    sel = list(map(els.__getitem__, read.tolist()))
+    tagged = np.flatnonzero(_tag_table(model, _CUE_TAGS))
+    useful = (model.tlen[tagged] > 0) & ~model.hidden[tagged]
+    read = tagged[useful]
+    sel = list(compress(_elements_of(model, tagged, _CUE_TAGS), useful.tolist()))
     k = len(sel)
     cues = np.zeros(n, np.int64)
     sel_cues = np.zeros(k, np.int64)
@@ -290,11 +320,13 @@ def _piece_punctuation(joined: str, n_pieces: int) -> NDArray[np.int64] | None:
     seps = np.flatnonzero(codes == 0)
     if len(seps) + 1 != n_pieces:
         return None
-    marks = np.flatnonzero(_PUNCT_TABLE[np.minimum(codes, 0xFFFF)])
+    if codes.dtype != np.uint8:
+        codes = np.minimum(codes, 0xFFFF)
+    marks = np.flatnonzero(_PUNCT_TABLE[codes])
     return np.bincount(np.searchsorted(seps, marks), minlength=n_pieces)
 
 
-def _punctuation(model: PageModel, els: list[etree._Element]) -> NDArray[np.int64]:
+def _punctuation(model: PageModel) -> NDArray[np.int64]:
     """Sentence punctuation marks in every node's own visible text (text + children's tails).
 
     Uses the page model's joined text pieces when it has them (no second read of the tree);
@@ -310,6 +342,7 @@ def _punctuation(model: PageModel, els: list[etree._Element]) -> NDArray[np.int6
         if counts is not None:
             return np.bincount(owner, weights=counts, minlength=n).astype(np.int64)
     out = np.zeros(n, np.int64)
+    els = list(_root(model).iter(etree.Element))
     parents = model.parent.astype(np.int64)
     for attr, owners in ((_TEXT, np.arange(n)), (_TAIL, parents)):
         pieces = [s.replace("\x00", "") if s else "" for s in map(attr, els)]
@@ -359,6 +392,39 @@ def _nearest_marked(marked: NDArray[np.bool_], parent: NDArray[np.int32]) -> NDA
         up = nxt
 
 
+def _teaser_items(
+    model: PageModel, min_items: int, max_len: float
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Nodes inside teaser items: lists of ≥ ``min_items`` sibling items whose text starts with
+    a link (a headline linking elsewhere, then a summary), making up at least half of their
+    parent's children with text — "more stories", "related", index-like lists.
+    Returns (mask of nodes inside teaser items, mask of the items themselves).
+
+    An item's first text is found for all nodes at once: the first text-bearing node at or
+    after it in pre-order, if it is inside its subtree.
+    """
+    n = model.n
+    texty = np.flatnonzero(model.own_len > 0)
+    if len(texty) == 0 or n < 2:
+        return np.zeros(n, bool), np.zeros(n, bool)
+    k = np.searchsorted(texty, np.arange(n))
+    first = texty[np.minimum(k, len(texty) - 1)]
+    lead = (k < len(texty)) & (first < model.subtree_end) & model.in_anchor[first]
+    parent = model.parent.astype(np.int64)
+    lead &= model.clen > 0  # a headline with a summary, not a bare link
+    lead &= model.tlen <= max_len  # an item, not a page region
+    lead &= 2 * model.tlen <= model.tlen[np.maximum(parent, 0)]  # one of several
+    lead[0] = False
+    items = np.bincount(parent[lead], minlength=n)
+    with_text = (model.tlen > 0) & ~model.dummy
+    with_text[0] = False
+    children = np.bincount(parent[with_text], minlength=n)
+    lists = (items >= min_items) & (2 * items >= children)
+    item = lead & lists[np.maximum(parent, 0)]
+    item_nodes = np.flatnonzero(item)
+    return _range_mask(item_nodes, model.subtree_end[item_nodes], n), item
+
+
 def _tag_table(model: PageModel, names: frozenset[str]) -> NDArray[np.bool_]:
     """Per-node mask: tag in ``names`` (through a per-tag-name table)."""
     table = np.fromiter((t in names for t in model.tag_names), bool, len(model.tag_names))
@@ -404,8 +470,7 @@ def single_page_article(
     if n == 0 or model.tlen[0] <= 0:
         return None
     p = params
-    els = _elements(model)
-    cues, cue_nodes, classes = _attribute_cues(model, els)
+    cues, cue_nodes, classes = _attribute_cues(model)
     tag_block = _tag_table(model, _BLOCK_TAGS)
     tag_block[0] = True
     hidden = model.hidden | ((cues & _HIDE) > 0)
@@ -415,7 +480,7 @@ def single_page_article(
     own = model.own_len.astype(np.float64)
     L = np.bincount(block_of, weights=own, minlength=n)
     A = np.bincount(block_of, weights=np.where(model.in_anchor, own, 0.0), minlength=n)
-    P = np.bincount(block_of, weights=_punctuation(model, els), minlength=n)
+    P = np.bincount(block_of, weights=_punctuation(model), minlength=n)
     C = L - A
     has_text = L > 0
 
@@ -423,6 +488,8 @@ def single_page_article(
     v = C + p.punct_bonus * np.minimum(P, p.punct_cap) - p.anchor_cost * A
     v -= p.block_cost
     v[~has_text] = 0.0
+    teaser, teaser_start = _teaser_items(model, p.teaser_items, p.teaser_max_len)
+    v[teaser & (v > 0)] *= p.teaser_discount
     pos_v = np.maximum(v, 0.0)
     Pos = _subtree_sum(pos_v, model.subtree_end)
 
@@ -469,7 +536,9 @@ def single_page_article(
             & (model.n_anchors[sub] >= p.link_list_anchors)
         )
         no_prose = (Pos[sub] <= 0) & (V[sub] < 0) & (model.alen[sub] > 0)
-        exclude[sub] = marked[sub] | link_list | no_prose | hidden[sub]
+        minor = Pos[sub] < p.wrapper_share * Pos[body]
+        teasers = teaser_start[sub] & minor
+        exclude[sub] = marked[sub] | link_list | no_prose | hidden[sub] | teasers
 
     # 5. metadata
     metadata = _metadata(model, cue_nodes, classes, body, exclude, in_boiler)
