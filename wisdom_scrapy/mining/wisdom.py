@@ -39,29 +39,57 @@ Phase 2 — information coverage tree and k-MIB (§3.2)
       over its children: the root of a block), when it is a leaf for f_A (no non-dummy child with
       f_A > 0), or when its own text outweighs every child (in the paper's DOM the search would
       go down to that text node, whose element is N). A candidate that satisfies the type
-      constraint is accepted into the skeleton; one that does not is a pseudo-informative block
-      and is removed with its subtree (the paper's "uninformative sub-trees are removed"). A
-      non-candidate is split: its non-dummy children with f_A > 0 enter the queue. The search
-      stops after k accepted nodes. Accepted nodes are never ancestors of one another, as the
-      paper notes.
-    * **Type constraints**: article ``CII(N) ≥ 1 − TC_article``; TOC
-      ``API_A(N) / #anchors(N) ≥ TC_TOC`` where #anchors counts the anchors of T(N) whose API is
-      known (an anchor whose target has not been fetched says nothing either way).
+      constraint is accepted into the skeleton. One that does not is a pseudo-informative block:
+      it is not selected, and (``explore_rejected``, default) its children are searched in turn —
+      a candidate that mixes a block with template (a two-child container of sidebar and
+      content has SII ≈ 1 whenever the two happen to weigh the same) fails the constraint as a
+      whole but holds a block. With ``explore_rejected=False`` its sub-tree is dropped instead
+      (the paper's "uninformative sub-trees are removed"). A non-candidate is split: its
+      non-dummy children with f_A > 0 enter the queue. The search stops after k accepted nodes,
+      which are never ancestors of one another, as the paper notes.
+    * **Type constraints** (:func:`type_constraint`): article ``CII(N) ≥ 1 − TC_article``;
+      TOC ``API_A(N) / #anchors(N) ≥ TC_TOC``, #anchors counting the anchors of T(N) whose API is
+      known (an anchor whose target has not been fetched says nothing either way). TC_TOC
+      defaults to ``1 / TC_article`` = 1.25, the paper's own derivation: "each basic informative
+      link contains one matching term with entropy 0.8". That derivation presupposes that the
+      matched terms have entropy ≤ 0.8, so a TOC block must also have a LAMIS link entropy (mean
+      EN of the terms of its links' anchor texts, [16]) of at most TC_article: otherwise a box
+      of long, site-wide anchors ("Most read" with full headlines on every page) passes on sheer
+      anchor length, each template term adding ≈ 1 to API. Link entropy counts anchors that link
+      to another page (:func:`link_anchors`), not in-page "#" anchors.
 
 Phase 3 — expanding and condensing (§3.3)
     * **DSTM** merges every sibling S' of a skeleton node S that is not a dummy (f_A(S') > 0,
-      the §3.3 definition), satisfies the type constraint and has ``f_A(S') < f_A(S)``.
+      the §3.3 definition) and satisfies the type constraint, if ``f_A(S') < f_A(S)``. The paper
+      skips larger siblings because "they are checked in the previous searching paths of the
+      k-MIB algorithm and have been either selected into the skeleton set or removed"; a larger
+      sibling that the search *split* (not a candidate, children queued) was neither, so it
+      qualifies too.
     * **k-CSTM** applies DSTM to P_k, the k-th *non-singleton* ancestor of S: walking up from
       S's parent, the ancestors that have at least one non-dummy sibling (we read "has more than
-      one non-dummy sibling node" as "is not the only non-dummy child of its parent", i.e. the
-      sibling group counts the node itself; Fig. 9's P_1 has two P_1' siblings either way).
-    * **Condensing** removes, inside every merged tree, the maximal sub-trees that fail the type
-      constraint ("dummy sub-trees … mainly tags for the page layout"). Only *structural* nodes
-      are removed: a node whose parent has text of its own sits inside a sentence (an inline
-      link or emphasis in a paragraph), and cutting it would cut the sentence; its paragraph was
-      judged as a whole. With ``condense_dummies`` (default on), sub-trees with f_A = 0 (the §3.3
-      dummy definition: no context for an article, no anchor text for a TOC) are removed too —
-      e.g. a link list inside an article.
+      one non-dummy sibling node" as "is not the only non-dummy child of its parent"; Fig. 9's
+      P_1 has two P_1' siblings either way). The default is the paper's DSTM + 1-CSTM.
+    * **Expansion depth from the page** (``cstm_extend``, default on): the paper's news
+      articles sit one or two levels below their block root, so 1-CSTM reaches it; documents
+      with sections in sections put the skeleton deeper. After the listed levels, k-CSTM goes on
+      to the next level for as long as the previous one was *complete*: its qualified siblings
+      carry at least as much f_A as the non-qualified ones (a small heading or note failing the
+      type constraint does not end a section, a menu or footer outweighing what qualifies does).
+      The first incomplete level is the block's boundary and the last level applied.
+    * **Condensing** (:func:`condense`) removes, inside every merged tree, the maximal sub-trees
+      that fail the type constraint ("dummy sub-trees … mainly tags for the page layout"). Only
+      layout nodes are removed: block-level elements (HTML's block tags) outside the text flow of
+      a node with text of its own — cutting an inline link, emphasis or a code span out of a
+      sentence would cut the sentence. Sub-trees without any term (code symbols, "¶") carry no
+      evidence and stay. CII is a mean over few terms in small sub-trees ("when the size of IBs
+      is divided into smaller ones, the number of extracted terms in each small block
+      decreases, so does the accuracy of corresponding CII", §4.2), so for articles a sub-tree
+      fails only when its CII is below the line by more than one standard error,
+      ``CII + σ_W/√k < 1 − TC_article`` with σ_W the standard deviation of the page's term
+      weights and k the sub-tree's number of terms: a two-word "Next topic" of site-wide terms
+      goes, a two-word heading of common but not site-wide words stays. With
+      ``condense_dummies`` (default on), §3.3 dummies go too (:func:`dummies`): link lists in an
+      article, link-less paragraphs in a TOC.
 
 TOC blocks without API (§4.4, Fig. 21)
     When most anchors cannot be scored by API (targets not fetched yet, or no common terms),
@@ -71,10 +99,8 @@ TOC blocks without API (§4.4, Fig. 21)
     so this is the page's own length threshold: an anchor without a term is as short as anchor
     text gets). An anchor with an unfetched target counts as zero-API. Above
     ``zero_api_ratio`` (default 0.5: API decides only if it scores most anchors that could be
-    scored) the ALEN criterion is used. In ALEN mode the API type constraint cannot be
-    evaluated, so the TOC type constraint is LAMIS's link entropy: the mean entropy of the anchor
-    text terms of T(N) must be at most TC_article (0.8, the "uninformative link threshold" of
-    [16] from which the paper takes TC_article).
+    scored) the ALEN criterion is used. In ALEN mode the API part of the TOC type constraint
+    cannot be evaluated, and the link-entropy part is the whole constraint.
 """
 
 from __future__ import annotations
@@ -103,6 +129,7 @@ __all__ = [
     "WisdomParams",
     "anchor_precision",
     "condense",
+    "dummies",
     "entropy_floor",
     "ict_aggregate",
     "k_mib",
@@ -155,15 +182,19 @@ def parse_merge(spec: str | Sequence[str]) -> tuple[bool, tuple[int, ...]]:
 @dataclass(frozen=True)
 class WisdomParams:
     """WISDOM's parameters, with the paper's defaults (§4.4: k=1, ST=0.8, TC=(0.8, 1.25),
-    DSTM + 1-CSTM).
+    DSTM + 1-CSTM); the module docstring explains each choice.
 
-    ``min_pages``: fewest pages the site's store must know for entropy-based mining; below it
-    :func:`wisdom_scrapy.analysis.analyze_page` uses the single-page extractor. ``None`` derives
-    it from ``tc_article`` (see :attr:`warm_pages`).
+    ``tc_toc``: TC_TOC; ``None`` derives it from TC_article (:attr:`toc_threshold`, 1.25).
+    ``merge``: merging methods, e.g. ``"dstm,1-cstm"`` or ``"dstm,1-cstm,2-cstm"``.
+    ``cstm_extend``: continue k-CSTM past the listed levels while a level is complete (the
+    expansion depth taken from the page). ``condense`` / ``condense_dummies``: block
+    condensing, and whether it removes §3.3 dummies too. ``explore_rejected``: k-MIB searches
+    the children of a candidate that fails the type constraint (default) instead of dropping
+    its sub-tree. ``min_pages``: fewest pages the site's store must know for entropy-based
+    mining; below it :func:`wisdom_scrapy.analysis.analyze_page` uses the single-page
+    extractor. ``None`` derives it from ``tc_article`` (:attr:`warm_pages`).
     ``zero_api_ratio``: above this share of zero-API meaningful anchors, TOC blocks are mined by
     ALEN instead of API (:func:`toc_feature`); ``toc_feature`` forces "api" or "alen".
-    ``explore_rejected``: k-MIB splits a candidate that fails the type constraint instead of
-    removing it (not the paper's reading; off by default).
     """
 
     k: int = 1
@@ -171,6 +202,7 @@ class WisdomParams:
     tc_toc: float | None = None
     tc_article: float = 0.8
     merge: str = "dstm,1-cstm"
+    cstm_extend: bool = True
     condense: bool = True
     condense_dummies: bool = True
     toc_feature: Literal["auto", "api", "alen"] = "auto"
@@ -393,7 +425,8 @@ class NodeFeatures:
     ``api``/``api_known``: per-anchor API and whether its target was fetched; ``api_a``,
     ``known_a``: their ICT aggregates (API_A and the number of scored anchors in T(N)).
     ``link_entropy_sum``/``link_terms``: Σ EN and number of anchor-text terms in T(N) (LAMIS
-    link entropy = their ratio). ``alen``/``clen``/``tlen``: ALEN_A, CLEN_A, TLEN_A.
+    link entropy = their ratio). ``context_terms``: terms of T(N) outside anchors.
+    ``alen``/``clen``/``tlen``: ALEN_A, CLEN_A, TLEN_A.
     ``n_pages``: pages of the site the entropies come from.
     """
 
@@ -407,6 +440,7 @@ class NodeFeatures:
     known_a: NDArray[np.float64]
     link_entropy_sum: NDArray[np.float64]
     link_terms: NDArray[np.float64]
+    context_terms: NDArray[np.float64]
     n_pages: int
     _sii: dict[str, NDArray[np.float64]] = field(default_factory=dict, repr=False)
 
@@ -502,9 +536,11 @@ def node_features(
         in_a = _range_mask(links, model.subtree_end[links], n)[owner]
         own_sum = np.bincount(owner[in_a], weights=en[model.term_ids[in_a]], minlength=n)
         own_cnt = np.bincount(owner[in_a], minlength=n).astype(np.float64)
+        own_ctx = np.bincount(owner[~model.in_anchor[owner]], minlength=n).astype(np.float64)
     else:
         own_sum = np.zeros(n)
         own_cnt = np.zeros(n)
+        own_ctx = np.zeros(n)
     return NodeFeatures(
         model=model,
         entropy=en,
@@ -516,6 +552,7 @@ def node_features(
         known_a=known_a,
         link_entropy_sum=ict_aggregate(own_sum, end),
         link_terms=ict_aggregate(own_cnt, end),
+        context_terms=ict_aggregate(own_ctx, end),
         n_pages=n_pages,
     )
 
@@ -683,18 +720,19 @@ def _dstm(
     f_a: NDArray[np.float64],
     passes: NDArray[np.bool_],
     split: NDArray[np.bool_] | None,
-) -> list[int]:
-    """Qualified siblings of ``node``: non-dummy, type constraint, and f_A smaller than node's
-    or split (undecided) by the k-MIB search."""
+) -> tuple[list[int], bool]:
+    """Qualified siblings of ``node`` (non-dummy, type constraint, and f_A smaller than node's or
+    split — undecided — by the k-MIB search), and whether every non-dummy sibling qualified."""
     p = int(model.parent[node])
     if p < 0:
-        return []
+        return [], False
     sib = _non_dummy_children(model, p, f_a)
+    sib = sib[sib != node]
     smaller = f_a[sib] < f_a[node]
     if split is not None:
         smaller |= split[sib]
-    ok = (sib != node) & passes[sib] & smaller
-    return sib[ok].tolist()
+    ok = passes[sib] & smaller
+    return sib[ok].tolist(), bool(f_a[sib[ok]].sum() >= f_a[sib[~ok]].sum())
 
 
 def merge_siblings(
@@ -706,25 +744,42 @@ def merge_siblings(
     *,
     dstm: bool = True,
     cstm: Sequence[int] = (1,),
+    extend: bool = False,
     split: NDArray[np.bool_] | None = None,
 ) -> list[MinedBlock]:
     """Expand the skeleton with DSTM and k-CSTM (§3.3, Fig. 9); blocks in document order.
 
-    Blocks inside another block are dropped (a merged ancestor already covers them).
+    ``cstm`` lists the k of the k-CSTM steps. With ``extend``, k-CSTM goes on past the highest
+    listed level (DSTM is level 0) for as long as the previous level merged *every* non-dummy
+    sibling — the block evidently spans that whole parent, so the parent's siblings are the next
+    collateral candidates — and merges a further level only when all of its siblings qualify
+    too. The first level with a sibling that does not qualify (a menu, a footer: the block's
+    boundary) ends the expansion and merges nothing. Blocks inside another block are dropped
+    (a merged ancestor already covers them).
     """
     blocks: dict[int, MinedBlock] = {}
     for s in skeleton:
         blocks.setdefault(s, MinedBlock(s, kind, "skeleton", s))
+    levels = sorted(set(cstm))
+    top = levels[-1] if levels else 0
     for s in skeleton:
+        complete = False
         if dstm:
-            for sib in _dstm(model, s, f_a, passes, split):
+            merged, complete = _dstm(model, s, f_a, passes, split)
+            for sib in merged:
                 blocks.setdefault(sib, MinedBlock(sib, kind, "dstm", s))
-        if cstm:
-            ancestors = _non_singleton_ancestors(model, s, f_a, max(cstm))
-            for level in cstm:
-                if level <= len(ancestors):
-                    for sib in _dstm(model, ancestors[level - 1], f_a, passes, split):
-                        blocks.setdefault(sib, MinedBlock(sib, kind, f"cstm{level}", s))
+        if not levels and not (extend and dstm and complete):
+            continue
+        ancestors = _non_singleton_ancestors(model, s, f_a, model.n if extend else top)
+        for level, p_k in enumerate(ancestors, start=1):
+            if level in levels or (level > top and extend and complete):
+                merged, complete = _dstm(model, p_k, f_a, passes, split)
+            elif level > top:
+                break
+            else:
+                continue
+            for sib in merged:
+                blocks.setdefault(sib, MinedBlock(sib, kind, f"cstm{level}", s))
     nodes = np.array(sorted(blocks), dtype=np.int64)
     if len(nodes) == 0:
         return []
@@ -740,13 +795,15 @@ def condense(
     roots: Sequence[int],
     passes: NDArray[np.bool_],
     *,
-    f_a: NDArray[np.float64] | None = None,
+    dummy: NDArray[np.bool_] | None = None,
+    sure: NDArray[np.bool_] | None = None,
 ) -> NDArray[np.bool_]:
     """Block condensing (§3.3): mask of the nodes removed from the merged trees ``roots``.
 
-    Inside each root (never the root itself), every *structural* node (its parent has no text
-    of its own) that fails ``passes`` — or, with ``f_a`` given, has f_A = 0 (a dummy) — is
-    removed with its subtree. Vectorised over the node ranges.
+    Inside each root (never the root itself), every layout node (:func:`_layout_nodes`: a
+    block-level element outside any text flow) that has terms and fails ``passes`` (and, when
+    ``sure`` is given, is marked in it: the failure is beyond doubt), or is marked in
+    ``dummy``, is removed with its subtree. Vectorised over the node ranges.
     """
     n = model.n
     removed = np.zeros(n, dtype=bool)
@@ -757,8 +814,10 @@ def condense(
     structural = _layout_nodes(model)
     has_terms = model.term_start[model.subtree_end] > model.term_start[:-1]
     bad = ~passes & has_terms  # no term, no evidence: punctuation, code symbols, "¶"
-    if f_a is not None:
-        bad = bad | (f_a <= 0)
+    if sure is not None:
+        bad &= sure
+    if dummy is not None:
+        bad = bad | dummy
     # nodes without visible text are nothing to remove (and removing them changes no text)
     hit = np.flatnonzero(inside & structural & bad & (model.tlen > 0))
     return _range_mask(hit, model.subtree_end[hit], n)
@@ -816,6 +875,29 @@ class InformativeStructure:
         return self.region(model) & ~self.removed
 
 
+def dummies(features: NodeFeatures, kind: BlockKind) -> NDArray[np.bool_]:
+    """§3.3's dummy nodes (f_A = 0) for condensing, counted in terms rather than characters.
+
+    Article: anchor text and no term outside anchors — a link list, also when "»", "|" or
+    "·" separate its links (CLEN_A > 0 but no context). Code or symbols without links are not
+    dummies. TOC: no term in link text (paragraphs, abstracts, in-page anchors).
+    """
+    if kind == "article":
+        return (features.context_terms <= 0) & (features.model.alen > 0)
+    return features.link_terms <= 0
+
+
+def _surely_failing(features: NodeFeatures, params: WisdomParams) -> NDArray[np.bool_]:
+    """Nodes whose CII is below the article line by more than one standard error of a mean of
+    their k terms: ``CII + σ_W/√k < 1 − TC_article`` (module docstring, condensing)."""
+    m = features.model
+    w = features.weight[m.term_ids] if len(m.term_ids) else np.zeros(0)
+    sigma = float(w.std()) if len(w) > 1 else 0.0
+    k = (m.term_start[m.subtree_end] - m.term_start[:-1]).astype(np.float64)
+    se = sigma / np.sqrt(np.maximum(k, 1.0))
+    return features.cii + se < 1.0 - params.tc_article
+
+
 def mine(
     features: NodeFeatures,
     kind: BlockKind,
@@ -846,14 +928,23 @@ def mine(
     dstm, cstm = params.merging
     skeleton = search.skeleton
     blocks = merge_siblings(
-        model, skeleton, f_a, passes, kind, dstm=dstm, cstm=cstm, split=search.split
+        model,
+        skeleton,
+        f_a,
+        passes,
+        kind,
+        dstm=dstm,
+        cstm=cstm,
+        extend=params.cstm_extend,
+        split=search.split,
     )
     if params.condense and blocks:
         removed = condense(
             model,
             [b.node for b in blocks],
             passes,
-            f_a=f_a if params.condense_dummies else None,
+            dummy=dummies(features, kind) if params.condense_dummies else None,
+            sure=_surely_failing(features, params) if kind == "article" else None,
         )
     else:
         removed = np.zeros(model.n, dtype=bool)
