@@ -15,8 +15,8 @@ What is timed (``time.perf_counter``, one page at a time):
   encoding="utf-8", huge_tree=True), base_url=url)`` — exactly what ``parsel.Selector`` (and so
   Scrapy's ``response.selector``) does to a response's text (parsel ``create_root_node``; the
   NUL-stripping and re-encoding it does before are done once, outside the clock).
-* **feed**: ``wisdom_scrapy.feed.feed_tree(store, root, url)`` on the tree just parsed: terms of
-  the visible text, out-links, one ``store.add_page``.
+* **feed**: ``wisdom_scrapy.feed.feed_tree(store, root, url)`` on the tree just parsed: the page
+  model (one walk of the tree), its terms and out-links, one ``store.add_page``.
 
 Noise (the machine is shared): every pass parses and feeds page by page, interleaved, so load
 spikes hit both; the whole thing is repeated ``--runs`` times (default 3) and each page keeps
@@ -26,7 +26,7 @@ stemming/URL-join caches — so page i meets the same warm-up in every run: the 
 of a cold first crawl of the site, caches warming as it goes.
 
 Passes per run: one ``feed_tree`` pass per backend (the headline figures), then one breakdown
-pass that calls the feed's steps one by one (visible text, ``count_terms``, ``page_links``, then
+pass that calls the feed's steps one by one (page model, its term counts, its links, then
 ``add_page`` on every backend with the same counts). The parse time of a page is its minimum
 over all passes. A last, untimed pass measures the store's size after 100, 300 and all pages.
 
@@ -53,7 +53,7 @@ import sys
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,7 +69,8 @@ from lxml import etree
 from wisdom_scrapy import feed as feed_module
 from wisdom_scrapy import text as text_module
 from wisdom_scrapy import urls as urls_module
-from wisdom_scrapy.feed import feed_tree, page_counts, page_links
+from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.feed import feed_tree
 from wisdom_scrapy.store import TermStore, open_store
 from wisdom_scrapy.store.base import encode_links, page_digest
 from wisdom_scrapy.text import count_terms
@@ -266,12 +267,6 @@ def clear_caches() -> None:
                 clear()
 
 
-def _visible_texts_function() -> Callable[[Any], list[str]] | None:
-    """The feed's own visible-text step, when it is a separate function (it is private)."""
-    fn = getattr(feed_module, "_visible_texts", None)
-    return fn if callable(fn) else None
-
-
 Stamp = tuple[float, float]
 
 
@@ -337,10 +332,9 @@ def breakdown_pass(
 ) -> None:
     """The steps of ``feed_tree`` one by one, timed; ``add_page`` on every backend in turn.
 
-    ``count_terms`` runs twice: first as in the feed (cold: the stemming cache holds the words
-    of the pages before), then again on the same text (warm: every word already stemmed).
+    The steps: the page model (one walk of the tree), its term counts, its links. The counts
+    run cold, as in the feed (the stemming cache holds the words of the pages before).
     """
-    visible = _visible_texts_function()
     clear_caches()
     gc.collect()
     names = list(stores)
@@ -350,24 +344,20 @@ def breakdown_pass(
         t1 = stamp()
         timings.add("parse", i, t0, t1)
         site = host_key(page.url)
-        if visible is not None:
-            texts = visible(root)
-            t2 = stamp()
-            counts = count_terms(texts)
-            t3 = stamp()
-            count_terms(texts)
-            t4 = stamp()
-            timings.add("visible_text", i, t1, t2)
-            timings.add("count_terms", i, t2, t3)
-            timings.add("count_terms (warm)", i, t3, t4)
-        else:
-            texts = []
-            counts = page_counts(root)
-            t3 = t4 = stamp()
-            timings.add("page_counts", i, t1, t3)
-        links = page_links(root, page.url)
-        t5 = stamp()
-        timings.add("page_links", i, t4, t5)
+        model = PageModel.from_tree(root, page.url)
+        t2 = stamp()
+        counts = model.page_counts()
+        t3 = stamp()
+        links = [(link.url, link.text) for link in model.links()]
+        t4 = stamp()
+        timings.add("page_model", i, t1, t2)
+        timings.add("page_counts", i, t2, t3)
+        timings.add("links", i, t3, t4)
+        texts = model.texts()
+        t4 = stamp()
+        count_terms(texts)  # the same text again, every word already stemmed
+        timings.add("count_terms (warm)", i, t4, stamp())
+        t4 = stamp()
         k = i % len(names) if names else 0  # rotate which store writes first
         for name in names[k:] + names[:k]:
             t6 = stamp()
@@ -690,8 +680,7 @@ def breakdown_table(m: Measured) -> tuple[str, dict[str, Any]]:
     n = len(m.pages)
     t = m.timings
     parse_total = t.total("parse")
-    steps = ["visible_text", "count_terms"] if "visible_text" in t else ["page_counts"]
-    steps.append("page_links")
+    steps = ["page_model", "page_counts", "links"]
     common = {step: t.total(step) for step in steps}
     writes = {name: t.total(f"add_page:{name}") for name in m.backends.names}
     wholes = {name: sum(common.values()) + w for name, w in writes.items()}
@@ -740,7 +729,7 @@ def count_table(m: Measured) -> tuple[str, dict[str, Any]]:
     }
     rows = []
     labels = {
-        "count_terms": "cold: as in a first crawl (the stemming cache fills as it goes)",
+        "page_counts": "page model's terms, as in a first crawl (stemming cache filling)",
         "count_terms (warm)": "warm: the same text again (every word already stemmed)",
     }
     for key, label in labels.items():
@@ -762,7 +751,7 @@ def count_table(m: Measured) -> tuple[str, dict[str, Any]]:
     if not rows:
         return "", figures
     title = (
-        f"### count_terms alone ({occurrences} term occurrences in "
+        f"### term extraction ({occurrences} term occurrences in "
         f"{chars / 1e6:.1f} M characters of visible text)"
     )
     return f"{title}\n\n{markdown_table(['cache', 'terms/s', 'chars/s', 'ms/page'], rows)}", figures

@@ -3,16 +3,19 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
 from wisdom_scrapy import Addon, SettingsError, StoreError
-from wisdom_scrapy.middlewares import WisdomFeedMiddleware
+from wisdom_scrapy.middlewares import WisdomAnalysisMiddleware, WisdomFeedMiddleware
 from wisdom_scrapy.runtime import WisdomRuntime
 from wisdom_scrapy.settings import WisdomSettings
 from wisdom_scrapy.urls import host_key
 
 
-def test_addon_inserts_the_feed_middleware():
+def test_addon_inserts_the_middlewares():
     settings = Settings()
     Addon().update_settings(settings)
-    assert settings.getdict("SPIDER_MIDDLEWARES") == {WisdomFeedMiddleware: 950}
+    assert settings.getdict("SPIDER_MIDDLEWARES") == {
+        WisdomFeedMiddleware: 950,
+        WisdomAnalysisMiddleware: 960,
+    }
 
 
 @pytest.mark.parametrize(
@@ -27,7 +30,7 @@ def test_addon_keeps_what_the_project_listed(listed):
     settings = Settings()
     settings.set("SPIDER_MIDDLEWARES", listed, priority="project")
     Addon().update_settings(settings)
-    assert settings.getdict("SPIDER_MIDDLEWARES") == listed
+    assert settings.getdict("SPIDER_MIDDLEWARES") == {**listed, WisdomAnalysisMiddleware: 960}
 
 
 def test_settings_defaults():

@@ -1,9 +1,14 @@
 from collections import Counter
 
 from wisdom_scrapy import feed_page, open_store
-from wisdom_scrapy.feed import page_counts, page_links, parse_html
+from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.feed import feed_model
 from wisdom_scrapy.store.base import Link
 from wisdom_scrapy.text import count_terms
+
+
+def page_counts(html):
+    return PageModel.from_html(html, "http://example.org/docs/page.html").page_counts()
 
 PAGE = b"""<!DOCTYPE html><html><head><title>Crawling entropy</title>
 <base href="http://example.org/docs/">
@@ -18,24 +23,24 @@ PAGE = b"""<!DOCTYPE html><html><head><title>Crawling entropy</title>
 
 
 def test_page_counts_are_the_visible_text_terms():
-    root = parse_html(PAGE, "http://example.org/docs/page.html")
-    visible = (
-        "Crawling entropy Home News Print Mail Top Crawling entropy "
-        "Entropy measures how spread a term is."
-    )
-    assert page_counts(root) == count_terms([visible])
-    assert "javascript" not in page_counts(root)  # script text is not content
-    assert "comment" not in page_counts(root)
+    # The title is in <head>: not shown in the page, not counted (it repeats the <h1> anyway).
+    visible = "Home News Print Mail Top Crawling entropy Entropy measures how spread a term is."
+    counts = page_counts(PAGE)
+    assert counts == count_terms([visible])
+    assert "javascript" not in counts  # script text is not content
+    assert "comment" not in counts
 
 
 def test_visible_text_equal_to_a_script_is_still_counted():
     html = b"<html><body><script>alpha</script><p>alpha</p><p>alpha</p></body></html>"
-    assert page_counts(parse_html(html)) == Counter({"alpha": 2})
+    assert page_counts(html) == Counter({"alpha": 2})
 
 
-def test_page_links_resolve_against_base_and_skip_non_pages():
-    root = parse_html(PAGE, "http://example.org/docs/page.html")
-    assert page_links(root, "http://example.org/docs/page.html") == [
+def test_fed_links_resolve_against_base_and_skip_non_pages():
+    store = open_store("memory://")
+    url = "http://example.org/docs/page.html"
+    feed_model(store, PageModel.from_html(PAGE, url))
+    assert store.links("example.org")[url] == [
         Link("http://example.org/docs/index.html", "Home"),
         Link("http://example.org/news/", "News"),
         Link("http://other.org/x.html", "Other site"),  # image link: its alt text
@@ -44,7 +49,7 @@ def test_page_links_resolve_against_base_and_skip_non_pages():
 
 def test_str_input_is_utf8_whatever_its_meta_charset_says():
     html = '<html><head><meta charset="gbk"></head><body><p>网站结构</p></body></html>'
-    assert page_counts(parse_html(html)) == Counter({"网站": 1, "结构": 1})
+    assert page_counts(html) == Counter({"网站": 1, "结构": 1})
 
 
 def test_feed_page_is_idempotent_and_replaces_changed_pages():

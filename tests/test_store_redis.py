@@ -17,7 +17,7 @@ import pytest
 import redis
 from redis.crc import key_slot
 
-from wisdom_scrapy.feed import page_counts, page_links, parse_html
+from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.store import StoreError, open_store
 from wisdom_scrapy.store.base import encode_record, page_digest
 from wisdom_scrapy.store.memory import MemoryStore
@@ -206,13 +206,13 @@ def test_page_record_format(redis_uri: str, python_doc_pages: list[tuple[str, by
     site = "docs.python.org"
     with RedisStore(redis_uri) as store, redis.Redis.from_url(redis_uri) as client:
         for url, html in python_doc_pages[:10]:
-            root = parse_html(html, url)
-            counts, links = page_counts(root), page_links(root, url)
+            model = PageModel.from_html(html, url)
+            counts, links = model.page_counts(), [(lk.url, lk.text) for lk in model.links()]
             store.add_page(site, url, counts, links)
         ids_of = {k.decode(): int(v) for k, v in client.hgetall(store._keys(site)["ids"]).items()}
         url, html = python_doc_pages[9]
-        root = parse_html(html, url)
-        counts, links = page_counts(root), page_links(root, url)
+        model = PageModel.from_html(html, url)
+        counts, links = model.page_counts(), [(lk.url, lk.text) for lk in model.links()]
         record = store.page_record(site, url)
         assert record is not None
         digest, ids, tfs = decode_page_record(record)

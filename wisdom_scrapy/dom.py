@@ -63,7 +63,7 @@ from functools import cached_property, lru_cache
 from itertools import chain, compress, count, repeat
 from operator import attrgetter, is_not, methodcaller
 from typing import TYPE_CHECKING, NamedTuple, cast
-from urllib.parse import urldefrag, urljoin
+from urllib.parse import urldefrag, urljoin, urlsplit
 
 import numpy as np
 from lxml import etree
@@ -793,9 +793,23 @@ class PageModel:
     @cached_property
     def _links(self) -> tuple[Link, ...]:
         base = self.base_url
+        # Resolve against the least of the base each href needs, so that the cache of resolved
+        # links serves every page of a folder (or of the site), not only this page.
+        parts = urlsplit(base)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        folder = origin + parts.path[: parts.path.rfind("/") + 1] if parts.path else origin + "/"
         out = []
         for node, href in zip(self.anchor_nodes.tolist(), self._hrefs, strict=True):
-            url = _resolve_link(base, href)
+            start = href.lstrip()[:8].lower()
+            if start.startswith(_LINK_SCHEMES):
+                context = ""
+            elif start.startswith("/"):
+                context = origin  # "/path" and "//host/path" need only scheme and host
+            elif start.startswith("?"):
+                context = base
+            else:
+                context = folder  # relative paths ("a.html", "../b/") need only the folder
+            url = _resolve_link(context, href)
             if url is not None:
                 out.append(Link(url, self.anchor_text(node), node))
         return tuple(out)
