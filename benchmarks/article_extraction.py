@@ -9,6 +9,7 @@ one untimed warm-up call per extractor).
     python benchmarks/article_extraction.py
     python benchmarks/article_extraction.py --only trafilatura,readability --json out.json
     python benchmarks/article_extraction.py --data /path/to/article-extraction-benchmark
+    python benchmarks/article_extraction.py --only density,readability --half odd
 
 Extractors:
 
@@ -18,6 +19,9 @@ Extractors:
   into text by ``_common.html_to_text`` (the benchmark uses ``html_text``, not installed here).
 * ``wisdom``: ``wisdom_scrapy.analyze_page(html, url, store=None).article_text``: single
   pages, no site context, so no warm entropy store (a cold start, the hardest case for us).
+* ``density``: ``wisdom_scrapy.mining.density.single_page_article`` on the page model
+  (``PageModel.from_html``), text = ``model.text_of(body, exclude=exclude)``: the structural
+  single-page fallback, no entropy (parse, model, extraction and text all on the clock).
 * ``fulltext``: every visible text of the page (lxml parse + ``_common.html_to_text``), the
   benchmark's ``html-text`` baseline: a floor for quality and a reference for speed.
 """
@@ -25,6 +29,7 @@ Extractors:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 from collections.abc import Callable
@@ -94,6 +99,23 @@ def _wisdom() -> tuple[Extractor, str | None]:
     return extract, getattr(wisdom_scrapy, "__version__", None) or dist_version("wisdom_scrapy")
 
 
+def _density() -> tuple[Extractor, str | None]:
+    try:
+        from wisdom_scrapy.dom import PageModel
+        from wisdom_scrapy.mining.density import single_page_article
+    except ImportError as exc:
+        raise Unavailable(f"wisdom_scrapy.mining.density not available ({exc})") from exc
+
+    def extract(html: str, url: str) -> str | None:
+        model = PageModel.from_html(html, url)
+        article = single_page_article(model)
+        return article.text(model) if article is not None else ""
+
+    import wisdom_scrapy
+
+    return extract, getattr(wisdom_scrapy, "__version__", None) or dist_version("wisdom_scrapy")
+
+
 def _fulltext() -> tuple[Extractor, str | None]:
     def extract(html: str, url: str) -> str | None:
         return html_to_text(html)
@@ -105,6 +127,7 @@ EXTRACTORS: dict[str, Callable[[], tuple[Extractor, str | None]]] = {
     "trafilatura": _trafilatura,
     "readability": _readability,
     "wisdom": _wisdom,
+    "density": _density,
     "fulltext": _fulltext,
 }
 
@@ -119,10 +142,9 @@ def run_extractor(name: str, pages: list[ArticlePage]) -> dict[str, Any]:
     except Unavailable as exc:
         return {"available": False, "reason": str(exc)}
     if pages:
-        try:  # untimed warm-up: lazy imports, caches, models
+        # untimed warm-up: lazy imports, caches, models (a failing page counts in the timed run)
+        with contextlib.suppress(Exception):
             extract(pages[0].html, pages[0].url)
-        except Exception:  # noqa: BLE001, S110 - a failing page is counted in the timed run
-            pass
     results, seconds, errors = timed_map(extract, ((page.html, page.url) for page in pages))
     predictions = [result or "" for result in results]
     scores = corpus_shingle_prf(
@@ -163,6 +185,13 @@ def main(argv: list[str] | None = None) -> int:
         help=f"comma-separated extractors to run (default: all of {','.join(EXTRACTORS)})",
     )
     parser.add_argument("--limit", type=int, default=None, help="first N pages only (quick runs)")
+    parser.add_argument(
+        "--half",
+        choices=("all", "even", "odd"),
+        default="all",
+        help="only the even- or odd-indexed pages (ids sorted): density was tuned on the even "
+        "half, the odd half is held out (default: all)",
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures as JSON")
     args = parser.parse_args(argv)
 
@@ -176,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(logger).setLevel(logging.CRITICAL)
 
     pages = load_article_benchmark(args.data, args.limit)
+    if args.half != "all":
+        pages = pages[0 if args.half == "even" else 1 :: 2]
     results = {}
     for name in names:
         print(f"running {name} on {len(pages)} pages ...", file=sys.stderr, flush=True)
@@ -217,7 +248,8 @@ def main(argv: list[str] | None = None) -> int:
                 r["empty"],
             ]
         )
-    print(f"article-extraction benchmark: {len(pages)} pages from {args.data}")
+    half = "" if args.half == "all" else f" ({args.half}-indexed half)"
+    print(f"article-extraction benchmark: {len(pages)} pages{half} from {args.data}")
     print(markdown_table(headers, rows))
     for note in notes:
         print(note)
@@ -229,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
                 "benchmark": "article_extraction",
                 "data": str(args.data),
                 "pages": len(pages),
+                "half": args.half,
                 "environment": environment(),
                 "results": results,
             },

@@ -45,6 +45,7 @@ the article-extraction benchmark and checked on the odd-indexed ones (see
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import compress
@@ -53,8 +54,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from lxml import etree
+from lxml import html as lxml_html
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from numpy.typing import NDArray
 
     from wisdom_scrapy.dom import PageModel
@@ -255,11 +259,43 @@ def _elements_of(model: PageModel, nodes: NDArray[np.intp], tags: frozenset[str]
     match the model's (namespaced XHTML), every element is listed instead.
     """
     root = _root(model)
-    els = list(root.iter(*tags))
-    if len(els) == len(nodes) and (not els or _local(els[0].tag) == model.tag[nodes[0]]):
-        return els
-    every = list(root.iter(etree.Element))  # pragma: no cover - XHTML / foreign trees
-    return [every[i] for i in nodes.tolist()]  # pragma: no cover
+    with _plain_proxies(root):
+        els = list(root.iter(*tags))
+        if len(els) == len(nodes) and (not els or _local(els[0].tag) == model.tag[nodes[0]]):
+            return els
+        every = list(root.iter(etree.Element))  # pragma: no cover - XHTML / foreign trees
+        return [every[i] for i in nodes.tolist()]  # pragma: no cover
+
+
+_PLAIN_LOOKUP = etree.ElementDefaultClassLookup()
+
+
+@contextmanager
+def _plain_proxies(root: etree._Element) -> Iterator[None]:
+    """Within the block, new element proxies of ``root``'s tree are lxml's plain C ones.
+
+    ``lxml.html`` picks every proxy's class with a Python method (``HtmlElementClassLookup``),
+    which costs more than reading the attributes. A document parsed by its own
+    ``lxml.html.HTMLParser`` (Scrapy/parsel and :func:`wisdom_scrapy.dom.parse_html` make one per
+    document) gets the C default lookup while the block runs and lxml.html's back after — the
+    same switch :mod:`wisdom_scrapy.dom` makes while it builds the model. The proxies made
+    inside must not outlive the block (the caller reads their attributes and drops them).
+    Trees of shared parsers (lxml.html's module-level ones, any other parser) are left alone.
+    """
+    parser = root.getroottree().parser
+    own = (
+        type(parser) is lxml_html.HTMLParser
+        and parser is not lxml_html.html_parser
+        and parser is not getattr(lxml_html, "xhtml_parser", None)
+    )
+    if not own:
+        yield
+        return
+    parser.set_element_class_lookup(_PLAIN_LOOKUP)
+    try:
+        yield
+    finally:
+        parser.set_element_class_lookup(lxml_html.HtmlElementClassLookup())
 
 
 def _local(tag: object) -> str:
@@ -294,18 +330,16 @@ def _attribute_cues(
     tagged = np.flatnonzero(_tag_table(model, _CUE_TAGS))
     useful = (model.tlen[tagged] > 0) & ~model.hidden[tagged]
     read = tagged[useful]
+    k = len(read)
     sel = list(compress(_elements_of(model, tagged, _CUE_TAGS), useful.tolist()))
-    k = len(sel)
-    cues = np.zeros(n, np.int64)
+    reads = {name: list(map(_GET[name], sel)) for name, _ in _CUE_ATTRIBUTES}
+    del sel  # plain proxies (see _plain_proxies): never kept
     sel_cues = np.zeros(k, np.int64)
-    classes: list[str | None] = []
     for name, fn in _CUE_ATTRIBUTES:
-        values = list(map(_GET[name], sel))
-        if name == "class":
-            classes = values
-        sel_cues |= np.fromiter(map(fn, values), np.int64, k)
+        sel_cues |= np.fromiter(map(fn, reads[name]), np.int64, k)
+    cues = np.zeros(n, np.int64)
     cues[read] = sel_cues
-    return cues, read, classes
+    return cues, read, reads["class"]
 
 
 #: Sentence punctuation: , . ; : ! ? and their CJK forms.
@@ -433,8 +467,11 @@ def _teaser_items(
 
 def _tag_table(model: PageModel, names: frozenset[str]) -> NDArray[np.bool_]:
     """Per-node mask: tag in ``names`` (through a per-tag-name table)."""
-    table = np.fromiter((t in names for t in model.tag_names), bool, len(model.tag_names))
-    return table[model.tag_id] if len(table) else np.zeros(model.n, bool)
+    k = len(model.tag_names)
+    if not k:
+        return np.zeros(model.n, bool)
+    table = np.fromiter(map(names.__contains__, model.tag_names), bool, k)
+    return table[model.tag_id]
 
 
 def _sii(
@@ -606,7 +643,8 @@ def _metadata(
     text_nodes[end[body] :] = False
     navs = np.flatnonzero(_tag_table(model, _NAV_TAGS))
     cand = _tag_table(model, _META_TAGS)
-    cand[cue_nodes] |= np.fromiter(map(_meta_name, classes), bool, len(classes))
+    lo, hi = np.searchsorted(cue_nodes, [scope, end[body]])
+    cand[cue_nodes[lo:hi]] |= np.fromiter(map(_meta_name, classes[lo:hi]), bool, hi - lo)
     cand &= (model.tlen > 0) & (model.tlen <= _META_MAX_LEN) & ~text_nodes
     cand &= ~_range_mask(navs, end[navs], n)
     kept = np.flatnonzero(text_nodes & (model.own_len > 0))
