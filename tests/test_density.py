@@ -340,6 +340,62 @@ def test_deterministic() -> None:
     assert a.body == b.body and (a.exclude == b.exclude).all() and a.metadata == b.metadata
 
 
+def test_trees_keep_their_element_classes() -> None:
+    """Attribute reads use plain lxml proxies only inside the extractor (see
+    ``_plain_proxies``): afterwards the tree hands out ``lxml.html`` elements as before, and
+    new documents of the same parser too."""
+    from lxml import etree
+    from lxml import html as lxml_html
+
+    from wisdom_scrapy.dom import parse_html
+
+    root = parse_html(article_page("PARAGRAPHS"))
+    model = PageModel.from_tree(root, "http://example.com/a")
+    assert single_page_article(model) is not None
+    assert all(isinstance(el, lxml_html.HtmlElement) for el in root.iter(etree.Element))
+    parser = root.getroottree().parser
+    assert isinstance(etree.fromstring(b"<p>x</p>", parser)[0][0], lxml_html.HtmlElement)
+    shared = lxml_html.fromstring(article_page("PARAGRAPHS"))  # lxml.html's own parser
+    text = single_page_article(model := PageModel.from_tree(shared, "x"))
+    assert text is not None and PARAGRAPHS[0] in text.text(model)
+    assert all(isinstance(el, lxml_html.HtmlElement) for el in shared.iter(etree.Element))
+
+
+def test_scrapy_response_tree() -> None:
+    from scrapy.http import HtmlResponse
+
+    html = article_page(f"{SHARE}PARAGRAPHS")
+    response = HtmlResponse("http://example.com/a", body=html.encode(), encoding="utf-8")
+    model = PageModel.from_tree(response.selector.root, response.url)
+    article = single_page_article(model)
+    assert article is not None
+    assert_only_paragraphs(article.text(model))
+
+
+def test_subtree_and_xhtml_trees() -> None:
+    from lxml import etree
+
+    from wisdom_scrapy.dom import parse_html
+
+    root = parse_html(article_page("PARAGRAPHS"))
+    wrapper = root.xpath("//div[@class='wrapper']")[0]
+    model = PageModel.from_tree(wrapper, "http://example.com/a")
+    article = single_page_article(model)
+    assert article is not None
+    assert_only_paragraphs(article.text(model))
+    paragraphs = "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
+    xhtml = etree.fromstring(
+        '<html xmlns="http://www.w3.org/1999/xhtml"><body><div class="share">'
+        '<a href="/t">Tweet</a><a href="/f">Share</a></div>'
+        f'<div class="entry-content">{paragraphs}</div></body></html>'
+    )
+    model = PageModel.from_tree(xhtml, "http://example.com/x")
+    article = single_page_article(model)
+    assert article is not None
+    text = article.text(model)
+    assert PARAGRAPHS[3] in text and "Tweet" not in text
+
+
 # ------------------------------------------------------------------------ hostile inputs
 
 
