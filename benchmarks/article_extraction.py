@@ -170,6 +170,38 @@ def run_extractor(name: str, pages: list[ArticlePage]) -> dict[str, Any]:
     return report
 
 
+def density_breakdown(pages: list[ArticlePage], passes: int = 3) -> dict[str, float]:
+    """CPU milliseconds per page of each stage of the ``density`` row — lxml parse, page
+    model, ``single_page_article``, ``text_of`` — averaged over ``passes`` passes (the first
+    pass meets every page's class names for the first time, as a one-off page does), and
+    the extraction time as a ratio to the parse time (DESIGN.md's speed measure)."""
+    import time
+
+    from wisdom_scrapy.dom import PageModel, parse_html
+    from wisdom_scrapy.mining.density import single_page_article
+
+    clock = time.process_time
+    spent = dict.fromkeys(("parse", "model", "extract", "text"), 0.0)
+    for _ in range(passes):
+        for page in pages:
+            t0 = clock()
+            root = parse_html(page.html, page.url)
+            t1 = clock()
+            model = PageModel.from_tree(root, page.url) if root is not None else PageModel.empty("")
+            t2 = clock()
+            article = single_page_article(model)
+            t3 = clock()
+            if article is not None:
+                article.text(model)
+            t4 = clock()
+            for key, seconds in zip(spent, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
+                spent[key] += seconds
+    count = max(passes * len(pages), 1)
+    report = {f"{key}_ms": 1000 * value / count for key, value in spent.items()}
+    report["extract_over_parse"] = spent["extract"] / spent["parse"] if spent["parse"] else 0.0
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -193,6 +225,11 @@ def main(argv: list[str] | None = None) -> int:
         "half, the odd half is held out (default: all)",
     )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures as JSON")
+    parser.add_argument(
+        "--density-breakdown",
+        action="store_true",
+        help="also time each stage of the density row (CPU time, 3 passes) against the parse",
+    )
     args = parser.parse_args(argv)
 
     names = [name.strip() for name in args.only.split(",") if name.strip()]
@@ -207,6 +244,11 @@ def main(argv: list[str] | None = None) -> int:
     pages = load_article_benchmark(args.data, args.limit)
     if args.half != "all":
         pages = pages[0 if args.half == "even" else 1 :: 2]
+    breakdown = None
+    if args.density_breakdown:  # before the rows: its first pass meets cold caches
+        print("timing the density stages ...", file=sys.stderr, flush=True)
+        breakdown = density_breakdown(pages)
+
     results = {}
     for name in names:
         print(f"running {name} on {len(pages)} pages ...", file=sys.stderr, flush=True)
@@ -253,6 +295,12 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown_table(headers, rows))
     for note in notes:
         print(note)
+    if breakdown is not None:
+        print(
+            "density stages, CPU ms per page: "
+            + ", ".join(f"{k[:-3]} {v:.2f}" for k, v in breakdown.items() if k.endswith("_ms"))
+            + f"; extraction / parse = {breakdown['extract_over_parse']:.2f}"
+        )
 
     if args.json:
         write_json(
@@ -264,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
                 "half": args.half,
                 "environment": environment(),
                 "results": results,
+                "density_breakdown": breakdown,
             },
         )
         print(f"figures written to {args.json}", file=sys.stderr)

@@ -310,11 +310,13 @@ _CUE_TAGS = frozenset(
      "span", "table", "td", "figure", "main", "form", "dl", "body", "blockquote", "menu",
      "figcaption", "address", "details"}
 )  # fmt: skip
+#: (attribute, cue function, minimum TLEN of the nodes it is read on). A hidden or
+#: ``articleBody`` node only matters when it holds some text; class and id are read on all.
 _CUE_ATTRIBUTES = (
-    ("class", _name_cue),
-    ("id", _name_cue),
-    ("itemprop", _itemprop_cue),
-    ("style", _style_cue),
+    ("class", _name_cue, 1),
+    ("id", _name_cue, 1),
+    ("style", _style_cue, 20),
+    ("itemprop", _itemprop_cue, 100),
 )
 
 
@@ -332,14 +334,23 @@ def _attribute_cues(
     read = tagged[useful]
     k = len(read)
     sel = list(compress(_elements_of(model, tagged, _CUE_TAGS), useful.tolist()))
-    reads = {name: list(map(_GET[name], sel)) for name, _ in _CUE_ATTRIBUTES}
-    del sel  # plain proxies (see _plain_proxies): never kept
+    tlen = model.tlen[read]
     sel_cues = np.zeros(k, np.int64)
-    for name, fn in _CUE_ATTRIBUTES:
-        sel_cues |= np.fromiter(map(fn, reads[name]), np.int64, k)
+    classes: list[str | None] = []
+    for name, fn, min_len in _CUE_ATTRIBUTES:
+        if min_len <= 1:
+            values = list(map(_GET[name], sel))
+            sel_cues |= np.fromiter(map(fn, values), np.int64, k)
+            if name == "class":
+                classes = values
+            continue
+        some = tlen >= min_len
+        values = list(map(_GET[name], compress(sel, some.tolist())))
+        sel_cues[some] |= np.fromiter(map(fn, values), np.int64, len(values))
+    del sel  # plain proxies (see _plain_proxies): never kept
     cues = np.zeros(n, np.int64)
     cues[read] = sel_cues
-    return cues, read, reads["class"]
+    return cues, read, classes
 
 
 #: Sentence punctuation: , . ; : ! ? and their CJK forms.
