@@ -5,6 +5,7 @@
     SPIDER_MIDDLEWARES = {
         "wisdom_scrapy.middlewares.WisdomFeedMiddleware": 950,
         "wisdom_scrapy.middlewares.WisdomAnalysisMiddleware": 960,
+        "wisdom_scrapy.focus.WisdomFocusMiddleware": 940,
     }
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wisdom_scrapy.focus import WisdomFocusMiddleware
 from wisdom_scrapy.middlewares import WisdomAnalysisMiddleware, WisdomFeedMiddleware
 
 if TYPE_CHECKING:
@@ -21,10 +23,12 @@ __all__ = ["COMPONENTS", "Addon"]
 
 # (setting, component, order). The feed runs after Scrapy's built-in spider middlewares
 # (HttpError 50 … Depth 900), so only pages the spider really receives are counted.
-# The analysis sits nearer the spider, so it sees the spider's PageItems first.
+# The analysis sits nearer the spider, so it sees the spider's PageItems first. The focus sits
+# below both: it sees the spider's requests and the analysis' items (to add hub/authority).
 COMPONENTS = (
     ("SPIDER_MIDDLEWARES", WisdomFeedMiddleware, 950),
     ("SPIDER_MIDDLEWARES", WisdomAnalysisMiddleware, 960),
+    ("SPIDER_MIDDLEWARES", WisdomFocusMiddleware, 940),
 )
 
 

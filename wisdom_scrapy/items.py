@@ -6,7 +6,13 @@ so feed exports (``FEEDS`` with ``item_classes``) can split them into separate f
         "tocs.jsonl": {"format": "jsonlines", "item_classes": ["wisdom_scrapy.TocItem"]},
     }
 
-Every page item carries ``url`` and ``role`` ("article", "toc" or "other").
+Every page item carries ``url`` and ``role`` ("article", "toc" or "other"), and ``hub`` /
+``authority``: the page's entropy-weighted HITS scores in the site's informative link graph
+(LAMIS, TKDE §3.3; see :mod:`wisdom_scrapy.structure`), relative to the site's mean (1.0 = an
+average page of the site). They are the scores known when the item leaves: ``None`` before the
+site's first link analysis (cold start), then the latest analysis (recomputed as the site grows,
+and once more at spider idle, before the late items go out). :class:`SiteStructureItem`, emitted
+at spider idle, holds the site's informative structure with the final scores.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ArticleItem", "PageItem", "TocItem"]
+__all__ = ["ArticleItem", "PageItem", "SiteStructureItem", "TocItem"]
 
 
 @dataclass
@@ -29,6 +35,8 @@ class PageItem:
     url: str
     title: str = ""
     role: str = ""
+    hub: float | None = None
+    authority: float | None = None
 
 
 @dataclass
@@ -52,6 +60,8 @@ class ArticleItem:
     blocks: list[dict[str, Any]] = field(default_factory=list)
     entropy: dict[str, float] = field(default_factory=dict)
     single_page: bool = False
+    hub: float | None = None
+    authority: float | None = None
 
 
 @dataclass
@@ -70,3 +80,28 @@ class TocItem:
     blocks: list[dict[str, Any]] = field(default_factory=list)
     entropy: dict[str, float] = field(default_factory=dict)
     single_page: bool = False
+    hub: float | None = None
+    authority: float | None = None
+
+
+@dataclass
+class SiteStructureItem:
+    """A site's informative structure (TKDE §1, §3.1): its TOC pages and the article pages their
+    informative (non-template) links point to, from the site-level link analysis at spider idle.
+
+    ``tocs``: ``{"url", "hub", "authority", "articles": [url, ...]}`` per TOC page, best hub
+    first; ``articles``: ``{"url", "authority"}`` per article page, best authority first;
+    ``roles``: pages per role ("toc", "article", "other"); ``pages`` and ``links``: the size of
+    the analysed graph (fetched pages, informative links); ``method``: the link analysis
+    ("entropy-hits"); ``iterations`` / ``converged``: how its power iteration ended.
+    """
+
+    site: str
+    pages: int
+    links: int
+    tocs: list[dict[str, Any]] = field(default_factory=list)
+    articles: list[dict[str, Any]] = field(default_factory=list)
+    roles: dict[str, int] = field(default_factory=dict)
+    method: str = "entropy-hits"
+    iterations: int = 0
+    converged: bool = True

@@ -19,6 +19,15 @@ WISDOM_WARMUP_PAGES        30                       pages of a new site held unt
 WISDOM_TOC_TARGETS_RATIO   0.5                      share of a TOC page's links fetched before
                                                     its TocItem is finished
 WISDOM_MAX_PENDING_TOCS    50                       TOC pages waiting for targets at once
+WISDOM_FOCUS               ``drop``                 what the spider's requests for links found
+                                                    only in redundant (template) blocks become:
+                                                    ``drop``, ``deprioritize`` or ``off``
+WISDOM_FOCUS_MIN_PAGES     5                        pages a block path must be seen on before its
+                                                    links can be judged redundant (cold start)
+WISDOM_FOCUS_PRIORITY      100                      scale of the priority changes of focusing
+WISDOM_STRUCTURE_GROWTH    1.5                      the site's link analysis (HITS) is redone when
+                                                    the site has grown by this factor (and at idle)
+WISDOM_HITS_MAX_ITER       100                      bound on HITS power iterations
 =========================  =======================  =============================================
 """
 
@@ -46,7 +55,15 @@ DEFAULTS: dict[str, Any] = {
     "WISDOM_WARMUP_PAGES": 30,
     "WISDOM_TOC_TARGETS_RATIO": 0.5,
     "WISDOM_MAX_PENDING_TOCS": 50,
+    "WISDOM_FOCUS": "drop",
+    "WISDOM_FOCUS_MIN_PAGES": 5,
+    "WISDOM_FOCUS_PRIORITY": 100,
+    "WISDOM_STRUCTURE_GROWTH": 1.5,
+    "WISDOM_HITS_MAX_ITER": 100,
 }
+
+#: Values of ``WISDOM_FOCUS``.
+FOCUS_POLICIES = ("drop", "deprioritize", "off")
 
 
 class SettingsError(ValueError):
@@ -68,6 +85,25 @@ def _positive(settings: BaseSettings, name: str, *, allow_zero: bool = False) ->
         raise SettingsError(
             f"{name}={value!r} must be a {'non-negative' if allow_zero else 'positive'} int"
         )
+    return value
+
+
+def _focus_policy(settings: BaseSettings) -> str:
+    value = settings.get("WISDOM_FOCUS", DEFAULTS["WISDOM_FOCUS"])
+    if value is False or value is None:
+        return "off"
+    policy = str(value).strip().lower()
+    if policy not in FOCUS_POLICIES:
+        raise SettingsError(
+            f"WISDOM_FOCUS={value!r}: use one of {', '.join(repr(p) for p in FOCUS_POLICIES)}"
+        )
+    return policy
+
+
+def _growth(settings: BaseSettings) -> float:
+    value: float = _get(settings, "WISDOM_STRUCTURE_GROWTH", "float")
+    if not value > 1.0:
+        raise SettingsError(f"WISDOM_STRUCTURE_GROWTH={value!r} must be greater than 1")
     return value
 
 
@@ -100,6 +136,11 @@ class WisdomSettings:
     warmup_pages: int
     toc_targets_ratio: float
     max_pending_tocs: int
+    focus: str = "drop"
+    focus_min_pages: int = 5
+    focus_priority: int = 100
+    structure_growth: float = 1.5
+    hits_max_iter: int = 100
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> WisdomSettings:
@@ -121,4 +162,9 @@ class WisdomSettings:
             warmup_pages=_positive(settings, "WISDOM_WARMUP_PAGES", allow_zero=True),
             toc_targets_ratio=ratio,
             max_pending_tocs=_positive(settings, "WISDOM_MAX_PENDING_TOCS", allow_zero=True),
+            focus=_focus_policy(settings),
+            focus_min_pages=_positive(settings, "WISDOM_FOCUS_MIN_PAGES"),
+            focus_priority=_positive(settings, "WISDOM_FOCUS_PRIORITY", allow_zero=True),
+            structure_growth=_growth(settings),
+            hits_max_iter=_positive(settings, "WISDOM_HITS_MAX_ITER"),
         )

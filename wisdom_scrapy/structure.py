@@ -1,0 +1,600 @@
+"""A site's informative structure while it is crawled: template links, LAMIS link analysis, page
+roles and the TOC → article structure (TKDE 2004 §1, §3.1, §3.3; WISDOM §1).
+
+Per site, :class:`SiteRecorder` keeps what the crawl taught about the site's pages, and
+:func:`analyse_site` turns it into hub / authority scores, page roles and the informative
+structure. :class:`StructureTracker` runs the analysis as the site grows and at spider idle;
+:class:`~wisdom_scrapy.focus.WisdomFocusMiddleware` feeds it and uses it to focus the crawl.
+
+Template (redundant) links — the site's own statistics, no tag or class names
+    A link's *block path* (its slot) is the tag path of its ``<a>`` from the root without sibling
+    positions (``html/body/div/div/ul/li/a``): the place a template puts it, the same on every
+    page made from that template, whatever the number of items around it. For every slot the
+    recorder counts the pages that have it (n_S) and, per anchor text t and per target URL v,
+    the pages on which the slot holds a link with that text (n_S,t) or to that target (n_S,v).
+    A link occurrence is a *template* link when its slot is known (n_S ≥ ``min_pages``) and the
+    template rather than the page's content decides it: ``max(n_S,t, n_S,v) ≥ n_S / 2``, i.e.
+    on at least half of the pages with that slot, the slot holds the same link or the same
+    anchor text. Menus, footers, sidebars repeated on every page (same target), per-page
+    utility links ("Print", "Share", "next", page numbers: same text, varying target) are
+    template links; story lists, tables of contents, related-article lists and cross
+    references (text and target change with the content) are not. A slot seen on fewer than
+    ``min_pages`` pages is unknown, and its links count as informative (cold start). Taking
+    half of the slot's pages as the line is a majority vote, the same for every site.
+
+The informative link graph and HITS (TKDE §3.1, §3.3)
+    Nodes are the site's fetched pages: those this process recorded, plus pages other processes
+    (or an earlier crawl) left in the store's link graph, :meth:`TermStore.links`, whose links
+    enter with their anchor-text weights but without template information. Edges are the
+    non-template links between fetched pages, weighted with the LAMIS link weight
+    α = 1 − E(anchor text) (:mod:`wisdom_scrapy.mining.lamis`); removing template links is the
+    graph reduction of §3.1 with the redundancy judged from the site's block statistics instead
+    of one entropy threshold. Entropy-weighted HITS gives every page a hub score h and an
+    authority score a; items carry them relative to the site mean (h̃ = h / mean h, same for a).
+    *Plain* HITS, the paper's baseline, is the same computation with every entropy set to 0
+    (every link weight 1, every term weight 1).
+
+Page roles: hub → TOC, authority → article, other
+    On a documentation or news site, a page whose prose is full of cross-references is as much a
+    hub as a table of contents is (it links to many authorities), so HITS scores alone do not
+    separate TOC pages from link-rich articles (measured in ``benchmarks/page_roles.py``). The
+    role therefore weighs the page's two kinds of information in the same unit, the LAMIS
+    feature weight W(T) = 1 − E(T) (TKDE §3.3):
+
+    * hub mass L(u) = Σ over u's informative links of (Σ of the anchor's term weights) ·
+      min(ã(target), 1): what the page's links carry, each counted in full when it points to at
+      least an average authority of the site and in proportion below (links to print pages,
+      share pages or login forms have no authority and count for nothing);
+    * content mass C(u) = Σ over the terms outside anchors of tf · W(T).
+
+    A page is a **TOC** when L(u) ≥ C(u) and L(u) > 0 (its informative links carry at least as
+    much as its text), an **article** when it is not a TOC, has content (C > 0) and some
+    informative link points to it (ã > 0), and **other** otherwise (pages reached only through
+    template links — login, print, share pages — or without informative content). This is the
+    page-level counterpart of WISDOM's type constraints (TOC blocks: anchors; article blocks:
+    context; WISDOM §3.3) with entropy-weighted lengths, and it needs no threshold. Pages known
+    only from the store (no record here) get scores but no role.
+
+Scores during the crawl
+    The analysis is redone when a site's fetched pages have grown by ``growth`` since the last
+    one (from the cold-start size on), so its total cost is O(N log N) link reads, and once
+    more at spider idle. Items leaving before a site's first analysis carry no scores; later
+    ones carry the latest. For a page that has no score yet (just fetched), the focusing
+    middleware estimates its hub score with one HITS step: Σ α · ã(target) over its informative
+    links, with the latest authorities (1, the site mean, for targets not scored yet), over the
+    mean of the same sum in the latest analysis.
+
+Memory: per recorded page, about 40 bytes per link occurrence and 8 per distinct term outside
+anchors; per site, one counter per distinct (slot, text) and (slot, target) pair.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from wisdom_scrapy.items import SiteStructureItem
+from wisdom_scrapy.mining.lamis import HitsResult, LinkGraph, hits
+from wisdom_scrapy.text import extract_terms
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.store import TermStore
+
+__all__ = [
+    "PageLinks",
+    "SiteAnalysis",
+    "SiteRecorder",
+    "StructureTracker",
+    "analyse_site",
+    "slot_hashes",
+]
+
+logger = logging.getLogger(__name__)
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant: path hash = parent * MIX + tag
+
+
+def slot_hashes(model: PageModel, nodes: NDArray[np.integer[Any]]) -> NDArray[np.int64]:
+    """64-bit hash of the position-free tag path (root … node) of each of ``nodes``.
+
+    One pass per tree level over all nodes (vectorised, no recursion): ``h(node) = h(parent) ·
+    MIX + code(tag)``, where a tag's code is the hash of its name, so the same path on two pages
+    hashes the same (within one process: Python salts string hashes per process).
+    """
+    n = model.n
+    if n == 0 or len(nodes) == 0:
+        return np.zeros(len(nodes), dtype=np.int64)
+    codes = np.array([hash(name) for name in model.tag_names], dtype=np.int64).view(np.uint64)
+    node_code = codes[model.tag_id]
+    depth = model.depth
+    order = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
+    h = np.empty(n, dtype=np.uint64)
+    h[order[: bounds[1]]] = node_code[order[: bounds[1]]]
+    parent = model.parent
+    for d in range(1, len(bounds) - 1):
+        level = order[bounds[d] : bounds[d + 1]]
+        h[level] = h[parent[level]] * _MIX + node_code[level]
+    return h[np.asarray(nodes, dtype=np.intp)].view(np.int64)
+
+
+@dataclass(slots=True)
+class PageLinks:
+    """One recorded page: its link occurrences (in document order) and its content terms.
+
+    Per occurrence: ``url_id`` (into the site's URL table), ``slot`` / ``text_key`` /
+    ``url_key`` (hashes: the slot, (slot, text) and (slot, target)), and its anchor's terms
+    ``term_ids[term_start[k]:term_start[k + 1]]`` (ids into the site's vocabulary).
+    ``content_ids`` / ``content_tf``: the page's terms outside anchors and their frequencies.
+    """
+
+    url: str
+    url_id: NDArray[np.int32]
+    slot: NDArray[np.int64]
+    text_key: NDArray[np.int64]
+    url_key: NDArray[np.int64]
+    term_start: NDArray[np.int64]
+    term_ids: NDArray[np.int32]
+    content_ids: NDArray[np.int32]
+    content_tf: NDArray[np.int32]
+
+    def __len__(self) -> int:
+        return len(self.url_id)
+
+
+@dataclass
+class SiteRecorder:
+    """What the crawl has taught about one site: block statistics and page records."""
+
+    min_pages: int = 5
+    slot_pages: Counter[int] = field(default_factory=Counter)
+    pair_pages: Counter[int] = field(default_factory=Counter)
+    records: dict[str, PageLinks] = field(default_factory=dict)
+    url_ids: dict[str, int] = field(default_factory=dict)
+    url_list: list[str] = field(default_factory=list)
+    vocab: dict[str, int] = field(default_factory=dict)
+    vocab_list: list[str] = field(default_factory=list)
+
+    def url_id(self, url: str) -> int:
+        i = self.url_ids.get(url)
+        if i is None:
+            i = self.url_ids[url] = len(self.url_list)
+            self.url_list.append(url)
+        return i
+
+    def _term_ids(self, terms: Iterable[str]) -> NDArray[np.int32]:
+        vocab, vlist = self.vocab, self.vocab_list
+        out = []
+        for t in terms:
+            i = vocab.get(t)
+            if i is None:
+                i = vocab[t] = len(vlist)
+                vlist.append(t)
+            out.append(i)
+        return np.asarray(out, dtype=np.int32)
+
+    def observe(self, url: str, model: PageModel) -> PageLinks:
+        """Record a fetched page; its block statistics count once per URL (a re-fetch of the
+        same URL replaces the record but is not counted again)."""
+        links = model.links()
+        nodes = np.fromiter((link.node for link in links), np.int64, len(links))
+        slots = slot_hashes(model, nodes)
+        slot_list = slots.tolist()
+        text_keys = [hash((s, "t", link.text)) for s, link in zip(slot_list, links, strict=True)]
+        url_keys = [hash((s, "u", link.url)) for s, link in zip(slot_list, links, strict=True)]
+        # anchor terms (the model's own tokenisation) and terms outside anchors, in site ids
+        local_to_site = self._term_ids(model.vocab)
+        ts = model.term_start
+        starts = ts[nodes]
+        ends = ts[model.subtree_end[nodes]] if len(nodes) else starts
+        lengths = ends - starts
+        term_start = np.zeros(len(nodes) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=term_start[1:])
+        total = int(term_start[-1])
+        within = np.arange(total) - np.repeat(term_start[:-1], lengths)
+        anchor_local = model.term_ids[np.repeat(starts, lengths) + within]
+        owner = np.repeat(np.arange(model.n), np.diff(ts))
+        outside = model.term_ids[~model.in_anchor[owner]] if model.n else np.zeros(0, np.int32)
+        tf = np.bincount(outside, minlength=len(local_to_site))
+        present = np.flatnonzero(tf)
+        record = PageLinks(
+            url=url,
+            url_id=np.fromiter((self.url_id(link.url) for link in links), np.int32, len(links)),
+            slot=slots,
+            text_key=np.asarray(text_keys, dtype=np.int64),
+            url_key=np.asarray(url_keys, dtype=np.int64),
+            term_start=term_start,
+            term_ids=local_to_site[anchor_local] if total else np.zeros(0, np.int32),
+            content_ids=local_to_site[present] if len(present) else np.zeros(0, np.int32),
+            content_tf=tf[present].astype(np.int32),
+        )
+        if url not in self.records:
+            self.slot_pages.update(set(slot_list))
+            self.pair_pages.update(set(text_keys))
+            self.pair_pages.update(set(url_keys))
+        self.records[url] = record
+        self.url_id(url)
+        return record
+
+    def template_mask(self, record: PageLinks) -> NDArray[np.bool_]:
+        """Which occurrences of ``record`` are template links now (module docstring)."""
+        if not len(record):
+            return np.zeros(0, dtype=bool)
+        get_s, get_p = self.slot_pages.get, self.pair_pages.get
+        n_s = np.fromiter((get_s(s, 0) for s in record.slot.tolist()), np.int64, len(record))
+        n_t = np.fromiter((get_p(k, 0) for k in record.text_key.tolist()), np.int64, len(record))
+        n_u = np.fromiter((get_p(k, 0) for k in record.url_key.tolist()), np.int64, len(record))
+        return (n_s >= self.min_pages) & (2 * np.maximum(n_t, n_u) >= n_s)
+
+    def known_slots(self, record: PageLinks) -> NDArray[np.bool_]:
+        """Occurrences whose slot has been seen on at least ``min_pages`` pages."""
+        get_s = self.slot_pages.get
+        n_s = np.fromiter((get_s(s, 0) for s in record.slot.tolist()), np.int64, len(record))
+        return n_s >= self.min_pages
+
+
+@dataclass
+class SiteAnalysis:
+    """The result of :func:`analyse_site`, aligned with ``urls``.
+
+    ``hub`` / ``authority``: scores relative to the site mean; ``raw_hub_mean``: mean of
+    ``W @ authority`` and ``raw_authority_mean`` of ``Wᵀ @ hub`` (for the one-step estimates
+    of a new page's scores); ``link_mass`` /
+    ``content_mass``: L and C of the module docstring (NaN for pages without a record);
+    ``roles``: "toc", "article", "other" ("" without a record); ``edges``: the informative
+    links as ``(source index, target index)`` arrays.
+    """
+
+    urls: list[str]
+    hub: NDArray[np.float64]
+    authority: NDArray[np.float64]
+    roles: list[str]
+    link_mass: NDArray[np.float64]
+    content_mass: NDArray[np.float64]
+    src: NDArray[np.intp]
+    dst: NDArray[np.intp]
+    raw_hub_mean: float
+    raw_authority_mean: float
+    result: HitsResult
+    n_links: int
+
+    def index(self) -> dict[str, int]:
+        return {u: i for i, u in enumerate(self.urls)}
+
+    def role_counts(self) -> dict[str, int]:
+        counts = Counter(r for r in self.roles if r)
+        return {role: counts.get(role, 0) for role in ("toc", "article", "other")}
+
+    def structure(self) -> dict[str, list[str]]:
+        """TOC page → the article pages its informative links point to (document order)."""
+        out: dict[str, list[str]] = {}
+        roles = self.roles
+        for s, d in zip(self.src.tolist(), self.dst.tolist(), strict=True):
+            if roles[s] == "toc" and roles[d] == "article":
+                targets = out.setdefault(self.urls[s], [])
+                if self.urls[d] not in targets:
+                    targets.append(self.urls[d])
+        for s, role in enumerate(roles):
+            if role == "toc":
+                out.setdefault(self.urls[s], [])
+        return out
+
+
+def _relative(v: NDArray[np.float64]) -> NDArray[np.float64]:
+    mean = float(v.mean()) if v.size else 0.0
+    return v / mean if mean > 0 else np.zeros_like(v)
+
+
+def analyse_site(
+    recorder: SiteRecorder,
+    *,
+    entropies: Callable[[list[str]], NDArray[np.float64]] | None,
+    store_links: Mapping[str, Iterable[tuple[str, str]]] | None = None,
+    template: bool = True,
+    max_iter: int = 100,
+    tol: float = 1e-8,
+) -> SiteAnalysis:
+    """Informative link graph, (entropy-)HITS, masses and roles of one site (module docstring).
+
+    ``entropies`` maps terms to their entropies in the site (e.g. ``snapshot.entropy``);
+    ``None`` is plain HITS (every entropy 0). ``store_links`` is the store's link graph of the
+    site, for the pages the recorder has no record of. ``template=False`` keeps template links
+    (the unreduced graph of the paper's plain HITS).
+    """
+    records = recorder.records
+    urls = list(records)
+    extra = [u for u in (store_links or {}) if u not in records]
+    urls += extra
+    index = {u: i for i, u in enumerate(urls)}
+    n = len(urls)
+    vocab = recorder.vocab_list
+    if entropies is None:
+        weight = np.ones(len(vocab))
+    else:
+        weight = 1.0 - np.asarray(entropies(vocab), dtype=np.float64) if vocab else np.ones(0)
+    # page URL id (site table) -> node index, -1 when the target was never fetched
+    node_of_url = np.full(len(recorder.url_list), -1, dtype=np.int64)
+    for u, i in index.items():
+        uid = recorder.url_ids.get(u)
+        if uid is not None:
+            node_of_url[uid] = i
+    srcs, dsts, infos, alphas = [], [], [], []
+    content = np.full(n, np.nan)
+    for i, u in enumerate(urls[: len(records)]):
+        rec = records[u]
+        content[i] = float((rec.content_tf * weight[rec.content_ids]).sum())
+        if not len(rec):
+            continue
+        lengths = np.diff(rec.term_start)
+        owner = np.repeat(np.arange(len(rec)), lengths)
+        occ_info = np.bincount(owner, weights=weight[rec.term_ids], minlength=len(rec))
+        if entropies is None:
+            occ_alpha = np.ones(len(rec))
+        else:
+            occ_alpha = np.divide(occ_info, lengths, out=np.zeros(len(rec)), where=lengths > 0)
+        occ_dst = node_of_url[rec.url_id]
+        keep = (occ_dst >= 0) & (occ_dst != i)
+        if template:
+            keep &= ~recorder.template_mask(rec)
+        srcs.append(np.full(int(keep.sum()), i, dtype=np.intp))
+        dsts.append(occ_dst[keep].astype(np.intp))
+        infos.append(occ_info[keep])
+        alphas.append(occ_alpha[keep])
+    cache: dict[str, list[str]] = {}
+    for u in extra:
+        i = index[u]
+        for target, text in (store_links or {})[u]:
+            j = index.get(target)
+            if j is None or j == i:
+                continue
+            terms = cache.get(text)
+            if terms is None:
+                terms = cache[text] = extract_terms(text)
+            if entropies is not None and terms:
+                info_k = float((1.0 - np.asarray(entropies(terms))).sum())
+            else:
+                info_k = float(len(terms))
+            srcs.append(np.array([i], dtype=np.intp))
+            dsts.append(np.array([j], dtype=np.intp))
+            infos.append(np.array([info_k]))
+            alpha_k = 1.0 if entropies is None else (info_k / len(terms) if terms else 0.0)
+            alphas.append(np.array([alpha_k]))
+    src: NDArray[np.intp] = np.concatenate(srcs) if srcs else np.zeros(0, dtype=np.intp)
+    dst: NDArray[np.intp] = np.concatenate(dsts) if dsts else np.zeros(0, dtype=np.intp)
+    info: NDArray[np.float64] = np.concatenate(infos) if infos else np.zeros(0)
+    alpha: NDArray[np.float64] = np.concatenate(alphas) if alphas else np.zeros(0)
+    graph = LinkGraph.from_edges(urls, src, dst, alpha)
+    result = hits(graph.weights, max_iter=max_iter, tol=tol)
+    authority = _relative(result.authority)
+    hub = _relative(result.hub)
+    raw_hub = graph.weights @ authority
+    link_mass = np.bincount(
+        src, weights=info * np.minimum(authority[dst], 1.0), minlength=n
+    ).astype(np.float64)
+    link_mass[len(records) :] = np.nan
+    roles = []
+    for i in range(n):
+        c, lm = content[i], link_mass[i]
+        if np.isnan(c):
+            roles.append("")
+        elif lm >= c and lm > 0:
+            roles.append("toc")
+        elif c > 0 and authority[i] > 0:
+            roles.append("article")
+        else:
+            roles.append("other")
+    return SiteAnalysis(
+        urls=urls,
+        hub=hub,
+        authority=authority,
+        roles=roles,
+        link_mass=link_mass,
+        content_mass=content,
+        src=src,
+        dst=dst,
+        raw_hub_mean=float(raw_hub.mean()) if n else 0.0,
+        raw_authority_mean=float((graph.weights.T @ hub).mean()) if n else 0.0,
+        result=result,
+        n_links=graph.n_links,
+    )
+
+
+@dataclass
+class _SiteState:
+    recorder: SiteRecorder
+    analysis: SiteAnalysis | None = None
+    scores: dict[str, tuple[float, float]] = field(default_factory=dict)
+    analysed_pages: int = 0
+    emitted_pages: int = -1
+    hub_estimates: dict[str, float] = field(default_factory=dict)
+    inbound: dict[int, float] = field(default_factory=dict)
+
+
+class StructureTracker:
+    """Per-site recorders and analyses of one crawl (see the module docstring).
+
+    ``store`` provides entropies and the shared link graph; ``warmup_pages`` is the cold-start
+    size (no analysis before the store knows that many pages of the site); ``growth`` the
+    factor by which a site must grow before it is analysed again.
+    """
+
+    def __init__(
+        self,
+        store: TermStore,
+        *,
+        min_pages: int = 5,
+        warmup_pages: int = 30,
+        growth: float = 1.5,
+        max_iter: int = 100,
+        count: Callable[[str], None] = lambda name: None,
+    ) -> None:
+        self.store = store
+        self.min_pages = min_pages
+        self.warmup_pages = warmup_pages
+        self.growth = growth
+        self.max_iter = max_iter
+        self.count = count
+        self.sites: dict[str, _SiteState] = {}
+
+    def state(self, site: str) -> _SiteState:
+        state = self.sites.get(site)
+        if state is None:
+            state = self.sites[site] = _SiteState(SiteRecorder(min_pages=self.min_pages))
+        return state
+
+    def observe(self, site: str, url: str, model: PageModel) -> PageLinks:
+        """Record a fetched page, re-analysing the site when it has grown enough."""
+        state = self.state(site)
+        record = state.recorder.observe(url, model)
+        n = len(state.recorder.records)
+        if n >= max(self.warmup_pages, 2) and n >= state.analysed_pages * self.growth:
+            self.analyse(site)
+        return record
+
+    def analyse(self, site: str) -> SiteAnalysis:
+        """Run the site's entropy-HITS analysis now and keep its scores."""
+        state = self.state(site)
+        recorder = state.recorder
+        snapshot = self.store.snapshot(site)
+        store_links = None
+        if self.store.page_count(site) > len(recorder.records):
+            store_links = self.store.links(site)
+        analysis = analyse_site(
+            recorder,
+            entropies=lambda terms: snapshot.entropy(terms),
+            store_links=store_links,
+            max_iter=self.max_iter,
+        )
+        state.analysis = analysis
+        state.analysed_pages = len(recorder.records)
+        state.scores = {
+            u: (round(float(h), 6), round(float(a), 6))
+            for u, h, a in zip(analysis.urls, analysis.hub, analysis.authority, strict=True)
+        }
+        self.count("wisdom/structure/analyses")
+        logger.debug(
+            "wisdom_scrapy: %s analysed: %d pages, %d informative links, HITS %d iterations",
+            site, len(analysis.urls), analysis.n_links, analysis.result.iterations,
+        )
+        return analysis
+
+    def scores(self, site: str, url: str) -> tuple[float, float] | None:
+        """(hub, authority) of ``url``: from the site's latest analysis, else the one-step
+        estimates (module docstring); None before the site's first analysis."""
+        state = self.sites.get(site)
+        if state is None or state.analysis is None:
+            return None
+        known = state.scores.get(url)
+        if known is not None:
+            return known
+        uid = state.recorder.url_ids.get(url)
+        mean = state.analysis.raw_authority_mean
+        authority = state.inbound.get(uid, 0.0) / mean if uid is not None and mean > 0 else 0.0
+        return round(state.hub_estimates.get(url, 0.0), 6), round(authority, 6)
+
+    def note(
+        self,
+        site: str,
+        record: PageLinks,
+        alpha: NDArray[np.float64],
+        informative: NDArray[np.bool_],
+        hub: float,
+    ) -> None:
+        """Remember a page's estimated hub score and add its informative links to their
+        targets' estimated authority (Σ α · h over in-links, one HITS step)."""
+        state = self.state(site)
+        state.hub_estimates[record.url] = hub
+        if hub <= 0 or not informative.any():
+            return
+        best: dict[int, float] = {}
+        for uid, a in zip(record.url_id[informative].tolist(), alpha[informative].tolist(),
+                          strict=True):
+            if a > best.get(uid, 0.0):
+                best[uid] = a
+        for uid, a in best.items():
+            state.inbound[uid] = state.inbound.get(uid, 0.0) + a * hub
+
+    def estimate_hub(
+        self,
+        site: str,
+        record: PageLinks,
+        alpha: NDArray[np.float64],
+        informative: NDArray[np.bool_],
+    ) -> float:
+        """The page's hub score: its latest one, else one HITS step (module docstring)."""
+        state = self.sites.get(site)
+        if state is None or state.analysis is None:
+            return 0.0
+        known = state.scores.get(record.url)
+        if known is not None:
+            return known[0]
+        analysis = state.analysis
+        if analysis.raw_hub_mean <= 0 or not informative.any():
+            return 0.0
+        urls = state.recorder.url_list
+        best: dict[int, float] = {}
+        for uid, a in zip(record.url_id[informative].tolist(), alpha[informative].tolist(),
+                          strict=True):
+            if a > best.get(uid, -1.0):
+                best[uid] = a
+        total = 0.0
+        for uid, a in best.items():
+            score = state.scores.get(urls[uid])
+            total += a * (score[1] if score is not None else 1.0)
+        return total / analysis.raw_hub_mean
+
+    def structure_items(self, *, only_changed: bool = True) -> list[SiteStructureItem]:
+        """A fresh analysis and :class:`SiteStructureItem` per site (at idle); with
+        ``only_changed``, only for sites that grew since their last item."""
+        items = []
+        for site, state in self.sites.items():
+            n = len(state.recorder.records)
+            if not n or (only_changed and n == state.emitted_pages):
+                continue
+            analysis = self.analyse(site)
+            state.emitted_pages = n
+            items.append(structure_item(site, analysis))
+        return items
+
+
+def structure_item(site: str, analysis: SiteAnalysis) -> SiteStructureItem:
+    """The :class:`SiteStructureItem` of an analysis."""
+    index = analysis.index()
+
+    def scores(url: str) -> dict[str, float]:
+        i = index[url]
+        return {
+            "hub": round(float(analysis.hub[i]), 6),
+            "authority": round(float(analysis.authority[i]), 6),
+        }
+
+    tocs: list[dict[str, Any]] = [
+        {"url": url, **scores(url), "articles": articles}
+        for url, articles in analysis.structure().items()
+    ]
+    tocs.sort(key=lambda t: -float(t["hub"]))
+    articles: list[dict[str, Any]] = [
+        {"url": u, "authority": round(float(analysis.authority[i]), 6)}
+        for i, u in enumerate(analysis.urls)
+        if analysis.roles[i] == "article"
+    ]
+    articles.sort(key=lambda a: -float(a["authority"]))
+    return SiteStructureItem(
+        site=site,
+        pages=len(analysis.urls),
+        links=analysis.n_links,
+        tocs=tocs,
+        articles=articles,
+        roles=analysis.role_counts(),
+        method="entropy-hits",
+        iterations=analysis.result.iterations,
+        converged=analysis.result.converged,
+    )
