@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -85,7 +86,8 @@ class PageAnalysis:
     ``role``: "article", "toc" or "other". ``article_text``: the article body, paragraphs
     separated by ``"\\n\\n"`` ("" when there is none); ``article_html`` (computed on first
     access) its cleaned HTML. ``metadata``: texts of the short blocks merged into the article.
-    ``toc_links``: (absolute URL, anchor text) of the links in the TOC blocks, in document order.
+    ``toc_links`` (computed on first access): (absolute URL, anchor text) of the links in the
+    TOC structure (TOC blocks without their condensed parts), in document order.
     ``blocks``: every block found. ``single_page``: analysed without site entropy. ``figures``:
     page-level numbers (pages the entropies come from, mean term entropy of the page and of the
     article, zero-API ratio, whether TOCs were mined by API …).
@@ -96,14 +98,26 @@ class PageAnalysis:
     title: str
     article_text: str = ""
     metadata: list[str] = field(default_factory=list)
-    toc_links: list[tuple[str, str]] = field(default_factory=list)
     blocks: list[Block] = field(default_factory=list)
     single_page: bool = False
     figures: dict[str, float] = field(default_factory=dict)
     model: PageModel | None = field(default=None, repr=False)
     article_node: int | None = None
     article_exclude: NDArray[np.bool_] | None = field(default=None, repr=False)
+    toc_cover: NDArray[np.bool_] | None = field(default=None, repr=False)
     _html: str | None = field(default=None, repr=False)
+    _toc_links: list[tuple[str, str]] | None = field(default=None, repr=False)
+
+    @property
+    def toc_links(self) -> list[tuple[str, str]]:
+        """(absolute URL, anchor text) of the links in the TOC structure, computed once."""
+        if self._toc_links is None:
+            cover = self.toc_cover
+            if self.model is None or cover is None or not cover.any():
+                self._toc_links = []
+            else:
+                self._toc_links = [(lk.url, lk.text) for lk in self.model.links() if cover[lk.node]]
+        return self._toc_links
 
     @property
     def article_html(self) -> str:
@@ -146,7 +160,9 @@ def analyze_page(
     if snapshot is not None:
         n_pages = snapshot.n_pages
         if n_pages >= params.warm_pages:
-            entropy = snapshot.entropy(model.vocab)
+            get = snapshot.values.get
+            vocab = model.vocab
+            entropy = np.fromiter(map(get, vocab, repeat(0.0)), np.float64, len(vocab))
     elif store is not None:
         site = site or host_key(url)
         n_pages = store.page_count(site)
@@ -271,8 +287,11 @@ def _warm(
     if article.blocks:
         body, exclude = _body_and_exclude(model, article)
         result.article_node, result.article_exclude = body, exclude
-        result.article_text = model.text_of(body, exclude=exclude)
-        meta_nodes = _metadata_blocks(model, article, exclude)
+        # the maximal excluded sub-trees are enough for text_of (it skips whole sub-trees)
+        top = exclude.copy()
+        top[1:] &= ~exclude[model.parent[1:]]
+        result.article_text = model.text_of(body, exclude=np.flatnonzero(top))
+        meta_nodes = _metadata_blocks(model, article, exclude, f.layout)
         result.metadata = [" ".join(model.text_of(i).split()) for i in meta_nodes]
         ts, ids = model.term_start, model.term_ids
         owner_kept = np.repeat(art_cover, np.diff(ts)) if len(ids) else np.zeros(0, bool)
@@ -293,7 +312,7 @@ def _warm(
             )
         )
     if toc.blocks:
-        result.toc_links = [(lk.url, lk.text) for lk in model.links() if toc_cover[lk.node]]
+        result.toc_cover = toc_cover
     page_en = float(entropy[model.term_ids].mean()) if len(model.term_ids) else float("nan")
     result.figures = {
         "site_pages": float(n_pages),
@@ -308,25 +327,31 @@ def _warm(
 
 
 def _metadata_blocks(
-    model: PageModel, article: InformativeStructure, exclude: NDArray[np.bool_]
+    model: PageModel,
+    article: InformativeStructure,
+    exclude: NDArray[np.bool_],
+    layout: NDArray[np.bool_],
 ) -> list[int]:
-    """Merged article blocks that are one short paragraph (see the module docstring)."""
+    """Merged article blocks that are one short paragraph (see the module docstring).
+
+    Paragraphs are layout nodes with text of their own (:func:`~wisdom_scrapy.mining.wisdom.
+    layout_nodes`) that the article keeps; "short" is shorter (TLEN_A) than the median
+    paragraph of the skeleton blocks. Array work only: no text is built.
+    """
     merged = [b for b in article.blocks if b.origin != "skeleton"]
     if not merged:
         return []
-    paras: list[int] = []
-    for s in article.skeleton:
-        text = model.text_of(s, exclude=exclude)
-        paras += [len("".join(p.split())) for p in text.split("\n\n") if p.strip()]
-    if not paras:
+    end = model.subtree_end
+    para = layout & (model.own_len > 0) & ~exclude
+    lengths = np.concatenate([model.tlen[s : end[s]][para[s : end[s]]] for s in article.skeleton])
+    if not len(lengths):
         return []
-    median = float(np.median(paras))
-    out = []
-    for b in merged:
-        text = model.text_of(b.node, exclude=exclude)
-        if text and "\n\n" not in text and len("".join(text.split())) < median:
-            out.append(b.node)
-    return out
+    median = float(np.median(lengths))
+    return [
+        b.node
+        for b in merged
+        if model.tlen[b.node] < median and int(para[b.node : end[b.node]].sum()) <= 1
+    ]
 
 
 # --------------------------------------------------------------------------------------------

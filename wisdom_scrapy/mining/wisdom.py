@@ -107,7 +107,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -133,7 +132,9 @@ __all__ = [
     "entropy_floor",
     "ict_aggregate",
     "k_mib",
+    "layout_nodes",
     "link_anchors",
+    "link_targets",
     "merge_siblings",
     "mine",
     "node_features",
@@ -358,6 +359,7 @@ def anchor_precision(
     target_terms: TargetTerms | None,
     *,
     n_pages: int,
+    links: tuple[NDArray[np.int64], list[str]] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     """API of every anchor node (§3.1.2) and whether it is known (its target was fetched).
 
@@ -365,56 +367,66 @@ def anchor_precision(
     page's terms, or None when that page has not been fetched. API = Σ 1/max(EN(t), floor) over
     the distinct terms t of the anchor text found in the target's terms (floor:
     :func:`entropy_floor`). Non-anchor nodes and anchors without a crawlable target (fragment
-    links, mailto:, javascript: …) have API 0 and are not known.
+    links, mailto:, javascript: …) have API 0 and are not known. ``links``: the page's
+    :func:`link_targets`, if already computed. The (anchor, term) pairs are gathered for all
+    anchors at once; only the look-up of each distinct pair in its target's terms is Python.
     """
     n = model.n
     api = np.zeros(n, dtype=np.float64)
     known = np.zeros(n, dtype=bool)
     if target_terms is None or n == 0:
         return api, known
-    en = np.asarray(entropy, dtype=np.float64)
-    inv = 1.0 / np.maximum(en, entropy_floor(n_pages))
-    vocab = model.vocab
-    term_ids, term_start, end = model.term_ids, model.term_start, model.subtree_end
-    cache: dict[str, frozenset[str] | Collection[str] | None] = {}
-    for link in model.links():
-        url = link.url
-        if url in cache:
-            target = cache[url]
-        else:
+    nodes, urls = links if links is not None else link_targets(model)
+    cache: dict[str, Collection[str] | None] = {}
+    targets: list[Collection[str]] = []
+    keep: list[int] = []
+    for k, url in enumerate(urls):
+        if url not in cache:
             got = target_terms(url)
-            target = got if got is None or isinstance(got, set | frozenset | dict) else set(got)
-            cache[url] = target
-        if target is None:
-            continue
-        node = link.node
-        known[node] = True
-        ids = np.unique(term_ids[term_start[node] : term_start[end[node]]])
-        if len(ids):
-            matched = [i for i in ids.tolist() if vocab[i] in target]
-            if matched:
-                api[node] = float(inv[matched].sum())
+            cache[url] = got if got is None or isinstance(got, set | frozenset | dict) else set(got)
+        target = cache[url]
+        if target is not None:
+            keep.append(k)
+            targets.append(target)
+    if not keep:
+        return api, known
+    sel = nodes[keep]
+    known[sel] = True
+    ts = model.term_start
+    lo = ts[sel]
+    cnt = ts[model.subtree_end[sel]] - lo
+    total = int(cnt.sum())
+    if total == 0:
+        return api, known
+    owner = np.repeat(np.arange(len(sel)), cnt)
+    first = np.cumsum(cnt) - cnt
+    pos = np.repeat(lo, cnt) + (np.arange(total) - np.repeat(first, cnt))
+    vocab_size = len(model.vocab)
+    pairs = np.unique(owner * vocab_size + model.term_ids[pos].astype(np.int64))
+    a, t = np.divmod(pairs, vocab_size)
+    vocab = model.vocab
+    hit = np.fromiter(
+        (vocab[ti] in targets[ai] for ai, ti in zip(a.tolist(), t.tolist(), strict=True)),
+        dtype=bool,
+        count=len(pairs),
+    )
+    inv = 1.0 / np.maximum(np.asarray(entropy, dtype=np.float64), entropy_floor(n_pages))
+    api[sel] = np.bincount(a[hit], weights=inv[t[hit]], minlength=len(sel))
     return api, known
 
 
-_URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+def link_targets(model: PageModel) -> tuple[NDArray[np.int64], list[str]]:
+    """The anchor nodes that link to another page and their target URLs, from
+    :meth:`PageModel.links` (one definition of a page's links, shared with the store's feed,
+    which has computed them on the model already when the crawl pipeline analyses a page)."""
+    links = model.links()
+    return np.array([lk.node for lk in links], dtype=np.int64), [lk.url for lk in links]
 
 
 def link_anchors(model: PageModel) -> NDArray[np.int64]:
-    """The anchor nodes that link to another page: ``<a href>`` whose href is not empty, not
-    fragment-only (in-page navigation) and has no scheme other than http(s) — the anchors
-    :meth:`PageModel.links` reports, found without building their texts. LAMIS's link entropy
-    is a property of links between pages, so in-page anchors take no part in it."""
-    out = []
-    for node in model.anchor_nodes.tolist():
-        href = (model.element(node).get("href") or "").strip()
-        if not href or href.startswith("#"):
-            continue
-        scheme = _URL_SCHEME.match(href)
-        if scheme and scheme.group(1).lower() not in ("http", "https"):
-            continue
-        out.append(node)
-    return np.array(out, dtype=np.int64)
+    """The anchor nodes that link to another page (:func:`link_targets`). LAMIS's link entropy
+    is a property of links between pages, so in-page "#" anchors take no part in it."""
+    return link_targets(model)[0]
 
 
 @dataclass
@@ -480,6 +492,11 @@ class NodeFeatures:
         return self._sii[name]
 
     @cached_property
+    def layout(self) -> NDArray[np.bool_]:
+        """:func:`layout_nodes` of the page (computed once)."""
+        return layout_nodes(self.model)
+
+    @cached_property
     def link_entropy(self) -> NDArray[np.float64]:
         """LAMIS link entropy of T(N): mean EN of its anchor-text terms (1 when it has none)."""
         out = np.ones(self.model.n, dtype=np.float64)
@@ -523,7 +540,8 @@ def node_features(
         raise ValueError(f"entropy needs one value per vocab term ({len(model.vocab)})")
     w = term_weights(en)
     cii = model.subtree_term_mean(w) if model.n else np.zeros(0)
-    api, known = anchor_precision(model, en, target_terms, n_pages=n_pages)
+    targets = link_targets(model)
+    api, known = anchor_precision(model, en, target_terms, n_pages=n_pages, links=targets)
     end = model.subtree_end
     api_a = ict_aggregate(api, end)
     known_a = ict_aggregate(known, end)
@@ -532,7 +550,7 @@ def node_features(
     if n and len(model.term_ids):
         counts = np.diff(model.term_start)
         owner = np.repeat(np.arange(n), counts)
-        links = link_anchors(model)
+        links = targets[0]
         in_a = _range_mask(links, model.subtree_end[links], n)[owner]
         own_sum = np.bincount(owner[in_a], weights=en[model.term_ids[in_a]], minlength=n)
         own_cnt = np.bincount(owner[in_a], minlength=n).astype(np.float64)
@@ -619,6 +637,25 @@ def _non_dummy_children(model: PageModel, node: int, f: NDArray[np.float64]) -> 
     return kids[~model.dummy[kids] & (f[kids] > 0)]
 
 
+def _child_stats(
+    model: PageModel, f: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Per node, over its non-dummy children with f > 0: how many, the largest f, and the
+    node's own value f(N) − Σ f(all children). One pass over the CSR children."""
+    cs, ci = model.child_start, model.child_index
+    fc = f[ci]
+    ok = ~model.dummy[ci] & (fc > 0)
+    count = _segment_sum(ok.astype(np.float64), cs)
+    best = np.zeros(model.n, dtype=np.float64)
+    if len(ci):
+        padded = np.zeros(len(ci) + 1, dtype=np.float64)
+        padded[:-1] = np.where(ok, fc, 0.0)
+        best = np.maximum.reduceat(padded, np.asarray(cs[:-1], dtype=np.int64))
+        best[cs[1:] == cs[:-1]] = 0.0
+    own = f - _segment_sum(fc, cs)
+    return count, best, own
+
+
 @dataclass(frozen=True)
 class MibSearch:
     """What one k-MIB search found and decided.
@@ -658,25 +695,24 @@ def k_mib(
     out: list[int] = []
     if n == 0 or f_a[root] <= 0:
         return MibSearch(out, split, rejected)
-    heap: list[tuple[float, int]] = [(-float(f_a[root]), root)]
+    count, best, own = _child_stats(model, f_a)
+    candidate = ((count == 0) | (sii >= st) | (own >= best)).tolist()
+    accept = passes.tolist()
+    leaf = (count == 0).tolist()
+    fl = f_a.tolist()
+    heap: list[tuple[float, int]] = [(-fl[root], root)]
     while heap and len(out) < k:
-        neg, node = heapq.heappop(heap)
-        kids = _non_dummy_children(model, node, f_a)
-        candidate = len(kids) == 0 or sii[node] >= st
-        if not candidate:
-            best = float(f_a[kids].max())
-            own = -neg - float(f_a[model.children(node)].sum())
-            candidate = own >= best
-        if candidate:
-            if passes[node]:
+        _, node = heapq.heappop(heap)
+        if candidate[node]:
+            if accept[node]:
                 out.append(node)
                 continue
             rejected[node] = True
-            if not explore_rejected or len(kids) == 0:
+            if not explore_rejected or leaf[node]:
                 continue
         split[node] = True
-        for kid in kids.tolist():
-            heapq.heappush(heap, (-float(f_a[kid]), kid))
+        for kid in _non_dummy_children(model, node, f_a).tolist():
+            heapq.heappush(heap, (-fl[kid], kid))
     return MibSearch(out, split, rejected)
 
 
@@ -700,15 +736,20 @@ class MinedBlock:
 
 
 def _non_singleton_ancestors(
-    model: PageModel, node: int, f_a: NDArray[np.float64], upto: int
+    model: PageModel,
+    node: int,
+    f_a: NDArray[np.float64],
+    upto: int,
+    count: NDArray[np.float64] | None = None,
 ) -> list[int]:
     """The first ``upto`` ancestors of ``node`` that have a non-dummy sibling (§3.3)."""
     out: list[int] = []
     parent = model.parent
+    count = _child_stats(model, f_a)[0] if count is None else count
     p = int(parent[node])
     while p >= 0 and len(out) < upto:
         pp = int(parent[p])
-        if pp >= 0 and len(_non_dummy_children(model, pp, f_a)) > 1 and f_a[p] > 0:
+        if pp >= 0 and count[pp] > 1 and f_a[p] > 0:
             out.append(p)
         p = pp
     return out
@@ -762,6 +803,7 @@ def merge_siblings(
         blocks.setdefault(s, MinedBlock(s, kind, "skeleton", s))
     levels = sorted(set(cstm))
     top = levels[-1] if levels else 0
+    count: NDArray[np.float64] | None = None
     for s in skeleton:
         complete = False
         if dstm:
@@ -770,7 +812,9 @@ def merge_siblings(
                 blocks.setdefault(sib, MinedBlock(sib, kind, "dstm", s))
         if not levels and not (extend and dstm and complete):
             continue
-        ancestors = _non_singleton_ancestors(model, s, f_a, model.n if extend else top)
+        if count is None:
+            count = _child_stats(model, f_a)[0]
+        ancestors = _non_singleton_ancestors(model, s, f_a, model.n if extend else top, count)
         for level, p_k in enumerate(ancestors, start=1):
             if level in levels or (level > top and extend and complete):
                 merged, complete = _dstm(model, p_k, f_a, passes, split)
@@ -797,10 +841,11 @@ def condense(
     *,
     dummy: NDArray[np.bool_] | None = None,
     sure: NDArray[np.bool_] | None = None,
+    layout: NDArray[np.bool_] | None = None,
 ) -> NDArray[np.bool_]:
     """Block condensing (§3.3): mask of the nodes removed from the merged trees ``roots``.
 
-    Inside each root (never the root itself), every layout node (:func:`_layout_nodes`: a
+    Inside each root (never the root itself), every layout node (:func:`layout_nodes`: a
     block-level element outside any text flow) that has terms and fails ``passes`` (and, when
     ``sure`` is given, is marked in it: the failure is beyond doubt), or is marked in
     ``dummy``, is removed with its subtree. Vectorised over the node ranges.
@@ -811,7 +856,7 @@ def condense(
         return removed
     starts = np.asarray(roots, dtype=np.int64)
     inside = _range_mask(starts + 1, model.subtree_end[starts], n)
-    structural = _layout_nodes(model)
+    structural = layout_nodes(model) if layout is None else layout
     has_terms = model.term_start[model.subtree_end] > model.term_start[:-1]
     bad = ~passes & has_terms  # no term, no evidence: punctuation, code symbols, "¶"
     if sure is not None:
@@ -823,7 +868,7 @@ def condense(
     return _range_mask(hit, model.subtree_end[hit], n)
 
 
-def _layout_nodes(model: PageModel) -> NDArray[np.bool_]:
+def layout_nodes(model: PageModel) -> NDArray[np.bool_]:
     """Nodes that are page layout rather than a piece of running text: block-level elements
     (HTML's block tags, :data:`wisdom_scrapy.dom.BLOCK_TAGS`, and table cells) that are not
     inside the text flow of a node with text of its own."""
@@ -945,6 +990,7 @@ def mine(
             passes,
             dummy=dummies(features, kind) if params.condense_dummies else None,
             sure=_surely_failing(features, params) if kind == "article" else None,
+            layout=features.layout,
         )
     else:
         removed = np.zeros(model.n, dtype=bool)
