@@ -16,23 +16,28 @@ The algorithm
     2. **Block value** v, in characters: ``v = C − A + 5·min(P, 20) − 15``. A paragraph of prose
        is worth about its length; links cost what they would have been worth; every block pays a
        fixed cost, so menus, tag lists, share bars and lone labels add up negative. Prose in
-       *teaser lists* (≥ 3 sibling items whose text starts with a link: headline + summary,
-       "more stories") counts half. Blocks inside a subtree marked as boilerplate — class/id
-       cues (comment, sidebar, share, related, advert …, unless an article cue such as
-       content/entry/story is there too), semantic tags (nav, aside, footer, header, form,
-       figcaption …), ``display:none`` — are worth only −15: neutral, neither pulling the body
-       towards them nor pushing it away; a marked subtree holding half of the page's prose is a
-       wrapper with an unlucky name (``<body class="has-sidebar">``, an ASP.NET page ``<form>``)
-       and is not marked.
+       *teaser lists* (≥ 3 sibling items whose text starts with a link to another document:
+       headline + summary, "more stories") counts half. Blocks inside a subtree marked as
+       boilerplate — class/id cues (comment, sidebar, share, related, advert …, unless an
+       article cue such as content/entry/story is there too; ids of ≥ 4 words are heading slugs
+       and carry no cue), semantic tags (nav, aside, footer, header, form, figcaption …),
+       ``display:none`` — are worth only −15: neutral, neither pulling the body towards them nor
+       pushing it away. A marked subtree holding half of the page's prose in ≥ 3 paragraphs is a
+       wrapper with an unlucky name (``<body class="has-sidebar">``, an ASP.NET page
+       ``<form>``, a "sticky sidebar" plugin's column) and is not marked; a footer whose one
+       notice is all the prose of an index page stays marked.
     3. **Body.** WISDOM's information coverage tree aggregates v bottom-up (one prefix sum):
        V(N) = Σ v over T(N). The body maximises V(N) · (1 − ALEN_A/TLEN_A) · (1 + 0.2·SII),
        with SII the entropy of the children's CLEN_A (WISDOM §3.1.3: an article spreads its
        text over many similar paragraph children), × 1.5 for schema.org's
-       ``itemprop="articleBody"``. Among the best node's descendants scoring within 2 % of it,
-       the deepest is taken: an ancestor that adds nothing is not more of an article.
+       ``itemprop="articleBody"``; a heading alone is never the body. Among the best node's
+       descendants scoring within 2 % of it, the deepest is taken: an ancestor that adds
+       nothing is not more of an article. No node with a positive score: no article (None),
+       e.g. an index page of link lists.
     4. **Exclusion.** Inside the body: marked boilerplate subtrees (2.), link lists (anchor text
-       ≥ half of the text, ≥ 2 links), net-negative subtrees with links and no prose, teaser items
-       that hold less than half of the body's prose, and the ``h1`` (the title is metadata).
+       ≥ half of the text, ≥ 2 links), net-negative containers with links and no prose, teaser
+       items that hold less than half of the body's prose, and the ``h1`` (the title is
+       metadata).
     5. **Metadata.** The title (the ``h1`` in or just before the body, if it belongs to the
        article's header rather than the page's) and the short byline/date blocks (``time``,
        ``address``, class names with byline/author/date) between it and the body's text.
@@ -78,8 +83,12 @@ class DensityParams:
     punct_bonus: float = 5.0
     #: punctuation marks counted per block at most
     punct_cap: int = 20
-    #: a boilerplate-marked subtree is ignored as a wrapper if it holds this share of the prose
+    #: a boilerplate-marked subtree is a wrapper, not boilerplate, if it holds this share of the
+    #: page's prose …
     wrapper_share: float = 0.5
+    #: … in at least this many paragraphs (a footer notice that is all the prose of an index
+    #: page is still a footer)
+    wrapper_paragraphs: int = 3
     #: SII weight: the body's score is multiplied by ``1 + sii_weight · SII(children, CLEN_A)``
     sii_weight: float = 0.2
     #: link list: anchor text over text at least this …
@@ -141,6 +150,8 @@ _BOILER_TAGS = frozenset(
     {"nav", "aside", "footer", "form", "button", "select", "textarea", "input", "label", "menu",
      "dialog", "header", "figcaption", "caption"}
 )  # fmt: skip
+#: Headings: never the body by themselves.
+_HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: The article's title: reported as metadata, never part of the body text.
 _TITLE_TAGS = frozenset({"h1"})
 #: Containers that can be link lists or navigation blocks.
@@ -219,6 +230,19 @@ def _name_cue(value: str | None) -> int:
     neg = not _NEG_EXACT.isdisjoint(tokens) or _NEG_SUBSTR_RE.search(text) is not None
     pos = not _POS_EXACT.isdisjoint(tokens) or _POS_SUBSTR_RE.search(text) is not None
     return (_NEG if neg else 0) | (_POS if pos else 0)
+
+
+@lru_cache(maxsize=1 << 14)
+def _id_cue(value: str | None) -> int:
+    """Cue bits of an id: as for a class name, except for slugs of headings (≥ 4 words:
+    ``id="getting-a-little-more-advanced"``, Sphinx/Markdown/MediaWiki section anchors), whose
+    words are the page's content, not its template's."""
+    if not value or len(_TOKEN.findall(value.lower())) >= _SLUG_WORDS:
+        return 0
+    return _name_cue(value)
+
+
+_SLUG_WORDS = 4
 
 
 @lru_cache(maxsize=1 << 10)
@@ -314,7 +338,7 @@ _CUE_TAGS = frozenset(
 #: ``articleBody`` node only matters when it holds some text; class and id are read on all.
 _CUE_ATTRIBUTES = (
     ("class", _name_cue, 1),
-    ("id", _name_cue, 1),
+    ("id", _id_cue, 1),
     ("style", _style_cue, 20),
     ("itemprop", _itemprop_cue, 100),
 )
@@ -466,6 +490,12 @@ def _teaser_items(
     lead &= model.tlen <= max_len  # an item, not a page region
     lead &= 2 * model.tlen <= model.tlen[np.maximum(parent, 0)]  # one of several
     lead[0] = False
+    if lead.any():  # the headline must lead elsewhere: not "#fragment" (a back-reference)
+        root = np.zeros(n, bool)
+        root[0] = True
+        anchor_of = _nearest_marked(model.is_anchor | root, model.parent)
+        leads = np.flatnonzero(lead)
+        lead[leads] = _leaves_page(model, anchor_of[first[leads]])
     items = np.bincount(parent[lead], minlength=n)
     with_text = (model.tlen > 0) & ~model.dummy
     with_text[0] = False
@@ -474,6 +504,27 @@ def _teaser_items(
     item = lead & lists[np.maximum(parent, 0)]
     item_nodes = np.flatnonzero(item)
     return _range_mask(item_nodes, model.subtree_end[item_nodes], n), item
+
+
+def _leaves_page(model: PageModel, anchors: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Per anchor node: its ``href`` leads to another document (not ``#…``, not
+    ``javascript:``). Reads the hrefs of these anchors only."""
+    a_nodes = np.flatnonzero(_tag_table(model, frozenset({"a"})))
+    wanted, where = np.unique(anchors, return_inverse=True)
+    pos = np.searchsorted(a_nodes, wanted)
+    ok = (pos < len(a_nodes)) & (a_nodes[np.minimum(pos, len(a_nodes) - 1)] == wanted)
+    out = np.zeros(len(wanted), bool)
+    if ok.any():
+        els = _elements_of(model, a_nodes, frozenset({"a"}))
+        hrefs = [els[i].get("href") for i in pos[ok].tolist()]
+        del els
+        out[ok] = [
+            bool(h)
+            and not h.lstrip().startswith("#")
+            and not h.lstrip().lower().startswith("javascript:")
+            for h in hrefs
+        ]
+    return out[where]
 
 
 def _tag_table(model: PageModel, names: frozenset[str]) -> NDArray[np.bool_]:
@@ -550,12 +601,15 @@ def single_page_article(
     boiler_tag = _tag_table(model, _BOILER_TAGS)
     marked = (((cues & _NEG) > 0) & ((cues & _POS) == 0)) | boiler_tag | hidden
     marked[0] = False
-    marked &= Pos < p.wrapper_share * Pos[0]  # not a page-wide wrapper
+    paragraphs = _subtree_sum(v > 0, model.subtree_end)
+    wrapper = (Pos >= p.wrapper_share * Pos[0]) & (paragraphs >= p.wrapper_paragraphs)
+    marked &= ~wrapper  # a page-wide wrapper with an unlucky name is not boilerplate
     starts = np.flatnonzero(marked)
     in_boiler = _range_mask(starts, model.subtree_end[starts], n)
     v_eff = np.where(in_boiler & has_text, -p.block_cost, v)
     v_eff[hidden] = 0.0
     if not (v_eff > 0).any():  # every prose block is marked: ignore the marks
+        marked[:] = False
         in_boiler[:] = False
         v_eff = v
         if not (v_eff > 0).any():
@@ -569,7 +623,9 @@ def single_page_article(
     sii = _sii(model, model.clen.astype(np.float64), keep_child)
     score = V * (1.0 - link_density) * (1.0 + p.sii_weight * sii)
     score[(cues & _BODY) > 0] *= p.body_bonus
-    score[in_boiler | hidden] = -np.inf
+    score[
+        in_boiler | hidden | _tag_table(model, _HEADING_TAGS)
+    ] = -np.inf  # a title alone is no article
     best = float(score.max())
     if not best > 0:
         return None
@@ -578,8 +634,6 @@ def single_page_article(
     ties = top + np.flatnonzero(score[top:end] >= best * (1.0 - p.tie_share))
     body = int(ties[np.argmax(model.depth[ties])])
 
-    if _DEBUG is not None:
-        _DEBUG.update(locals())
     # 4. exclusion inside the body
     lo, hi = body + 1, int(model.subtree_end[body])
     exclude = np.zeros(n, bool)
@@ -591,7 +645,7 @@ def single_page_article(
             & (link_density[sub] >= p.link_list_density)
             & (model.n_anchors[sub] >= p.link_list_anchors)
         )
-        no_prose = (Pos[sub] <= 0) & (V[sub] < 0) & (model.alen[sub] > 0)
+        no_prose = container & (Pos[sub] <= 0) & (V[sub] < 0) & (model.alen[sub] > 0)
         minor = Pos[sub] < p.wrapper_share * Pos[body]
         teasers = teaser_start[sub] & minor
         title = _tag_table(model, _TITLE_TAGS)[sub]  # the title is metadata, not body text
@@ -601,8 +655,6 @@ def single_page_article(
     metadata = _metadata(model, cue_nodes, classes, body, exclude)
     return SinglePageArticle(body, exclude, metadata, float(V[body]))
 
-
-_DEBUG: dict | None = None  # development hook: set to a dict to receive the internals
 
 _META_NAMES = ("byline", "author", "date", "time", "published", "updated", "dateline")
 _META_TAGS = frozenset({"time", "address"})
