@@ -322,6 +322,59 @@ def test_data_table_in_the_article_is_kept() -> None:
     assert "Driver Hamlin" in text and PARAGRAPHS[1] in text
 
 
+def test_heading_slug_ids_carry_no_cue() -> None:
+    """``id="getting-a-little-more-advanced"`` is the slug of a heading (Sphinx, Markdown,
+    MediaWiki), not a template name: its words ("more") are no boilerplate cue."""
+    sections = "".join(
+        f'<section id="{slug}"><h2>{slug.replace("-", " ")}</h2><p>{p}</p><p>{p}</p></section>'
+        for slug, p in zip(
+            ["the-basics", "getting-a-little-more-advanced", "related-work-and-next-steps"],
+            PARAGRAPHS,
+            strict=False,
+        )
+    )
+    text = extract(page(f"{NAV}<div class='body'>{sections}</div>{FOOTER}"))
+    for p in PARAGRAPHS[:3]:
+        assert p in text
+    assert "related work and next steps" in text
+
+
+def test_sections_headed_by_back_references_are_not_teasers() -> None:
+    """FAQ pages link each question back to the page's contents (``href="#id3"``): sections
+    that start with an in-page link are the article, not a list of teasers."""
+    sections = "".join(
+        f'<section id="q{i}"><h2><a class="toc-backref" href="#toc{i}">Question {i}?</a></h2>'
+        f"<p>{p}</p></section>"
+        for i, p in enumerate(PARAGRAPHS)
+    )
+    text = extract(page(f"{NAV}<div class='body'>{sections}</div>{FOOTER}"))
+    for p in PARAGRAPHS:
+        assert p in text
+
+
+@pytest.mark.parametrize("name", ["bugs.html", "library-zipapp.html", "tutorial-appetite.html"])
+def test_sphinx_documentation_pages(name: str) -> None:
+    """Another kind of site: the Python documentation (gold: ``div[role=main]``, the body
+    Sphinx writes), with code blocks, definition lists and in-page links."""
+    html = (Path(__file__).parent / "fixtures" / "pydoc" / name).read_bytes()
+    model = PageModel.from_html(html, f"http://docs.local/{name}")
+    main = next(
+        i for i in np.flatnonzero(model.tag == "div").tolist()
+        if model.element(i).get("role") == "main"
+    )  # fmt: skip
+    article = single_page_article(model)
+    assert article is not None
+    check_result(model, article)
+    assert shingle_prf(article.text(model), model.text_of(main)).f1 >= 0.95
+
+
+def test_index_page_of_link_lists_has_no_article() -> None:
+    """The FAQ index of the Python documentation is a list of links: no article, and in
+    particular not its footer's licence notice (the only prose on the page)."""
+    html = (Path(__file__).parent / "fixtures" / "pydoc" / "faq-index.html").read_bytes()
+    assert single_page_article(PageModel.from_html(html, "http://docs.local/faq/")) is None
+
+
 def test_params_change_the_result() -> None:
     """The knobs are live (e.g. with no block cost every label counts as content)."""
     html = article_page("PARAGRAPHS")
