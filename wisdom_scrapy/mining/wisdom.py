@@ -77,13 +77,17 @@ Phase 3 — expanding and condensing (§3.3)
       type constraint does not end a section, a menu or footer outweighing what qualifies does).
       The first incomplete level is the block's boundary and the last level applied.
     * **Condensing** (:func:`condense`) removes, inside every merged tree, the maximal sub-trees
-      that fail the type constraint ("dummy sub-trees … mainly tags for the page layout"). Only
-      layout nodes are removed: block-level elements (HTML's block tags) outside the text flow of
-      a node with text of its own — cutting an inline link, emphasis or a code span out of a
-      sentence would cut the sentence. Sub-trees without any term (code symbols, "¶") carry no
-      evidence and stay. CII is a mean over few terms in small sub-trees ("when the size of IBs
-      is divided into smaller ones, the number of extracted terms in each small block
-      decreases, so does the accuracy of corresponding CII", §4.2), so for articles a sub-tree
+      that fail the type constraint ("dummy sub-trees … mainly tags for the page layout").
+      Nothing inside the text flow of a node with text of its own is removed (:func:`text_flow`):
+      cutting an inline link, emphasis or a code span out of a sentence would cut the sentence.
+      In an article only block-level elements (HTML's block tags, :func:`layout_nodes`) are
+      units — the inline spans of a highlighted line of code have no text around them but make
+      up one line; in a TOC, whose units are links, any element outside a text flow is one (an
+      icon link in a navigation bar). Sub-trees without any term (code symbols, "¶") carry no
+      evidence for the type constraint and stay. CII is a mean over few terms in small
+      sub-trees ("when the size of IBs is divided into smaller ones, the number of extracted
+      terms in each small block decreases, so does the accuracy of corresponding CII", §4.2),
+      so for articles a sub-tree
       fails only when its CII is below the line by more than one standard error,
       ``CII + σ_W/√k < 1 − TC_article`` with σ_W the standard deviation of the page's term
       weights and k the sub-tree's number of terms: a two-word "Next topic" of site-wide terms
@@ -141,6 +145,7 @@ __all__ = [
     "parse_merge",
     "structure_information_index",
     "term_weights",
+    "text_flow",
     "toc_feature",
     "type_constraint",
 ]
@@ -492,9 +497,14 @@ class NodeFeatures:
         return self._sii[name]
 
     @cached_property
+    def in_flow(self) -> NDArray[np.bool_]:
+        """:func:`text_flow` of the page (computed once)."""
+        return text_flow(self.model)
+
+    @cached_property
     def layout(self) -> NDArray[np.bool_]:
         """:func:`layout_nodes` of the page (computed once)."""
-        return layout_nodes(self.model)
+        return layout_nodes(self.model, self.in_flow)
 
     @cached_property
     def link_entropy(self) -> NDArray[np.float64]:
@@ -547,18 +557,21 @@ def node_features(
     known_a = ict_aggregate(known, end)
     # link-text terms: terms owned by nodes inside a link anchor (owner order = node order)
     n = model.n
+    own_sum: NDArray[np.float64]
+    own_cnt: NDArray[np.float64]
+    own_ctx: NDArray[np.float64]
     if n and len(model.term_ids):
         counts = np.diff(model.term_start)
         owner = np.repeat(np.arange(n), counts)
         links = targets[0]
         in_a = _range_mask(links, model.subtree_end[links], n)[owner]
-        own_sum = np.bincount(owner[in_a], weights=en[model.term_ids[in_a]], minlength=n)
+        own_sum = np.bincount(owner[in_a], weights=en[model.term_ids[in_a]], minlength=n).astype(
+            np.float64
+        )
         own_cnt = np.bincount(owner[in_a], minlength=n).astype(np.float64)
         own_ctx = np.bincount(owner[~model.in_anchor[owner]], minlength=n).astype(np.float64)
     else:
-        own_sum = np.zeros(n)
-        own_cnt = np.zeros(n)
-        own_ctx = np.zeros(n)
+        own_sum = own_cnt = own_ctx = np.zeros(n, dtype=np.float64)
     return NodeFeatures(
         model=model,
         entropy=en,
@@ -868,17 +881,23 @@ def condense(
     return _range_mask(hit, model.subtree_end[hit], n)
 
 
-def layout_nodes(model: PageModel) -> NDArray[np.bool_]:
+def text_flow(model: PageModel) -> NDArray[np.bool_]:
+    """Nodes inside the text flow of an ancestor with text of its own (a link or an emphasis in
+    a sentence, a code span in a line of code): cutting them out would cut that text."""
+    texty = np.flatnonzero(model.own_len > 0)
+    return _range_mask(texty + 1, model.subtree_end[texty], model.n)
+
+
+def layout_nodes(model: PageModel, in_flow: NDArray[np.bool_] | None = None) -> NDArray[np.bool_]:
     """Nodes that are page layout rather than a piece of running text: block-level elements
-    (HTML's block tags, :data:`wisdom_scrapy.dom.BLOCK_TAGS`, and table cells) that are not
-    inside the text flow of a node with text of its own."""
+    (HTML's block tags, :data:`wisdom_scrapy.dom.BLOCK_TAGS`, and table cells) outside any
+    text flow (:func:`text_flow`). Inline elements with no text around them (the spans of
+    highlighted code, an icon link) belong to the line they make up."""
     from wisdom_scrapy.dom import BLOCK_TAGS
 
-    n = model.n
-    names = model.tag_names
-    block_tag = np.array([t in BLOCK_TAGS or t in ("td", "th") for t in names] + [False])
-    texty = np.flatnonzero(model.own_len > 0)
-    in_flow = _range_mask(texty + 1, model.subtree_end[texty], n)
+    block_tag = np.array([t in BLOCK_TAGS or t in ("td", "th") for t in model.tag_names] + [False])
+    if in_flow is None:
+        in_flow = text_flow(model)
     return block_tag[model.tag_id] & ~in_flow
 
 
@@ -990,7 +1009,9 @@ def mine(
             passes,
             dummy=dummies(features, kind) if params.condense_dummies else None,
             sure=_surely_failing(features, params) if kind == "article" else None,
-            layout=features.layout,
+            # an article is condensed by blocks; a TOC by anything outside a text flow: an
+            # icon link or a label in a navigation bar is a unit of a link list
+            layout=features.layout if kind == "article" else ~features.in_flow,
         )
     else:
         removed = np.zeros(model.n, dtype=bool)
