@@ -106,14 +106,7 @@ class WisdomFocusMiddleware:
         self.policy = settings.focus
         self.scale = settings.focus_priority
         self.warmup = settings.warmup_pages
-        self.tracker = StructureTracker(
-            runtime.store,
-            min_pages=settings.focus_min_pages,
-            warmup_pages=settings.warmup_pages,
-            growth=settings.structure_growth,
-            max_iter=settings.hits_max_iter,
-            count=runtime.inc,
-        )
+        self.tracker = StructureTracker.of(crawler)
         self._snapshots: dict[str, tuple[int, EntropySnapshot]] = {}
         crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
 

@@ -41,19 +41,30 @@ Page roles: hub → TOC, authority → article, other
     role therefore weighs the page's two kinds of information in the same unit, the LAMIS
     feature weight W(T) = 1 − E(T) (TKDE §3.3):
 
-    * hub mass L(u) = Σ over u's informative links of (Σ of the anchor's term weights) ·
+    * link mass L(u) = Σ over u's informative links of (Σ of the anchor's term weights) ·
       min(ã(target), 1): what the page's links carry, each counted in full when it points to at
       least an average authority of the site and in proportion below (links to print pages,
       share pages or login forms have no authority and count for nothing);
-    * content mass C(u) = Σ over the terms outside anchors of tf · W(T).
+    * content mass C(u) = Σ over the terms outside anchors of tf · W(T);
+    * copied share κ(u): the part of that text copied from the pages u's informative links point
+      to — the abstracts and teasers of a news TOC (WISDOM §1, Fig. 2: a TOC block "containing
+      the abstracts of news and anchors"). Measured with sampled 4-term shingles (1 in 8, the
+      same ones on every page, so containment is estimated exactly on the sample), each shingle
+      weighted like a feature spread evenly over the df pages that have it, 1 − ln df / ln N
+      (TKDE §3.3, Relationship 1), so the template's own text (on every page) counts for
+      nothing. Each target's contribution is capped at an equal share of the page (1/k for k
+      targets copied from), and a page copying from fewer than three targets gets κ = 0: a
+      list of abstracts copies a little from each of many pages, a near-duplicate of one or
+      two pages (two versions of one document linking each other) is not a list.
 
-    A page is a **TOC** when L(u) ≥ C(u) and L(u) > 0 (its informative links carry at least as
-    much as its text), an **article** when it is not a TOC, has content (C > 0) and some
-    informative link points to it (ã > 0), and **other** otherwise (pages reached only through
-    template links — login, print, share pages — or without informative content). This is the
-    page-level counterpart of WISDOM's type constraints (TOC blocks: anchors; article blocks:
-    context; WISDOM §3.3) with entropy-weighted lengths, and it needs no threshold. Pages known
-    only from the store (no record here) get scores but no role.
+    A page is a **TOC** when it links informatively to at least two pages and
+    L(u) + κ(u)·C(u) ≥ (1 − κ(u))·C(u) (what its links and their abstracts carry is at least
+    what its own text carries), an **article** when it is not a TOC, has text of its own and
+    some informative link points to it (ã > 0), and **other** otherwise (pages reached only
+    through template links — login, print, share pages — or without informative content). This
+    is the page-level counterpart of WISDOM's type constraints (TOC blocks: anchors; article
+    blocks: context; WISDOM §3.3), with entropy-weighted lengths and no tuned threshold. Pages
+    known only from the store (no record here) get scores but no role.
 
 Scores during the crawl
     The analysis is redone when a site's fetched pages have grown by ``growth`` since the last
@@ -64,8 +75,9 @@ Scores during the crawl
     links, with the latest authorities (1, the site mean, for targets not scored yet), over the
     mean of the same sum in the latest analysis.
 
-Memory: per recorded page, about 40 bytes per link occurrence and 8 per distinct term outside
-anchors; per site, one counter per distinct (slot, text) and (slot, target) pair.
+Memory: per recorded page, about 40 bytes per link occurrence, 8 per distinct term outside
+anchors and 1 per term of its text (sampled shingles); per site, one counter per distinct
+(slot, text) and (slot, target) pair and per sampled shingle.
 """
 
 from __future__ import annotations
@@ -84,6 +96,7 @@ from wisdom_scrapy.text import extract_terms
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
+    from scrapy.crawler import Crawler
 
     from wisdom_scrapy.dom import PageModel
     from wisdom_scrapy.store import TermStore
@@ -98,8 +111,32 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+_ATTR = "_wisdom_structure"
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant: path hash = parent * MIX + tag
+_SHINGLE = 4  # words per shingle
+_SAMPLE_BITS = np.uint64(61)  # keep shingles whose mixed hash has its top 3 bits 0: 1 in 8
+
+
+def shingles(term_ids: NDArray[np.integer[Any]]) -> NDArray[np.int64]:
+    """Sampled hashes of the 4-term shingles of a term sequence (sorted, unique).
+
+    Sampling keeps a shingle when its (mixed) hash falls in a fixed 1/8 of the hash space, so two
+    pages keep the *same* shingles of a shared passage: the share of a page's sampled shingles
+    found in other pages estimates the share of its text copied from them (containment), at
+    1/8 of the memory.
+    """
+    ids = np.asarray(term_ids, dtype=np.uint64) + np.uint64(1)
+    n = len(ids) - _SHINGLE + 1
+    if n <= 0:
+        return np.zeros(0, dtype=np.int64)
+    h = np.zeros(n, dtype=np.uint64)
+    for k in range(_SHINGLE):
+        h = h * _MIX + ids[k : k + n]
+    h ^= h >> np.uint64(29)
+    h *= _MIX
+    h ^= h >> np.uint64(32)
+    return np.unique(h[(h >> _SAMPLE_BITS) == 0]).view(np.int64)
 
 
 def slot_hashes(model: PageModel, nodes: NDArray[np.integer[Any]]) -> NDArray[np.int64]:
@@ -133,7 +170,8 @@ class PageLinks:
     Per occurrence: ``url_id`` (into the site's URL table), ``slot`` / ``text_key`` /
     ``url_key`` (hashes: the slot, (slot, text) and (slot, target)), and its anchor's terms
     ``term_ids[term_start[k]:term_start[k + 1]]`` (ids into the site's vocabulary).
-    ``content_ids`` / ``content_tf``: the page's terms outside anchors and their frequencies.
+    ``content_ids`` / ``content_tf``: the page's terms outside anchors and their frequencies;
+    ``shingles``: sampled shingles of that text (:func:`shingles`).
     """
 
     url: str
@@ -145,6 +183,7 @@ class PageLinks:
     term_ids: NDArray[np.int32]
     content_ids: NDArray[np.int32]
     content_tf: NDArray[np.int32]
+    shingles: NDArray[np.int64]
 
     def __len__(self) -> int:
         return len(self.url_id)
@@ -157,6 +196,7 @@ class SiteRecorder:
     min_pages: int = 5
     slot_pages: Counter[int] = field(default_factory=Counter)
     pair_pages: Counter[int] = field(default_factory=Counter)
+    shingle_pages: Counter[int] = field(default_factory=Counter)
     records: dict[str, PageLinks] = field(default_factory=dict)
     url_ids: dict[str, int] = field(default_factory=dict)
     url_list: list[str] = field(default_factory=list)
@@ -203,6 +243,7 @@ class SiteRecorder:
         anchor_local = model.term_ids[np.repeat(starts, lengths) + within]
         owner = np.repeat(np.arange(model.n), np.diff(ts))
         outside = model.term_ids[~model.in_anchor[owner]] if model.n else np.zeros(0, np.int32)
+        text_shingles = shingles(local_to_site[outside] if len(outside) else outside)
         tf = np.bincount(outside, minlength=len(local_to_site))
         present = np.flatnonzero(tf)
         record = PageLinks(
@@ -215,11 +256,13 @@ class SiteRecorder:
             term_ids=local_to_site[anchor_local] if total else np.zeros(0, np.int32),
             content_ids=local_to_site[present] if len(present) else np.zeros(0, np.int32),
             content_tf=tf[present].astype(np.int32),
+            shingles=text_shingles,
         )
         if url not in self.records:
             self.slot_pages.update(set(slot_list))
             self.pair_pages.update(set(text_keys))
             self.pair_pages.update(set(url_keys))
+            self.shingle_pages.update(text_shingles.tolist())
         self.records[url] = record
         self.url_id(url)
         return record
@@ -249,8 +292,9 @@ class SiteAnalysis:
     ``W @ authority`` and ``raw_authority_mean`` of ``Wᵀ @ hub`` (for the one-step estimates
     of a new page's scores); ``link_mass`` /
     ``content_mass``: L and C of the module docstring (NaN for pages without a record);
-    ``roles``: "toc", "article", "other" ("" without a record); ``edges``: the informative
-    links as ``(source index, target index)`` arrays.
+    ``copied_share``: share of the page's text copied from the pages its informative links
+    point to (teasers, abstracts); ``roles``: "toc", "article", "other" ("" without a record);
+    ``src`` / ``dst``: the informative links (source and target indices).
     """
 
     urls: list[str]
@@ -259,6 +303,7 @@ class SiteAnalysis:
     roles: list[str]
     link_mass: NDArray[np.float64]
     content_mass: NDArray[np.float64]
+    copied_share: NDArray[np.float64]
     src: NDArray[np.intp]
     dst: NDArray[np.intp]
     raw_hub_mean: float
@@ -293,12 +338,76 @@ def _relative(v: NDArray[np.float64]) -> NDArray[np.float64]:
     return v / mean if mean > 0 else np.zeros_like(v)
 
 
+def _copied_share(
+    recorder: SiteRecorder,
+    urls: list[str],
+    src: NDArray[np.intp],
+    dst: NDArray[np.intp],
+    n: int,
+    weighted: bool,
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """Per page: the share of its sampled text shingles found in the text of the pages its
+    informative links point to, and the number of distinct such targets.
+
+    Each shingle weighs like a uniformly spread feature, W = 1 − ln df / ln N (TKDE §3.3,
+    Relationship 1: the entropy weight of a feature spread evenly over df of N pages), so text
+    the template repeats on every page (df ≈ N) counts for nothing; unweighted (plain) when
+    ``weighted`` is False.
+    """
+    records = recorder.records
+    copied = np.zeros(n)
+    if not len(src):
+        return copied, np.zeros(n, dtype=np.int64)
+    pairs = np.unique(src.astype(np.int64) * max(n, 1) + dst)
+    p_src, p_dst = pairs // max(n, 1), pairs % max(n, 1)
+    n_targets = np.bincount(p_src, minlength=n)
+    bounds = np.searchsorted(p_src, np.arange(n + 1))
+    get = recorder.shingle_pages.get
+    log_n = float(np.log(max(len(records), 2)))
+    for i in np.flatnonzero(n_targets >= 2).tolist():
+        rec = records.get(urls[i])
+        if rec is None or not len(rec.shingles):
+            continue
+        pool = [
+            r.shingles
+            for j in p_dst[bounds[i] : bounds[i + 1]].tolist()
+            if (r := records.get(urls[j])) is not None
+        ]
+        if not pool:
+            continue
+        if weighted:
+            df = np.fromiter(
+                (get(h, 1) for h in rec.shingles.tolist()), np.float64, len(rec.shingles)
+            )
+            w = np.clip(1.0 - np.log(df) / log_n, 0.0, 1.0)
+        else:
+            w = np.ones(len(rec.shingles))
+        total = float(w.sum())
+        if total <= 0:
+            continue
+        # text copied from each target (a shingle counts for the first target that has it),
+        # each capped at an equal share of the page: a list of abstracts copies a little from
+        # each of many pages; a near-duplicate of one or two pages is not a list of abstracts
+        taken = np.zeros(len(rec.shingles), dtype=bool)
+        amounts = []
+        for shingle_set in pool:
+            found = np.isin(rec.shingles, shingle_set) & ~taken
+            if found.any():
+                taken |= found
+                amounts.append(float(w[found].sum()))
+        if len(amounts) >= 3:
+            cap = total / len(amounts)
+            copied[i] = sum(min(a, cap) for a in amounts) / total
+    return copied, n_targets
+
+
 def analyse_site(
     recorder: SiteRecorder,
     *,
     entropies: Callable[[list[str]], NDArray[np.float64]] | None,
     store_links: Mapping[str, Iterable[tuple[str, str]]] | None = None,
     template: bool = True,
+    link_analysis: bool = True,
     max_iter: int = 100,
     tol: float = 1e-8,
 ) -> SiteAnalysis:
@@ -307,7 +416,8 @@ def analyse_site(
     ``entropies`` maps terms to their entropies in the site (e.g. ``snapshot.entropy``);
     ``None`` is plain HITS (every entropy 0). ``store_links`` is the store's link graph of the
     site, for the pages the recorder has no record of. ``template=False`` keeps template links
-    (the unreduced graph of the paper's plain HITS).
+    (the unreduced graph of the paper's plain HITS). ``link_analysis=False`` weighs every link's
+    information in full in the hub mass (ã ≡ 1: the roles without HITS, for comparison).
     """
     records = recorder.records
     urls = list(records)
@@ -376,18 +486,21 @@ def analyse_site(
     authority = _relative(result.authority)
     hub = _relative(result.hub)
     raw_hub = graph.weights @ authority
-    link_mass = np.bincount(
-        src, weights=info * np.minimum(authority[dst], 1.0), minlength=n
-    ).astype(np.float64)
+    reach = np.minimum(authority[dst], 1.0) if link_analysis else np.ones(len(dst))
+    link_mass = np.bincount(src, weights=info * reach, minlength=n).astype(np.float64)
     link_mass[len(records) :] = np.nan
+    copied, n_targets = _copied_share(recorder, urls, src, dst, n, entropies is not None)
     roles = []
     for i in range(n):
-        c, lm = content[i], link_mass[i]
+        c = content[i]
         if np.isnan(c):
             roles.append("")
-        elif lm >= c and lm > 0:
+            continue
+        own = c * (1.0 - copied[i])
+        hub_mass = link_mass[i] + c * copied[i]
+        if n_targets[i] >= 2 and hub_mass >= own and hub_mass > 0:
             roles.append("toc")
-        elif c > 0 and authority[i] > 0:
+        elif own > 0 and authority[i] > 0:
             roles.append("article")
         else:
             roles.append("other")
@@ -398,6 +511,7 @@ def analyse_site(
         roles=roles,
         link_mass=link_mass,
         content_mass=content,
+        copied_share=copied,
         src=src,
         dst=dst,
         raw_hub_mean=float(raw_hub.mean()) if n else 0.0,
@@ -419,7 +533,8 @@ class _SiteState:
 
 
 class StructureTracker:
-    """Per-site recorders and analyses of one crawl (see the module docstring).
+    """Per-site recorders and analyses of one crawl (see the module docstring); the crawl's
+    tracker is :meth:`of` ``(crawler)``.
 
     ``store`` provides entropies and the shared link graph; ``warmup_pages`` is the cold-start
     size (no analysis before the store knows that many pages of the site); ``growth`` the
@@ -443,6 +558,27 @@ class StructureTracker:
         self.max_iter = max_iter
         self.count = count
         self.sites: dict[str, _SiteState] = {}
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> StructureTracker:
+        """The crawler's tracker (created on first use, with the crawl's ``WISDOM_*``
+        settings and store): what the focus middleware feeds and any component may read."""
+        tracker = crawler.__dict__.get(_ATTR)
+        if tracker is None:
+            from wisdom_scrapy.runtime import WisdomRuntime
+
+            runtime = WisdomRuntime.of(crawler)
+            settings = runtime.settings
+            tracker = cls(
+                runtime.store,
+                min_pages=settings.focus_min_pages,
+                warmup_pages=settings.warmup_pages,
+                growth=settings.structure_growth,
+                max_iter=settings.hits_max_iter,
+                count=runtime.inc,
+            )
+            setattr(crawler, _ATTR, tracker)
+        return tracker
 
     def state(self, site: str) -> _SiteState:
         state = self.sites.get(site)
