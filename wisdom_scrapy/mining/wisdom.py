@@ -87,13 +87,16 @@ Phase 3 — expanding and condensing (§3.3)
       evidence for the type constraint and stay. CII is a mean over few terms in small
       sub-trees ("when the size of IBs is divided into smaller ones, the number of extracted
       terms in each small block decreases, so does the accuracy of corresponding CII", §4.2),
-      so for articles a sub-tree
-      fails only when its CII is below the line by more than one standard error,
+      so a sub-tree fails only when it is below the line by more than one standard error
+      (:func:`type_constraint` with ``tolerant``; ``tolerance`` parameter): for articles
       ``CII + σ_W/√k < 1 − TC_article`` with σ_W the standard deviation of the page's term
-      weights and k the sub-tree's number of terms: a two-word "Next topic" of site-wide terms
-      goes, a two-word heading of common but not site-wide words stays. With
-      ``condense_dummies`` (default on), §3.3 dummies go too (:func:`dummies`): link lists in an
-      article, link-less paragraphs in a TOC.
+      weights and k the sub-tree's number of terms — a two-word "Next topic" of site-wide terms
+      goes, a two-word heading of common but not site-wide words stays; for TOCs the same on
+      the mean API (over scored anchors) and the link entropy (over link terms), so one index
+      entry of common words is not cut out of an index. k-MIB and the merging qualification
+      keep the paper's strict constraint: with the doubt, navigation bars of half-common words
+      would qualify as siblings. With ``condense_dummies`` (default on), §3.3 dummies go too
+      (:func:`dummies`): link lists in an article, link-less paragraphs in a TOC.
 
 TOC blocks without API (§4.4, Fig. 21)
     When most anchors cannot be scored by API (targets not fetched yet, or no common terms),
@@ -194,11 +197,13 @@ class WisdomParams:
     ``merge``: merging methods, e.g. ``"dstm,1-cstm"`` or ``"dstm,1-cstm,2-cstm"``.
     ``cstm_extend``: continue k-CSTM past the listed levels while a level is complete (the
     expansion depth taken from the page). ``condense`` / ``condense_dummies``: block
-    condensing, and whether it removes §3.3 dummies too. ``explore_rejected``: k-MIB searches
-    the children of a candidate that fails the type constraint (default) instead of dropping
-    its sub-tree. ``min_pages``: fewest pages the site's store must know for entropy-based
-    mining; below it :func:`wisdom_scrapy.analysis.analyze_page` uses the single-page
-    extractor. ``None`` derives it from ``tc_article`` (:attr:`warm_pages`).
+    condensing, and whether it removes §3.3 dummies too. ``tolerance``: condensing removes
+    only what fails the type constraint by more than one standard error.
+    ``explore_rejected``: k-MIB searches the children of a candidate that fails the type
+    constraint (default) instead of dropping its sub-tree.
+    ``min_pages``: fewest pages the site's store must know for entropy-based mining; below it
+    :func:`wisdom_scrapy.analysis.analyze_page` uses the single-page extractor. ``None``
+    derives it from ``tc_article`` (:attr:`warm_pages`).
     ``zero_api_ratio``: above this share of zero-API meaningful anchors, TOC blocks are mined by
     ALEN instead of API (:func:`toc_feature`); ``toc_feature`` forces "api" or "alen".
     """
@@ -211,6 +216,7 @@ class WisdomParams:
     cstm_extend: bool = True
     condense: bool = True
     condense_dummies: bool = True
+    tolerance: bool = True
     toc_feature: Literal["auto", "api", "alen"] = "auto"
     zero_api_ratio: float = 0.5
     min_pages: int | None = None
@@ -434,6 +440,12 @@ def link_anchors(model: PageModel) -> NDArray[np.int64]:
     return link_targets(model)[0]
 
 
+def _standard_error(values: NDArray[np.float64], k: NDArray[np.float64]) -> NDArray[np.float64]:
+    """σ(values) / √k per node (k clipped to ≥ 1; σ = 0 for fewer than two values)."""
+    sigma = float(values.std()) if len(values) > 1 else 0.0
+    return sigma / np.sqrt(np.maximum(k, 1.0))
+
+
 @dataclass
 class NodeFeatures:
     """Every WISDOM feature of one page's nodes (arrays over nodes unless said otherwise).
@@ -442,7 +454,8 @@ class NodeFeatures:
     ``api``/``api_known``: per-anchor API and whether its target was fetched; ``api_a``,
     ``known_a``: their ICT aggregates (API_A and the number of scored anchors in T(N)).
     ``link_entropy_sum``/``link_terms``: Σ EN and number of anchor-text terms in T(N) (LAMIS
-    link entropy = their ratio). ``context_terms``: terms of T(N) outside anchors.
+    link entropy = their ratio); ``link_term_entropies``: EN of every link-text term occurrence
+    of the page (for its standard deviation). ``context_terms``: terms of T(N) outside anchors.
     ``alen``/``clen``/``tlen``: ALEN_A, CLEN_A, TLEN_A.
     ``n_pages``: pages of the site the entropies come from.
     """
@@ -458,6 +471,7 @@ class NodeFeatures:
     link_entropy_sum: NDArray[np.float64]
     link_terms: NDArray[np.float64]
     context_terms: NDArray[np.float64]
+    link_term_entropies: NDArray[np.float64]
     n_pages: int
     _sii: dict[str, NDArray[np.float64]] = field(default_factory=dict, repr=False)
 
@@ -514,6 +528,26 @@ class NodeFeatures:
         return out
 
     @cached_property
+    def se_weight(self) -> NDArray[np.float64]:
+        """Standard error of CII: σ(term weights of the page) / √(terms of T(N))."""
+        m = self.model
+        w = self.weight[m.term_ids] if len(m.term_ids) else np.zeros(0)
+        k = (m.term_start[m.subtree_end] - m.term_start[:-1]).astype(np.float64)
+        return _standard_error(w, k)
+
+    @cached_property
+    def se_api(self) -> NDArray[np.float64]:
+        """Standard error of the mean API: σ(API of the page's scored anchors) / √(scored
+        anchors of T(N))."""
+        return _standard_error(self.api[self.api_known], self.known_a)
+
+    @cached_property
+    def se_link_entropy(self) -> NDArray[np.float64]:
+        """Standard error of the link entropy: σ(EN of the page's link terms) / √(link terms of
+        T(N))."""
+        return _standard_error(self.link_term_entropies, self.link_terms)
+
+    @cached_property
     def mean_api(self) -> NDArray[np.float64]:
         """API_A(N) / #scored anchors in T(N) (0 where no anchor of T(N) is scored)."""
         out = np.zeros(self.model.n, dtype=np.float64)
@@ -559,19 +593,19 @@ def node_features(
     n = model.n
     own_sum: NDArray[np.float64]
     own_cnt: NDArray[np.float64]
+    link_en: NDArray[np.float64]
     own_ctx: NDArray[np.float64]
     if n and len(model.term_ids):
         counts = np.diff(model.term_start)
         owner = np.repeat(np.arange(n), counts)
         links = targets[0]
         in_a = _range_mask(links, model.subtree_end[links], n)[owner]
-        own_sum = np.bincount(owner[in_a], weights=en[model.term_ids[in_a]], minlength=n).astype(
-            np.float64
-        )
+        link_en = en[model.term_ids[in_a]]
+        own_sum = np.bincount(owner[in_a], weights=link_en, minlength=n).astype(np.float64)
         own_cnt = np.bincount(owner[in_a], minlength=n).astype(np.float64)
         own_ctx = np.bincount(owner[~model.in_anchor[owner]], minlength=n).astype(np.float64)
     else:
-        own_sum = own_cnt = own_ctx = np.zeros(n, dtype=np.float64)
+        own_sum = own_cnt = own_ctx = link_en = np.zeros(n, dtype=np.float64)
     return NodeFeatures(
         model=model,
         entropy=en,
@@ -584,6 +618,7 @@ def node_features(
         link_entropy_sum=ict_aggregate(own_sum, end),
         link_terms=ict_aggregate(own_cnt, end),
         context_terms=ict_aggregate(own_ctx, end),
+        link_term_entropies=link_en,
         n_pages=n_pages,
     )
 
@@ -615,29 +650,40 @@ def type_constraint(
     params: WisdomParams = DEFAULT_PARAMS,
     *,
     mode: str = "api",
+    tolerant: bool = False,
 ) -> NDArray[np.bool_]:
     """Per node: does T(N) satisfy the type constraint of ``kind`` (§3.2.2)?
 
     article: ``CII ≥ 1 − TC_article``. toc, ``mode="api"``: ``API_A / #scored anchors ≥ TC_TOC``
-    (no scored anchor fails). toc, ``mode="alen"``: LAMIS link entropy ≤ TC_article (no anchor
-    term fails).
+    and LAMIS link entropy ≤ TC_article (no scored anchor, no link term: fails). toc,
+    ``mode="alen"``: the link-entropy part only.
+
+    ``tolerant``: each mean gets one standard error of the benefit of the doubt — ``σ/√k``
+    with σ the standard deviation of the averaged quantity over the page (term weights, API of
+    the scored anchors, entropies of link terms) and k the number of values T(N) averages —
+    so that a sub-tree fails only when it is *surely* on the wrong side: a mean over two terms
+    says little (the module docstring, condensing).
     """
-    if kind == "article":
-        return features.cii >= 1.0 - params.tc_article - 1e-12
-    if kind != "toc":
+    if kind not in ("article", "toc"):
         raise ValueError(f"unknown block kind {kind!r}")
+    if mode not in ("api", "alen"):
+        raise ValueError(f"unknown TOC mode {mode!r}: api or alen")
+    eps = 1e-12
+    if kind == "article":
+        doubt = features.se_weight if tolerant else 0.0
+        return features.cii + doubt >= 1.0 - params.tc_article - eps
+    doubt_en = features.se_link_entropy if tolerant else 0.0
     informative_links = (features.link_terms > 0) & (
-        features.link_entropy <= params.tc_article + 1e-12
+        features.link_entropy - doubt_en <= params.tc_article + eps
     )
-    if mode == "api":
-        return (
-            informative_links
-            & (features.known_a > 0)
-            & (features.mean_api >= params.toc_threshold - 1e-12)
-        )
     if mode == "alen":
         return informative_links
-    raise ValueError(f"unknown TOC mode {mode!r}: api or alen")
+    doubt_api = features.se_api if tolerant else 0.0
+    return (
+        informative_links
+        & (features.known_a > 0)
+        & (features.mean_api + doubt_api >= params.toc_threshold - eps)
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -853,15 +899,14 @@ def condense(
     passes: NDArray[np.bool_],
     *,
     dummy: NDArray[np.bool_] | None = None,
-    sure: NDArray[np.bool_] | None = None,
     layout: NDArray[np.bool_] | None = None,
 ) -> NDArray[np.bool_]:
     """Block condensing (§3.3): mask of the nodes removed from the merged trees ``roots``.
 
     Inside each root (never the root itself), every layout node (:func:`layout_nodes`: a
-    block-level element outside any text flow) that has terms and fails ``passes`` (and, when
-    ``sure`` is given, is marked in it: the failure is beyond doubt), or is marked in
-    ``dummy``, is removed with its subtree. Vectorised over the node ranges.
+    block-level element outside any text flow; ``layout`` overrides the units) that has terms
+    and fails ``passes`` (WISDOM's :func:`mine` passes the tolerant type constraint), or is
+    marked in ``dummy``, is removed with its subtree. Vectorised over the node ranges.
     """
     n = model.n
     removed = np.zeros(n, dtype=bool)
@@ -872,8 +917,6 @@ def condense(
     structural = layout_nodes(model) if layout is None else layout
     has_terms = model.term_start[model.subtree_end] > model.term_start[:-1]
     bad = ~passes & has_terms  # no term, no evidence: punctuation, code symbols, "¶"
-    if sure is not None:
-        bad &= sure
     if dummy is not None:
         bad = bad | dummy
     # nodes without visible text are nothing to remove (and removing them changes no text)
@@ -951,17 +994,6 @@ def dummies(features: NodeFeatures, kind: BlockKind) -> NDArray[np.bool_]:
     return features.link_terms <= 0
 
 
-def _surely_failing(features: NodeFeatures, params: WisdomParams) -> NDArray[np.bool_]:
-    """Nodes whose CII is below the article line by more than one standard error of a mean of
-    their k terms: ``CII + σ_W/√k < 1 − TC_article`` (module docstring, condensing)."""
-    m = features.model
-    w = features.weight[m.term_ids] if len(m.term_ids) else np.zeros(0)
-    sigma = float(w.std()) if len(w) > 1 else 0.0
-    k = (m.term_start[m.subtree_end] - m.term_start[:-1]).astype(np.float64)
-    se = sigma / np.sqrt(np.maximum(k, 1.0))
-    return features.cii + se < 1.0 - params.tc_article
-
-
 def mine(
     features: NodeFeatures,
     kind: BlockKind,
@@ -979,6 +1011,11 @@ def mine(
         feature = "clen" if kind == "article" else toc_feature(features, params)[0]
     mode = "api" if feature == "api" else "alen"
     passes = type_constraint(features, kind, params, mode=mode)
+    qualifies = (
+        type_constraint(features, kind, params, mode=mode, tolerant=True)
+        if params.tolerance
+        else passes
+    )
     f_a = features.feature(feature)
     search = k_mib(
         model,
@@ -1006,9 +1043,8 @@ def mine(
         removed = condense(
             model,
             [b.node for b in blocks],
-            passes,
+            qualifies,
             dummy=dummies(features, kind) if params.condense_dummies else None,
-            sure=_surely_failing(features, params) if kind == "article" else None,
             # an article is condensed by blocks; a TOC by anything outside a text flow: an
             # icon link or a label in a navigation bar is a unit of a link list
             layout=features.layout if kind == "article" else ~features.in_flow,
