@@ -117,7 +117,7 @@ import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
 
@@ -128,12 +128,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FEATURES",
+    "ChildSummary",
     "InformativeStructure",
     "MibSearch",
     "MinedBlock",
     "NodeFeatures",
     "WisdomParams",
     "anchor_precision",
+    "child_summary",
     "condense",
     "dummies",
     "entropy_floor",
@@ -310,53 +312,83 @@ def ict_aggregate(values: ArrayLike, subtree_end: ArrayLike) -> NDArray[np.float
     return csum[end] - csum[:-1]
 
 
-def _segment_sum(values: NDArray, child_start: NDArray) -> NDArray[np.float64]:
-    """Σ of ``values`` (one per CSR child slot) over each node's children, 0 for leaves."""
-    n = len(child_start) - 1
-    if n <= 0:
-        return np.zeros(0, dtype=np.float64)
-    padded = np.zeros(len(values) + 1, dtype=np.float64)  # the pad makes every start valid
-    padded[:-1] = values
-    starts = np.asarray(child_start[:-1], dtype=np.int64)
-    out = np.add.reduceat(padded, starts)
-    out[child_start[1:] == child_start[:-1]] = 0.0
-    return out
-
-
 def _sii_children(model: PageModel) -> NDArray[np.bool_]:
     """Nodes that count as children for SII: not dummy and with visible text (TLEN_A > 0)."""
     return ~model.dummy & (model.tlen > 0)
 
 
-def structure_information_index(
-    model: PageModel, f_a: ArrayLike, *, counted: NDArray[np.bool_] | None = None
-) -> NDArray[np.float64]:
-    """SII(N, f_A) for every node N at once (WISDOM §3.1.3; conventions in the module docstring).
+class ChildSummary(NamedTuple):
+    """Per node, sums over its CSR children for one aggregated feature f (one reduceat).
 
-    ``counted`` marks the nodes that count as children (default: not dummy, TLEN_A > 0). The
-    node's own value ``f_A(N) − Σ f_A(children)`` is one more child when positive. One
-    ``np.add.reduceat`` over the CSR children per sum; no Python loop over nodes.
+    ``own``: f(N) − Σ f(children), the node's own value. ``total``/``slog``/``m``: Σ v, Σ v ln v
+    and the number of SII children (not dummy, TLEN_A > 0) with v their f. ``count``/``best``:
+    number and largest f of the non-dummy children with f > 0 (what k-MIB searches).
     """
+
+    own: NDArray[np.float64]
+    total: NDArray[np.float64]
+    slog: NDArray[np.float64]
+    m: NDArray[np.float64]
+    kids: NDArray[np.float64]
+    best: NDArray[np.float64]
+
+
+def child_summary(
+    model: PageModel, f_a: ArrayLike, *, counted: NDArray[np.bool_] | None = None
+) -> ChildSummary:
+    """:class:`ChildSummary` of ``f_a``: one ``np.add.reduceat`` of a five-column matrix over
+    the CSR children and one ``np.maximum.reduceat``; no Python loop over nodes."""
     f = np.asarray(f_a, dtype=np.float64)
     n = model.n
-    if n == 0:
-        return np.zeros(0, dtype=np.float64)
     cs, ci = model.child_start, model.child_index
     if counted is None:
         counted = _sii_children(model)
     fc = f[ci]
-    own = np.maximum(f - _segment_sum(fc, cs), 0.0)
-    own[own < 1e-9 * np.maximum(f, 1.0)] = 0.0  # float noise of the aggregation
     ok = counted[ci]
     v = np.where(ok, fc, 0.0)
-    total = _segment_sum(v, cs) + own
     vlogv = np.zeros_like(v)
     pos = v > 0
     vlogv[pos] = v[pos] * np.log(v[pos])
-    slog = _segment_sum(vlogv, cs)
-    has_own = own > 0
-    slog[has_own] += own[has_own] * np.log(own[has_own])
-    m = _segment_sum(ok.astype(np.float64), cs) + has_own
+    kid = ~model.dummy[ci] & (fc > 0)
+    cols = np.zeros((len(ci) + 1, 5), dtype=np.float64)  # the pad row makes every start valid
+    cols[:-1, 0] = fc
+    cols[:-1, 1] = v
+    cols[:-1, 2] = vlogv
+    cols[:-1, 3] = ok
+    cols[:-1, 4] = kid
+    starts = np.asarray(cs[:-1], dtype=np.intp)
+    leaf = cs[1:] == cs[:-1]
+    sums = np.add.reduceat(cols, starts, axis=0) if n else np.zeros((0, 5))
+    sums[leaf] = 0.0
+    best = np.maximum.reduceat(np.append(np.where(kid, fc, 0.0), 0.0), starts) if n else sums[:, 0]
+    best[leaf] = 0.0
+    own = np.maximum(f - sums[:, 0], 0.0)
+    own[own < 1e-9 * np.maximum(f, 1.0)] = 0.0  # float noise of the aggregation
+    return ChildSummary(own, sums[:, 1], sums[:, 2], sums[:, 3], sums[:, 4], best)
+
+
+def structure_information_index(
+    model: PageModel,
+    f_a: ArrayLike,
+    *,
+    counted: NDArray[np.bool_] | None = None,
+    summary: ChildSummary | None = None,
+) -> NDArray[np.float64]:
+    """SII(N, f_A) for every node N at once (WISDOM §3.1.3; conventions in the module docstring).
+
+    ``counted`` marks the nodes that count as children (default: not dummy, TLEN_A > 0). The
+    node's own value ``f_A(N) − Σ f_A(children)`` is one more child when positive. Vectorised
+    over the CSR children (:func:`child_summary`); no Python loop over nodes.
+    """
+    n = model.n
+    if n == 0:
+        return np.zeros(0, dtype=np.float64)
+    c = summary if summary is not None else child_summary(model, f_a, counted=counted)
+    has_own = c.own > 0
+    total = c.total + c.own
+    slog = c.slog.copy()
+    slog[has_own] += c.own[has_own] * np.log(c.own[has_own])
+    m = c.m + has_own
     sii = np.zeros(n, dtype=np.float64)
     good = (m >= 2) & (total > 0)
     t = total[good]
@@ -474,6 +506,7 @@ class NodeFeatures:
     link_term_entropies: NDArray[np.float64]
     n_pages: int
     _sii: dict[str, NDArray[np.float64]] = field(default_factory=dict, repr=False)
+    _summary: dict[str, ChildSummary] = field(default_factory=dict, repr=False)
 
     @property
     def alen(self) -> NDArray[np.int64]:
@@ -504,10 +537,18 @@ class NodeFeatures:
             "tlen": m.tlen.astype(np.float64),
         }
 
+    def summary(self, name: str) -> ChildSummary:
+        """:func:`child_summary` of the feature ``name`` (computed once per feature)."""
+        if name not in self._summary:
+            self._summary[name] = child_summary(self.model, self.feature(name))
+        return self._summary[name]
+
     def sii(self, name: str) -> NDArray[np.float64]:
         """SII(N, f_A) for every node (computed once per feature)."""
         if name not in self._sii:
-            self._sii[name] = structure_information_index(self.model, self.feature(name))
+            self._sii[name] = structure_information_index(
+                self.model, self.feature(name), summary=self.summary(name)
+            )
         return self._sii[name]
 
     @cached_property
@@ -696,25 +737,6 @@ def _non_dummy_children(model: PageModel, node: int, f: NDArray[np.float64]) -> 
     return kids[~model.dummy[kids] & (f[kids] > 0)]
 
 
-def _child_stats(
-    model: PageModel, f: NDArray[np.float64]
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """Per node, over its non-dummy children with f > 0: how many, the largest f, and the
-    node's own value f(N) − Σ f(all children). One pass over the CSR children."""
-    cs, ci = model.child_start, model.child_index
-    fc = f[ci]
-    ok = ~model.dummy[ci] & (fc > 0)
-    count = _segment_sum(ok.astype(np.float64), cs)
-    best = np.zeros(model.n, dtype=np.float64)
-    if len(ci):
-        padded = np.zeros(len(ci) + 1, dtype=np.float64)
-        padded[:-1] = np.where(ok, fc, 0.0)
-        best = np.maximum.reduceat(padded, np.asarray(cs[:-1], dtype=np.int64))
-        best[cs[1:] == cs[:-1]] = 0.0
-    own = f - _segment_sum(fc, cs)
-    return count, best, own
-
-
 @dataclass(frozen=True)
 class MibSearch:
     """What one k-MIB search found and decided.
@@ -739,6 +761,7 @@ def k_mib(
     st: float = 0.8,
     explore_rejected: bool = False,
     root: int = 0,
+    summary: ChildSummary | None = None,
 ) -> MibSearch:
     """k-maximum informative blocks (§3.2.2): the skeleton nodes, best f_A first.
 
@@ -754,10 +777,10 @@ def k_mib(
     out: list[int] = []
     if n == 0 or f_a[root] <= 0:
         return MibSearch(out, split, rejected)
-    count, best, own = _child_stats(model, f_a)
-    candidate = ((count == 0) | (sii >= st) | (own >= best)).tolist()
+    c = summary if summary is not None else child_summary(model, f_a)
+    candidate = ((c.kids == 0) | (sii >= st) | (c.own >= c.best)).tolist()
     accept = passes.tolist()
-    leaf = (count == 0).tolist()
+    leaf = (c.kids == 0).tolist()
     fl = f_a.tolist()
     heap: list[tuple[float, int]] = [(-fl[root], root)]
     while heap and len(out) < k:
@@ -804,7 +827,7 @@ def _non_singleton_ancestors(
     """The first ``upto`` ancestors of ``node`` that have a non-dummy sibling (§3.3)."""
     out: list[int] = []
     parent = model.parent
-    count = _child_stats(model, f_a)[0] if count is None else count
+    count = child_summary(model, f_a).kids if count is None else count
     p = int(parent[node])
     while p >= 0 and len(out) < upto:
         pp = int(parent[p])
@@ -846,6 +869,7 @@ def merge_siblings(
     cstm: Sequence[int] = (1,),
     extend: bool = False,
     split: NDArray[np.bool_] | None = None,
+    summary: ChildSummary | None = None,
 ) -> list[MinedBlock]:
     """Expand the skeleton with DSTM and k-CSTM (§3.3, Fig. 9); blocks in document order.
 
@@ -872,7 +896,7 @@ def merge_siblings(
         if not levels and not (extend and dstm and complete):
             continue
         if count is None:
-            count = _child_stats(model, f_a)[0]
+            count = child_summary(model, f_a).kids if summary is None else summary.kids
         ancestors = _non_singleton_ancestors(model, s, f_a, model.n if extend else top, count)
         for level, p_k in enumerate(ancestors, start=1):
             if level in levels or (level > top and extend and complete):
@@ -1025,6 +1049,7 @@ def mine(
         k=params.k,
         st=params.st,
         explore_rejected=params.explore_rejected,
+        summary=features.summary(feature),
     )
     dstm, cstm = params.merging
     skeleton = search.skeleton
@@ -1038,6 +1063,7 @@ def mine(
         cstm=cstm,
         extend=params.cstm_extend,
         split=search.split,
+        summary=features.summary(feature),
     )
     if params.condense and blocks:
         removed = condense(
