@@ -302,13 +302,14 @@ def entropy_floor(n_pages: int) -> float:
 def ict_aggregate(values: ArrayLike, subtree_end: ArrayLike) -> NDArray[np.float64]:
     """Information coverage tree (§3.2.1): ``f_A(N) = f(N) + Σ f_A(children)`` for all nodes.
 
-    ``values`` are per-node own values in pre-order and ``subtree_end[i]`` ends node i's range
-    (PageModel conventions), so each sum is a prefix-sum difference: O(n), no recursion.
+    ``values`` are per-node own values in pre-order (or one column per feature) and
+    ``subtree_end[i]`` ends node i's range (PageModel conventions), so each sum is a prefix-sum
+    difference: O(n), no recursion.
     """
     v = np.asarray(values, dtype=np.float64)
     end = np.asarray(subtree_end, dtype=np.int64)
-    csum = np.zeros(len(v) + 1, dtype=np.float64)
-    np.cumsum(v, out=csum[1:])
+    csum = np.zeros((len(v) + 1, *v.shape[1:]), dtype=np.float64)
+    np.cumsum(v, axis=0, out=csum[1:])
     return csum[end] - csum[:-1]
 
 
@@ -486,8 +487,8 @@ class NodeFeatures:
     ``api``/``api_known``: per-anchor API and whether its target was fetched; ``api_a``,
     ``known_a``: their ICT aggregates (API_A and the number of scored anchors in T(N)).
     ``link_entropy_sum``/``link_terms``: Σ EN and number of anchor-text terms in T(N) (LAMIS
-    link entropy = their ratio); ``link_term_entropies``: EN of every link-text term occurrence
-    of the page (for its standard deviation). ``context_terms``: terms of T(N) outside anchors.
+    link entropy = their ratio); ``link_entropy_sd``: standard deviation of EN over the page's
+    link-text term occurrences. ``context_terms``: terms of T(N) outside anchors.
     ``alen``/``clen``/``tlen``: ALEN_A, CLEN_A, TLEN_A.
     ``n_pages``: pages of the site the entropies come from.
     """
@@ -503,7 +504,7 @@ class NodeFeatures:
     link_entropy_sum: NDArray[np.float64]
     link_terms: NDArray[np.float64]
     context_terms: NDArray[np.float64]
-    link_term_entropies: NDArray[np.float64]
+    link_entropy_sd: float
     n_pages: int
     _sii: dict[str, NDArray[np.float64]] = field(default_factory=dict, repr=False)
     _summary: dict[str, ChildSummary] = field(default_factory=dict, repr=False)
@@ -586,7 +587,7 @@ class NodeFeatures:
     def se_link_entropy(self) -> NDArray[np.float64]:
         """Standard error of the link entropy: σ(EN of the page's link terms) / √(link terms of
         T(N))."""
-        return _standard_error(self.link_term_entropies, self.link_terms)
+        return self.link_entropy_sd / np.sqrt(np.maximum(self.link_terms, 1.0))
 
     @cached_property
     def mean_api(self) -> NDArray[np.float64]:
@@ -628,25 +629,28 @@ def node_features(
     targets = link_targets(model)
     api, known = anchor_precision(model, en, target_terms, n_pages=n_pages, links=targets)
     end = model.subtree_end
-    api_a = ict_aggregate(api, end)
-    known_a = ict_aggregate(known, end)
-    # link-text terms: terms owned by nodes inside a link anchor (owner order = node order)
     n = model.n
-    own_sum: NDArray[np.float64]
-    own_cnt: NDArray[np.float64]
-    link_en: NDArray[np.float64]
-    own_ctx: NDArray[np.float64]
-    if n and len(model.term_ids):
-        counts = np.diff(model.term_start)
-        owner = np.repeat(np.arange(n), counts)
-        links = targets[0]
-        in_a = _range_mask(links, model.subtree_end[links], n)[owner]
-        link_en = en[model.term_ids[in_a]]
-        own_sum = np.bincount(owner[in_a], weights=link_en, minlength=n).astype(np.float64)
-        own_cnt = np.bincount(owner[in_a], minlength=n).astype(np.float64)
-        own_ctx = np.bincount(owner[~model.in_anchor[owner]], minlength=n).astype(np.float64)
+    # own terms per node: all of a node's own terms are link text when the node is inside a
+    # link anchor, context when it is outside every anchor (term_start groups terms by owner)
+    ts = model.term_start
+    own_terms = np.diff(ts).astype(np.float64)
+    links = targets[0]
+    in_link = _range_mask(links, end[links], n)
+    e = en[model.term_ids]
+    csum = np.zeros((len(e) + 1, 2), dtype=np.float64)
+    np.cumsum(np.stack([e, e * e], axis=1), axis=0, out=csum[1:])
+    own_en = csum[ts[1:]] - csum[ts[:-1]]  # Σ EN, Σ EN² of each node's own terms
+    link_cnt = own_terms * in_link
+    n_link = float(link_cnt.sum())
+    if n_link > 1:
+        mean = float(own_en[in_link, 0].sum()) / n_link
+        sd = math.sqrt(max(float(own_en[in_link, 1].sum()) / n_link - mean * mean, 0.0))
     else:
-        own_sum = own_cnt = own_ctx = link_en = np.zeros(n, dtype=np.float64)
+        sd = 0.0
+    own = np.stack(
+        [api, known, own_en[:, 0] * in_link, link_cnt, own_terms * ~model.in_anchor], axis=1
+    )
+    agg = ict_aggregate(own, end)  # the information coverage tree of all five at once
     return NodeFeatures(
         model=model,
         entropy=en,
@@ -654,12 +658,12 @@ def node_features(
         cii=cii,
         api=api,
         api_known=known,
-        api_a=api_a,
-        known_a=known_a,
-        link_entropy_sum=ict_aggregate(own_sum, end),
-        link_terms=ict_aggregate(own_cnt, end),
-        context_terms=ict_aggregate(own_ctx, end),
-        link_term_entropies=link_en,
+        api_a=agg[:, 0],
+        known_a=agg[:, 1],
+        link_entropy_sum=agg[:, 2],
+        link_terms=agg[:, 3],
+        context_terms=agg[:, 4],
+        link_entropy_sd=sd,
         n_pages=n_pages,
     )
 
