@@ -14,16 +14,23 @@ Warm mode (WISDOM §3)
 Metadata (§3.3)
     DSTM merges the article's title, date, author … blocks into it ("the distribution of their
     context length is skewed"). A merged (non-skeleton) article block is reported as metadata
-    when its text is a single paragraph shorter than the median paragraph of the skeleton block
-    — "short" measured against the page's own article, not a fixed length.
+    when it is a single paragraph (at most one block-level element with text of its own)
+    shorter than the median paragraph of the skeleton blocks — "short" measured against the
+    page's own article, not a fixed length. Metadata stays in ``article_text`` (WISDOM's
+    informative structure holds it) and is listed in ``metadata`` and as "metadata" blocks.
 
 Role (page level; site-level LAMIS roles come later)
-    Decided from the blocks found, by what a reader gets from them: C = context length (CLEN,
-    text outside anchors) in the article structure, A = anchor text length (ALEN) in the TOC
-    structure. ``"article"`` when C > 0 and C ≥ A, ``"toc"`` when A > C, ``"other"`` when
-    neither structure holds any text. An article page's TOC miner tends to select the article
-    itself (its inline links) or a link list, both with far less anchor text than the article
-    has context; a TOC page's article miner finds at most an introduction.
+    Decided from the blocks found, by what a reader gets from them: A = anchor text (ALEN) in
+    the TOC structure, C = context (CLEN, text outside anchors) in the article structure and in
+    the TOC structure. ``"toc"`` when A > C, else ``"article"`` when an article block holds
+    context, else ``"other"``. One case needs care: a TOC list with abstracts (teasers, §1's
+    "block 2") is found by both miners, and TOC condensing takes the link-less abstracts out of
+    the TOC structure; their context belongs to the list, so the article structure's context
+    inside TOC blocks is not counted — except inside a TOC block that is a strict ancestor of
+    the article's skeleton (a container of article and link boxes, which the TOC miner can
+    select on an article page: the article is not its abstract). An article page's TOC
+    structure holds a link box or the article's inline links, far less anchor text than the
+    article has context; a TOC page's article structure is at most an introduction.
 
 Cold mode
     With ``store=None`` and no ``snapshot``, or when the store knows fewer pages of the site than
