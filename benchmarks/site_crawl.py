@@ -69,7 +69,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
 
-from wisdom_scrapy.evaluation import PRF, shingle_prf, weighted_match
+from wisdom_scrapy.evaluation import PRF, feature_prf, shingle_prf, weighted_match
 
 SITES = {
     "pydoc": Path("/usr/share/doc/python3.11/html"),
@@ -166,12 +166,17 @@ class StatsToJson:
 @dataclass
 class Gold:
     """What a page is, from its markup: ``role`` (None: no rule applies, not scored), the
-    article's gold ``text``, the TOC's gold ``links`` and the ``rule`` that decided."""
+    article's gold ``text``, the TOC's gold ``anchors`` (link URL of every anchor, in document
+    order, repeats kept), their set ``links``, and the ``rule`` that decided."""
 
     role: str | None
     rule: str
     text: str = ""
-    links: frozenset[str] = frozenset()
+    anchors: tuple[str, ...] = ()
+
+    @property
+    def links(self) -> frozenset[str]:
+        return frozenset(self.anchors)
 
 
 def _has_class(cls: str) -> str:
@@ -201,18 +206,24 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
     return absolute
 
 
-def main_links(part: Any, page_url: str) -> frozenset[str]:
-    """Links inside ``part``: absolute, no fragment, http(s), not the page itself."""
+def main_anchors(part: Any, page_url: str) -> tuple[str, ...]:
+    """URLs of the ``<a href>`` inside ``part``, one per anchor: absolute, no fragment, http(s),
+    not the page itself (permalinks and in-page links are left out)."""
     page = normalize_url(page_url)
-    links = set()
+    urls = []
     for anchor in part.iter("a"):
         href = anchor.get("href")
         if href is None:
             continue
         url = normalize_url(href, page_url)
         if url is not None and url != page:
-            links.add(url)
-    return frozenset(links)
+            urls.append(url)
+    return tuple(urls)
+
+
+def main_links(part: Any, page_url: str) -> frozenset[str]:
+    """The set of :func:`main_anchors`."""
+    return frozenset(main_anchors(part, page_url))
 
 
 def part_text(part: Any) -> str:
@@ -224,7 +235,7 @@ def _sphinx_gold(main: Any, page_url: str) -> Gold:
     for name, xpath in _SPHINX_TOC_MARKERS:
         if main.xpath(xpath):
             rule = f"sphinx: div[role=main] holds {name}"
-            return Gold("toc", rule, links=main_links(main, page_url))
+            return Gold("toc", rule, anchors=main_anchors(main, page_url))
     if main.xpath(".//form"):
         return Gold("other", "sphinx: div[role=main] holds a form (search page)")
     for permalink in main.xpath(f".//a[{_has_class('headerlink')}]"):
@@ -234,7 +245,7 @@ def _sphinx_gold(main: Any, page_url: str) -> Gold:
 
 def _docbook_gold(component: Any, kind: str, page_url: str) -> Gold:
     if kind in _DOCBOOK_TOCS:
-        return Gold("toc", f"docbook: div.{kind}", links=main_links(component, page_url))
+        return Gold("toc", f"docbook: div.{kind}", anchors=main_anchors(component, page_url))
     generated = " or ".join(_has_class(c) for c in _DOCBOOK_GENERATED)
     for part in component.xpath(f".//div[{generated}]"):
         part.drop_tree()
@@ -320,23 +331,39 @@ def text_score(prediction: str | None, gold_text: str, cjk: bool = False) -> PRF
     return shingle_prf(prediction, gold_text)
 
 
-def toc_links(item: Mapping[str, Any], page_url: str) -> frozenset[str]:
-    """A TocItem's link URLs, normalised as the gold is (:func:`main_links`)."""
+def toc_anchors(item: Mapping[str, Any], page_url: str) -> list[str]:
+    """A TocItem's link URLs, one per link, normalised as the gold is (:func:`main_anchors`)."""
     page = normalize_url(page_url)
-    links = set()
+    urls = []
     for link in item.get("links") or []:
         url = normalize_url(str(link.get("url") or ""), page_url)
         if url is not None and url != page:
-            links.add(url)
-    return frozenset(links)
+            urls.append(url)
+    return urls
+
+
+def toc_links(item: Mapping[str, Any], page_url: str) -> frozenset[str]:
+    """The set of :func:`toc_anchors`."""
+    return frozenset(toc_anchors(item, page_url))
 
 
 def toc_score(item: Mapping[str, Any] | None, gold_links: Iterable[str], page_url: str) -> PRF:
     """SNC-style P/R/F1 of a gold TOC page: the item's link URLs against the gold links (sets,
-    each URL counted once). Another role, or no item, scores (0, 0, 0)."""
+    each URL counted once: which pages the TOC leads to). Another role, or no item, scores
+    (0, 0, 0)."""
     if item is None or item.get("role") != "toc":
         return ZERO
     return weighted_match(frozenset(gold_links), toc_links(item, page_url)).prf
+
+
+def toc_anchor_score(item: Mapping[str, Any] | None, gold_anchors: Iterable[str],
+                     page_url: str) -> PRF:
+    """The anchor-counting variant, nearer WISDOM's SNC (matched anchor nodes): link URLs as
+    multisets, common = Σ min(count) (an anchor is matched by its target URL, not its node).
+    Another role, or no item, scores (0, 0, 0)."""
+    if item is None or item.get("role") != "toc":
+        return ZERO
+    return feature_prf(Counter(toc_anchors(item, page_url)), Counter(gold_anchors)).prf
 
 
 def role_prf(gold: Mapping[str, str | None], predicted: Mapping[str, str], role: str
@@ -615,9 +642,11 @@ def evaluate(on: Crawl, off: Crawl, base_url: str, site_dir: Path, early: int, c
     tocs = [u for u in on_pages if gold[u].role == "toc"]
     toc_scores = {u: toc_score(item_of(u), gold[u].links, u) for u in tocs}
     toc_emitted = [u for u in tocs if (item_of(u) or {}).get("role") == "toc"]
+    anchor_scores = {u: toc_anchor_score(item_of(u), gold[u].anchors, u) for u in tocs}
     toc_rows = {
         "all gold TOC pages": mean_prf(toc_scores.values()),
         "pages emitted as TOCs": mean_prf(toc_scores[u] for u in toc_emitted),
+        "all gold TOC pages, anchors (multiset)": mean_prf(anchor_scores.values()),
     }
     # Links pooled over the gold TOC pages (a page emitted with another role contributes its
     # gold links as missed): large index pages weigh more than in the per-page mean.
@@ -664,18 +693,6 @@ def evaluate(on: Crawl, off: Crawl, base_url: str, site_dir: Path, early: int, c
                 u for u in listed_role if u in predicted and predicted[u] != role)
         structure.append(entry)
 
-    def speed(crawl: Crawl, pages: list[str]) -> dict[str, Any]:
-        elapsed = crawl.stats.get("elapsed_time_seconds") or float("nan")
-        return {
-            "html_pages": len(pages),
-            "responses": crawl.stats.get("response_received_count"),
-            "elapsed_time_seconds": elapsed,
-            "pages_per_second": len(pages) / elapsed if elapsed else float("nan"),
-            "wall_seconds": crawl.wall_seconds,
-            "load_before": crawl.load_before,
-            "items": len(crawl.items),
-        }
-
     per_page = {
         u: {
             "gold_role": gold[u].role,
@@ -684,7 +701,8 @@ def evaluate(on: Crawl, off: Crawl, base_url: str, site_dir: Path, early: int, c
             "fetch_rank": rank,
             **({"wisdom": wisdom_scores[u]._asdict()} if u in wisdom_scores else {}),
             **({"trafilatura": traf_scores[u]._asdict()} if u in traf_scores else {}),
-            **({"toc_links": toc_scores[u]._asdict(), "gold_links": len(gold[u].links)}
+            **({"toc_links": toc_scores[u]._asdict(), "gold_links": len(gold[u].links),
+                "toc_anchors": anchor_scores[u]._asdict(), "gold_anchors": len(gold[u].anchors)}
                if u in toc_scores else {}),
         }
         for rank, u in enumerate(on_pages)
@@ -714,7 +732,6 @@ def evaluate(on: Crawl, off: Crawl, base_url: str, site_dir: Path, early: int, c
         "toc_links": {"rows": toc_rows, "micro": micro.as_dict()},
         "early": early_rows,
         "site_structure": structure,
-        "speed": {"on": speed(on, on_pages), "off": speed(off, off_pages)},
         "integrity": {"on": integrity(on, on_pages, base_url),
                       "off": integrity(off, off_pages, base_url)},
         "pages": per_page,
@@ -744,16 +761,19 @@ def _list(urls: list[str], base_url: str, limit: int = 8) -> str:
 
 def report(result: dict[str, Any], base_url: str, early: int) -> str:
     out: list[str] = []
-    sp = result["speed"]
+    runs = result["speed_runs"]
     out.append("### Crawl speed (same server, same run; pages = HTML pages fetched)\n")
     out.append(markdown_table(
-        ["crawl", "HTML pages", "responses", "items", "elapsed s", "pages/s", "wall s",
-         "load avg before"],
-        [[name, s["html_pages"], s["responses"], s["items"], _f(s["elapsed_time_seconds"], 1),
-          _f(s["pages_per_second"], 1), _f(s["wall_seconds"], 1), _f(s["load_before"], 2)]
-         for name, s in (("extension on", sp["on"]), ("extension off", sp["off"]))]))
-    ratio = sp["on"]["pages_per_second"] / sp["off"]["pages_per_second"]
-    out.append(f"\non/off throughput ratio: {ratio:.2f}\n")
+        ["crawl", "extension", "HTML pages", "responses", "page items", "elapsed s", "pages/s",
+         "wall s", "load avg before"],
+        [[r["crawl"], r["mode"], r["html_pages"], r["responses"], r["page_items"],
+          _f(r["elapsed_time_seconds"], 1), _f(r["pages_per_second"], 1),
+          _f(r["wall_seconds"], 1), _f(r["load_before"], 2)] for r in runs]))
+    summary = result["speed_summary"]
+    medians = summary["median_pages_per_second"]
+    label = "pages/s" if len(runs) == 2 else f"median pages/s over {len(runs) // 2} runs each"
+    out.append(f"\n{label}: on {_f(medians['on'], 1)}, off {_f(medians['off'], 1)}; "
+               f"on/off throughput ratio {_f(summary['ratio_of_medians'], 2)}\n")
 
     g = result["gold"]
     out.append("### Gold (from the page markup)\n")
@@ -797,7 +817,9 @@ def report(result: dict[str, Any], base_url: str, early: int) -> str:
 
     t = result["toc_links"]
     out.append("\n### TOC links (SNC-style P/R/F1 of link URLs, mean over pages)\n")
-    out.append("A gold TOC page emitted as another role or without an item scores 0.\n")
+    out.append("Link URLs as sets (which pages the TOC leads to) unless marked \"anchors\" "
+               "(one count per anchor). A gold TOC page emitted as another role or without an "
+               "item scores 0.\n")
     rows = [[name, r["n"], _f(r["precision"]), _f(r["recall"]), _f(r["f1"])]
             for name, r in t["rows"].items()]
     m = t["micro"]
@@ -877,6 +899,33 @@ def _git(*args: str) -> str:
         return ""
 
 
+def crawl_speed(crawl: Crawl, base_url: str) -> dict[str, Any]:
+    """Throughput of one crawl: HTML pages fetched / Scrapy's ``elapsed_time_seconds``."""
+    pages = html_pages(crawl, base_url)
+    elapsed = crawl.stats.get("elapsed_time_seconds") or float("nan")
+    return {
+        "crawl": crawl.name,
+        "html_pages": len(pages),
+        "responses": crawl.stats.get("response_received_count"),
+        "elapsed_time_seconds": elapsed,
+        "pages_per_second": len(pages) / elapsed if elapsed else float("nan"),
+        "wall_seconds": crawl.wall_seconds,
+        "load_before": crawl.load_before,
+        "items": len(crawl.items),
+        "page_items": len(page_items(crawl.items)),
+    }
+
+
+def speed_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Median pages/s of the on and off crawls over all runs, and their ratio."""
+    medians = {}
+    for mode in ("on", "off"):
+        values = [r["pages_per_second"] for r in runs if r["mode"] == mode]
+        medians[mode] = statistics.median(values) if values else float("nan")
+    return {"median_pages_per_second": medians,
+            "ratio_of_medians": medians["on"] / medians["off"] if medians["off"] else None}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--site", default="pydoc",
@@ -886,12 +935,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="cold-start group: the first N pages by fetch order (default 20)")
     parser.add_argument("--cjk", choices=("auto", "yes", "no"), default="auto",
                         help="also score with CJK characters as tokens (auto: for --site zh)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="crawl pairs for the speed figures (order alternates: off,on then "
+                             "on,off …; medians reported); quality is scored on the first pair")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per crawl")
-    parser.add_argument("--keep", type=Path, help="keep items, stats, logs and store here")
+    parser.add_argument("--keep", type=Path, help="keep items, stats, logs and stores here")
     parser.add_argument("--json", type=Path, help="write every figure (and per page) here")
     parser.add_argument("-s", dest="extra", action="append", default=[], metavar="NAME=VALUE",
-                        help="extra Scrapy setting for the crawl with the extension on")
+                        help="extra Scrapy setting for the crawls with the extension on")
     args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
 
     site_dir = SITES.get(args.site, Path(args.site)).resolve()
     if not site_dir.is_dir():
@@ -900,36 +954,47 @@ def main(argv: list[str] | None = None) -> int:
 
     from wisdom_scrapy.testing import serve_directory
 
+    # The product is whatever the checkout holds when the crawls start (others may be editing).
+    head = _git("rev-parse", "--short", "HEAD")
+    dirty = _git("status", "--porcelain", "--", "wisdom_scrapy")
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="site_crawl-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    store = workdir / "wisdom.db"
-    for leftover in workdir.glob("wisdom.db*"):
-        leftover.unlink()
+    crawls: dict[str, Crawl] = {}  # by name, in run order
+    speed_runs: list[dict[str, Any]] = []
     with serve_directory(site_dir) as base_url:
         start_url = base_url + args.start
-        crawls = {}
-        plans = {
-            "off": ["-s", "ADDONS={}"],
-            "on": ["-s", f"WISDOM_STORE_URI=sqlite:///{store}",
-                   *(x for e in args.extra for x in ("-s", e))],
-        }
-        for name, settings in plans.items():
-            command = crawl_command(name, start_url, workdir, settings)
-            print(f"crawl {name}: {shlex.join(command)}", flush=True)
-            crawl = run_crawl(name, start_url, workdir, settings, args.timeout)
-            crawls[name] = crawl
-            if crawl.problem:
-                print(f"\ncrawl {name} FAILED: {crawl.problem}\ncommand: "
-                      f"{shlex.join(crawl.command)}\n--- log tail ({crawl.log}; the work dir "
-                      f"{workdir} is kept) ---\n{crawl.log_tail()}", file=sys.stderr)
-                return 2
-            print(f"  done in {crawl.wall_seconds:.1f} s, {len(crawl.items)} items", flush=True)
-        result = evaluate(crawls["on"], crawls["off"], base_url, site_dir, args.early, cjk=False)
+        for i in range(args.repeat):
+            for mode in ("off", "on") if i % 2 == 0 else ("on", "off"):
+                name = mode if args.repeat == 1 else f"{mode}{i + 1}"
+                if mode == "off":
+                    settings = ["-s", "ADDONS={}"]
+                else:  # a fresh, cold store for every crawl
+                    store = workdir / f"{name}.wisdom.db"
+                    for leftover in workdir.glob(f"{name}.wisdom.db*"):
+                        leftover.unlink()
+                    settings = ["-s", f"WISDOM_STORE_URI=sqlite:///{store}",
+                                *(x for e in args.extra for x in ("-s", e))]
+                command = crawl_command(name, start_url, workdir, settings)
+                print(f"crawl {name}: {shlex.join(command)}", flush=True)
+                crawl = run_crawl(name, start_url, workdir, settings, args.timeout)
+                crawls[name] = crawl
+                if crawl.problem:
+                    print(f"\ncrawl {name} FAILED: {crawl.problem}\ncommand: "
+                          f"{shlex.join(crawl.command)}\n--- log tail ({crawl.log}; the work "
+                          f"dir {workdir} is kept) ---\n{crawl.log_tail()}", file=sys.stderr)
+                    return 2
+                speed_runs.append({"mode": mode, **crawl_speed(crawl, base_url)})
+                print(f"  done in {crawl.wall_seconds:.1f} s, {len(crawl.items)} items",
+                      flush=True)
+        first_on = crawls["on" if args.repeat == 1 else "on1"]
+        first_off = crawls["off" if args.repeat == 1 else "off1"]
+        result = evaluate(first_on, first_off, base_url, site_dir, args.early, cjk=False)
         if cjk:
-            cjk_result = evaluate(crawls["on"], crawls["off"], base_url, site_dir, args.early,
-                                  cjk=True)
+            cjk_result = evaluate(first_on, first_off, base_url, site_dir, args.early, cjk=True)
             result["articles"]["cjk_rows"] = cjk_result["articles"]["rows"]
             result["early_cjk"] = cjk_result["early"]
+        result["speed_runs"] = speed_runs
+        result["speed_summary"] = speed_summary(speed_runs)
 
     print()
     print(report(result, base_url, args.early))
@@ -943,12 +1008,10 @@ def main(argv: list[str] | None = None) -> int:
           f"here {base_url}):")
     for name, crawl in crawls.items():
         print(f"  {name}: {shlex.join(crawl.command)}")
-    head = _git("rev-parse", "--short", "HEAD")
-    dirty = _git("status", "--porcelain", "--", "wisdom_scrapy")
     print(f"\nproduct: wisdom_scrapy at {head}"
           + (f" with {len(dirty.splitlines())} uncommitted file(s) under wisdom_scrapy/"
              if dirty else " (clean)")
-          + f"; site {site_dir}; scrapy {dist_version('scrapy')}")
+          + f" when the crawls started; site {site_dir}; scrapy {dist_version('scrapy')}")
     if args.json:
         _write_json(args.json, {
             "site": str(site_dir),
@@ -962,7 +1025,7 @@ def main(argv: list[str] | None = None) -> int:
         })
         print(f"figures written to {args.json}")
     if args.keep:
-        print(f"items, stats, logs and store kept in {workdir}")
+        print(f"items, stats, logs and stores kept in {workdir}")
     else:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0

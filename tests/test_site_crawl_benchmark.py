@@ -19,6 +19,7 @@ from benchmarks.site_crawl import (
     mean_prf,
     role_prf,
     text_score,
+    toc_anchor_score,
     toc_links,
     toc_score,
     url_to_file,
@@ -42,6 +43,7 @@ def test_sphinx_toc_page_gold_links() -> None:
     assert BASE + "tutorial/appetite.html" in gold.links
     assert BASE + "tutorial/classes.html" in gold.links
     assert not any("#" in link for link in gold.links)
+    assert len(gold.anchors) > len(gold.links)  # sections of one page: one URL, many anchors
     assert url not in gold.links  # permalinks ("#the-python-tutorial") are the page itself
     assert BASE + "copyright.html" not in gold.links  # footer, outside div[role=main]
     assert BASE + "_static/pygments.css" not in gold.links  # <link>, not <a>
@@ -120,6 +122,12 @@ def test_toc_score() -> None:
     assert score.recall == pytest.approx(0.5)
     assert toc_score({"role": "article", "links": item["links"]}, gold, url) == (0, 0, 0)
     assert toc_score(None, gold, url) == (0.0, 0.0, 0.0)
+    # anchors: a.html twice on both sides, b.html once in the gold only, c.html once emitted only
+    anchors = toc_anchor_score(item, [BASE + "library/a.html"] * 2 + [BASE + "library/b.html"],
+                               url)
+    assert anchors.precision == pytest.approx(2 / 3)
+    assert anchors.recall == pytest.approx(2 / 3)
+    assert toc_anchor_score(None, [BASE + "library/a.html"], url) == (0.0, 0.0, 0.0)
 
 
 def test_role_prf_and_means() -> None:
