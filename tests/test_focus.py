@@ -1,0 +1,450 @@
+"""Informative-path focusing and the site's informative structure (wisdom_scrapy.focus,
+wisdom_scrapy.structure): block statistics on real and built pages, roles, and real crawls of the
+demo news site served on 127.0.0.1 with the sample project's spiders, a CrawlSpider and a plain
+callback spider (no mocks: every crawl is a ``scrapy`` process against a local server).
+
+Run as a module (``python -m tests.test_focus SPIDER URL OUT [SETTINGS_JSON]``), this file crawls
+with one of its own spiders (:class:`RulesSpider`, :class:`CallbackSpider`) and writes the items
+and stats as JSON; the tests below do that in a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+import pytest
+import scrapy
+from scrapy.linkextractors import LinkExtractor
+from scrapy.settings import Settings
+from scrapy.spiders import CrawlSpider, Rule
+
+from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.items import PageItem
+from wisdom_scrapy.settings import SettingsError, WisdomSettings
+from wisdom_scrapy.store import open_store
+from wisdom_scrapy.structure import SiteRecorder, analyse_site, shingles, slot_hashes
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+# ------------------------------------------------------------------------------------------
+# Spiders for the crawl subprocess (``python -m tests.test_focus``)
+# ------------------------------------------------------------------------------------------
+
+
+class RulesSpider(CrawlSpider):
+    """A user's CrawlSpider: every on-site link by a rule, a PageItem per page."""
+
+    name = "focus_rules"
+    rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
+
+    def __init__(self, url: str = "", **kwargs: Any) -> None:
+        self.start_urls = [url]
+        self.allowed_domains = [urlsplit(url).hostname or ""]
+        super().__init__(**kwargs)
+
+    def parse_start_url(self, response: Any, **kwargs: Any) -> Any:
+        return self.parse_page(response)
+
+    def parse_page(self, response: Any) -> Iterator[PageItem]:
+        yield PageItem(url=response.url, title=response.css("title::text").get(default=""))
+
+
+class CallbackSpider(scrapy.Spider):
+    """A plain callback spider that yields requests with fragments, a must-follow request and a
+    request for a URL that is not a link of the page."""
+
+    name = "focus_callback"
+
+    def __init__(self, url: str = "", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.start_url = url
+        self.host = urlsplit(url).netloc
+
+    async def start(self) -> Any:
+        yield scrapy.Request(self.start_url, callback=self.parse)
+
+    def parse(self, response: Any, **kwargs: Any) -> Any:
+        if not hasattr(response, "css"):
+            return
+        yield PageItem(url=response.url)
+        for href in response.css("a::attr(href)").getall():
+            url = response.urljoin(href)
+            if urlsplit(url).netloc != self.host:
+                continue
+            meta = {"wisdom_follow": True} if "/login" in url else {}
+            yield scrapy.Request(url + "#from-callback", callback=self.parse, meta=meta)
+        yield scrapy.Request(response.urljoin("/subscribe.html?from=spider"), callback=self.parse)
+
+
+SPIDERS = {cls.name: cls for cls in (RulesSpider, CallbackSpider)}
+
+
+def _crawl_main(argv: list[str]) -> None:
+    from scrapy import signals
+    from scrapy.crawler import CrawlerProcess
+
+    name, url, out, *rest = argv
+    settings = {
+        "ADDONS": {"wisdom_scrapy.Addon": 500},
+        "WISDOM_STORE_URI": "memory://",
+        "ROBOTSTXT_OBEY": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "LOG_LEVEL": "WARNING",
+        "CONCURRENT_REQUESTS": 16,
+        **(json.loads(rest[0]) if rest else {}),
+    }
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(SPIDERS[name])
+    items: list[dict[str, Any]] = []
+    requests: list[dict[str, Any]] = []
+
+    def scraped(item: Any) -> None:
+        from itemadapter import ItemAdapter
+
+        items.append({"type": type(item).__name__, **ItemAdapter(item).asdict()})
+
+    def scheduled(request: Any) -> None:
+        requests.append({"url": request.url, "priority": request.priority})
+
+    crawler.signals.connect(scraped, signal=signals.item_scraped)
+    crawler.signals.connect(scheduled, signal=signals.request_scheduled)
+    process.crawl(crawler, url=url)
+    process.start()
+    assert crawler.stats is not None
+    Path(out).write_text(
+        json.dumps({"items": items, "requests": requests, "stats": crawler.stats.get_stats()},
+                   default=str),
+        "utf-8",
+    )
+
+
+def run_own_spider(name: str, url: str, tmp_path: Path, settings: dict[str, Any] | None = None
+                   ) -> dict[str, Any]:
+    out = tmp_path / f"{name}.json"
+    command = [sys.executable, "-W", "error::DeprecationWarning", "-m", "tests.test_focus", name,
+               url, str(out), json.dumps(settings or {})]
+    proc = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-4000:]
+    return dict(json.loads(out.read_text("utf-8")))
+
+
+# ------------------------------------------------------------------------------------------
+# Block statistics and roles, on built pages
+# ------------------------------------------------------------------------------------------
+
+
+def _page(i: int, stories: list[int], *, extra: str = "") -> str:
+    menu = "".join(f'<li><a href="/section/{s}.html">Section {s}</a></li>' for s in "abc")
+    items = "".join(
+        f'<li><h2><a href="/story/{k}.html">Story number {k} about {WORDS[k % len(WORDS)]}</a>'
+        f"</h2><p>{TEASERS[k % len(TEASERS)]}</p></li>" for k in stories
+    )
+    return f"""<html><head><title>Page {i}</title></head><body>
+    <div id="head"><ul class="menu">{menu}</ul></div>
+    <div id="main"><ul class="stories">{items}</ul>{extra}
+    <p class="tools"><a href="/print/{i}.html">Print</a></p></div>
+    <div id="foot"><a href="/about.html">About us</a> Copyright notice for everyone</div>
+    </body></html>"""
+
+
+WORDS = ["harbour", "tram", "budget", "festival", "election", "glacier", "vaccine", "robotics"]
+TEASERS = [
+    "The council met late into the night to argue about the harbour dredging contract.",
+    "Commuters praised the new tram timetable though delays persisted on the eastern line.",
+    "A leaked memo suggests the budget will trim museum funding by a tenth next spring.",
+    "Organisers expect record crowds as the festival opens with a parade along the quay.",
+]
+
+
+def _models(n: int) -> list[PageModel]:
+    return [
+        PageModel.from_html(_page(i, [(i + k) % 40 for k in range(4)]), f"http://s/p{i}.html")
+        for i in range(n)
+    ]
+
+
+def test_slot_hash_is_the_position_free_tag_path() -> None:
+    a = PageModel.from_html(
+        "<html><body><ul><li><a href='/x'>x</a></li><li><a href='/y'>y</a></li></ul>"
+        "<div><a href='/z'>z</a></div></body></html>", "http://s/"
+    )
+    b = PageModel.from_html(
+        "<html><body><p>intro</p><ul><li><a href='/q'>q</a></li></ul></body></html>", "http://s/"
+    )
+    la, lb = a.links(), b.links()
+    ha = slot_hashes(a, np.array([link.node for link in la]))
+    hb = slot_hashes(b, np.array([link.node for link in lb]))
+    assert ha[0] == ha[1] == hb[0]  # html/body/ul/li/a, whatever the item's position
+    assert ha[2] != ha[0]  # html/body/div/a
+    assert slot_hashes(a, np.zeros(0, dtype=np.int64)).shape == (0,)
+
+
+def test_template_links_from_the_sites_own_statistics() -> None:
+    recorder = SiteRecorder(min_pages=5)
+    models = _models(12)
+    records = [recorder.observe(m.url, m) for m in models]
+    last, rec = models[-1], records[-1]
+    urls = [link.url for link in last.links()]
+    mask = recorder.template_mask(rec)
+    by_url = dict(zip(urls, mask.tolist(), strict=True))
+    assert by_url["http://s/section/a.html"] and by_url["http://s/about.html"]  # same target
+    assert by_url["http://s/print/11.html"]  # same anchor text "Print", target varies
+    stories = [u for u in urls if "/story/" in u]
+    assert stories and not any(by_url[u] for u in stories)
+    # cold start: a recorder that saw fewer pages than min_pages judges nothing
+    cold = SiteRecorder(min_pages=5)
+    for m in models[:4]:
+        r = cold.observe(m.url, m)
+    assert not cold.template_mask(r).any() and not cold.known_slots(r).any()
+    # a page fetched twice counts once
+    before = dict(recorder.slot_pages)
+    again = recorder.observe(last.url, last)
+    assert dict(recorder.slot_pages) == before
+    assert np.array_equal(recorder.template_mask(again), mask)
+    assert max(recorder.slot_pages.values()) == 12
+
+
+def test_template_links_on_python_docs(python_doc_pages: list[tuple[str, bytes]]) -> None:
+    """On 60 real Sphinx pages: the header/footer navigation ("index", "modules", "next",
+    "previous") is template, the pages' own links (toctrees, cross-references) are not."""
+    recorder = SiteRecorder(min_pages=5)
+    seen = []
+    for url, html in python_doc_pages:
+        model = PageModel.from_html(html, url)
+        seen.append((model, recorder.observe(url, model)))
+    nav = {"index", "modules", "next", "previous", "Report a Bug", "Show Source", "Python"}
+    template_texts: Counter[str] = Counter()
+    content_texts: Counter[str] = Counter()
+    for model, record in seen:
+        for link, is_template in zip(model.links(), recorder.template_mask(record), strict=True):
+            (template_texts if is_template else content_texts)[link.text] += 1
+    for text in nav:
+        # (a prose cross-reference may say "modules" too)
+        assert template_texts[text] > 10 * content_texts[text], text
+    # most links of the site are its own content
+    assert sum(content_texts.values()) > sum(template_texts.values())
+
+
+def test_shingles_estimate_copied_text() -> None:
+    seq = np.arange(4000) % 997
+    a = shingles(seq)
+    b = shingles(seq[1000:3000])
+    assert 0 < len(a) < 4000 / 4  # about 1 in 8 kept
+    assert np.isin(b, a).all()  # the copied passage keeps the same sample
+    c = shingles((seq * 7 + 3) % 1009)
+    assert np.isin(c, a).mean() < 0.05
+    assert shingles(np.arange(3)).shape == (0,)
+
+
+def _site(tocs: int = 3, articles: int = 30) -> SiteRecorder:
+    """A small news site: TOC pages with teasers copied from their articles, articles with a
+    body and a related list, a login page linked only from the template."""
+    recorder = SiteRecorder(min_pages=3)
+    rng = np.random.default_rng(7)
+    vocab = [f"w{k}" for k in range(3000)]
+    bodies = [" ".join(rng.choice(vocab, 300)) for _ in range(articles)]
+    menu = "".join(f'<li><a href="/toc{t}.html">Section {t}</a></li>' for t in range(tocs))
+    menu += '<li><a href="/login.html">Sign in</a></li>'
+
+    def page(main: str) -> str:
+        return f"<html><body><ul class='menu'>{menu}</ul><div>{main}</div></body></html>"
+
+    pages = {}
+    for t in range(tocs):
+        items = "".join(
+            f'<li><a href="/a{k}.html">Headline {vocab[2000 + k]} {vocab[2100 + k]}</a>'
+            f"<p>{' '.join(bodies[k].split()[:40])}</p></li>"
+            for k in range(articles) if k % tocs == t
+        )
+        pages[f"/toc{t}.html"] = page(f"<ul class='list'>{items}</ul>")
+    for k in range(articles):
+        related = "".join(
+            f'<li><a href="/a{j}.html">Headline {vocab[2000 + j]} {vocab[2100 + j]}</a></li>'
+            for j in ((k + 1) % articles, (k + 2) % articles)
+        )
+        pages[f"/a{k}.html"] = page(
+            f"<h1>Headline {vocab[2000 + k]} {vocab[2100 + k]}</h1><p>{bodies[k]}</p>"
+            f"<ul class='related'>{related}</ul>"
+        )
+    pages["/login.html"] = page("<form>Email Password</form><p>Welcome back reader</p>")
+    store = open_store("memory://")
+    from wisdom_scrapy.feed import feed_model
+
+    for path, html in pages.items():
+        model = PageModel.from_html(html, "http://news" + path)
+        feed_model(store, model, site="news")
+        recorder.observe(model.url, model)
+    recorder.store = store  # type: ignore[attr-defined]
+    return recorder
+
+
+def test_roles_and_structure_of_a_news_site() -> None:
+    recorder = _site()
+    snapshot = recorder.store.snapshot("news")  # type: ignore[attr-defined]
+    analysis = analyse_site(recorder, entropies=snapshot.entropy)
+    roles = dict(zip(analysis.urls, analysis.roles, strict=True))
+    assert {u for u, r in roles.items() if r == "toc"} == {f"http://news/toc{t}.html"
+                                                            for t in range(3)}
+    assert sum(r == "article" for r in roles.values()) == 30
+    assert roles["http://news/login.html"] == "other"
+    structure = analysis.structure()
+    assert structure["http://news/toc0.html"] == [f"http://news/a{k}.html" for k in range(0, 30, 3)]
+    i = analysis.index()
+    assert analysis.copied_share[i["http://news/toc0.html"]] > 0.5
+    assert analysis.copied_share[i["http://news/a0.html"]] == 0
+    # scores are relative to the site mean; HITS converged within its bound
+    assert analysis.authority.mean() == pytest.approx(1.0)
+    assert analysis.result.converged
+    # plain HITS (every entropy 0) still finds the TOC pages on this clean site
+    plain = analyse_site(recorder, entropies=None)
+    assert plain.roles == analysis.roles or sum(r == "toc" for r in plain.roles) >= 3
+    # the unreduced graph keeps the menu links
+    assert analyse_site(recorder, entropies=None, template=False).n_links > plain.n_links
+
+
+def test_focus_settings_are_validated() -> None:
+    s = WisdomSettings.from_settings(Settings())
+    assert s.focus == "drop" and s.focus_min_pages == 5 and s.structure_growth == 1.5
+    assert WisdomSettings.from_settings(Settings({"WISDOM_FOCUS": "Deprioritize"})).focus == (
+        "deprioritize"
+    )
+    assert WisdomSettings.from_settings(Settings({"WISDOM_FOCUS": False})).focus == "off"
+    for name, value in [("WISDOM_FOCUS", "sometimes"), ("WISDOM_FOCUS_MIN_PAGES", 0),
+                        ("WISDOM_STRUCTURE_GROWTH", 1.0), ("WISDOM_HITS_MAX_ITER", "x")]:
+        with pytest.raises(SettingsError, match=name):
+            WisdomSettings.from_settings(Settings({name: value}))
+
+
+def test_addon_lists_the_focus_middleware() -> None:
+    from wisdom_scrapy import Addon
+    from wisdom_scrapy.focus import WisdomFocusMiddleware
+
+    settings = Settings()
+    Addon().update_settings(settings)
+    assert settings.getdict("SPIDER_MIDDLEWARES")[WisdomFocusMiddleware] == 940
+
+
+# ------------------------------------------------------------------------------------------
+# Real crawls of the demo site
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    from sample_project.demo_site import GROUND_TRUTH_FILE, build_demo_site
+
+    root = tmp_path_factory.mktemp("demo")
+    site = build_demo_site(root)
+    truth = json.loads((root / GROUND_TRUTH_FILE).read_text("utf-8"))
+    return site, truth
+
+
+def _paths(urls: list[str]) -> set[str]:
+    return {urlsplit(u).path for u in urls}
+
+
+def _page_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [i for i in items if i["type"] in ("PageItem", "ArticleItem", "TocItem")]
+
+
+def test_focused_demo_crawl_drops_template_links(
+    demo: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    from wisdom_scrapy.testing import serve_directory
+
+    site, truth = demo
+    pages = truth["pages"]
+    articles = {p for p, info in pages.items() if info["role"] == "article"}
+    with serve_directory(site) as base:
+        focused = run_own_spider("focus_callback", base + "index.html", tmp_path)
+        (tmp_path / "plain").mkdir()
+        plain = run_own_spider("focus_callback", base + "index.html", tmp_path / "plain",
+                               {"WISDOM_FOCUS": "off"})
+    f_pages = _paths([i["url"] for i in _page_items(focused["items"])])
+    p_pages = _paths([i["url"] for i in _page_items(plain["items"])])
+    stats = focused["stats"]
+    # every article reached, with far fewer pages and bytes
+    assert articles <= p_pages and len(f_pages & articles) >= 0.98 * len(articles)
+    assert len(f_pages) <= 0.7 * len(p_pages)
+    assert stats["downloader/response_bytes"] <= 0.7 * plain["stats"]["downloader/response_bytes"]
+    # every request decision counted; the must-follow and the unmatched request were kept
+    decided = stats["wisdom/focus/kept"] + stats.get("wisdom/focus/dropped", 0)
+    assert stats["wisdom/focus/dropped"] > 0 and decided > 0
+    assert stats["wisdom/focus/must_follow"] > 0 and stats["wisdom/focus/unmatched"] > 0
+    assert "/login.html" in f_pages and "/subscribe.html" in f_pages
+    assert not any(k.startswith("wisdom/focus/") for k in plain["stats"])
+    # print and share pages: only those requested during cold start
+    kinds = Counter(pages[p]["kind"] for p in f_pages if p in pages)
+    assert kinds["print"] + kinds["share"] <= 0.2 * 300
+    # items: scores once the site was analysed; one SiteStructureItem: TOC pages -> articles
+    page_items = _page_items(focused["items"])
+    scored = [i for i in page_items if i["hub"] is not None]
+    assert len(scored) >= 0.8 * len(page_items)
+    structure = [i for i in focused["items"] if i["type"] == "SiteStructureItem"]
+    assert len(structure) == 1
+    tocs = {urlsplit(t["url"]).path: t for t in structure[0]["tocs"]}
+    gold_tocs = {p for p, info in pages.items() if info["role"] == "toc"}
+    assert len(gold_tocs & set(tocs)) >= 0.8 * len(gold_tocs & f_pages)
+    home = tocs["/index.html"]
+    assert set(pages["/index.html"]["links"]) <= _paths(home["articles"])
+    assert structure[0]["roles"]["article"] >= 0.95 * len(articles)
+
+
+def test_deprioritize_fetches_everything_informative_first(
+    demo: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    from wisdom_scrapy.testing import serve_directory
+
+    site, truth = demo
+    with serve_directory(site) as base:
+        result = run_own_spider("focus_callback", base + "index.html", tmp_path,
+                                {"WISDOM_FOCUS": "deprioritize", "WISDOM_FOCUS_PRIORITY": 100})
+    stats = result["stats"]
+    assert stats["wisdom/focus/deprioritized"] > 0 and "wisdom/focus/dropped" not in stats
+    html = {p for p in truth["pages"]}
+    assert html <= _paths([i["url"] for i in _page_items(result["items"])])
+    priorities = [r["priority"] for r in result["requests"]]
+    assert min(priorities) <= -100 and max(priorities) > 0
+
+
+def test_crawlspider_rules_are_focused(demo: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    from wisdom_scrapy.testing import serve_directory
+
+    site, truth = demo
+    articles = {p for p, info in truth["pages"].items() if info["role"] == "article"}
+    with serve_directory(site) as base:
+        result = run_own_spider("focus_rules", base + "index.html", tmp_path)
+    stats = result["stats"]
+    pages = _paths([i["url"] for i in _page_items(result["items"])])
+    assert stats["wisdom/focus/dropped"] > 0
+    assert stats.get("wisdom/focus/unmatched", 0) == 0  # every rule request matched its link
+    assert len(pages & articles) >= 0.98 * len(articles)
+    assert len(pages) < 0.7 * len(truth["pages"])
+
+
+def test_sample_demo_spider_with_the_addon(demo: tuple[Path, dict[str, Any]],
+                                           tmp_path: Path) -> None:
+    """The sample project's own ``demo`` spider, as the README runs it."""
+    from tests.crawling import run_crawl
+
+    site, _truth = demo
+    result = run_crawl("demo", tmp_path, args={"site_dir": str(site.parent)},
+                       settings={"WISDOM_STORE_URI": "memory://"})
+    assert result.returncode == 0, result.log[-3000:]
+    assert result.stats["wisdom/focus/dropped"] > 0
+    assert result.stats.get("wisdom/errors/focus", 0) == 0
+    assert sum(1 for i in result.items if "tocs" in i) == 1
+
+
+if __name__ == "__main__":
+    _crawl_main(sys.argv[1:])
