@@ -3,19 +3,22 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
 from wisdom_scrapy import Addon, SettingsError, StoreError
+from wisdom_scrapy.addon import COMPONENTS
 from wisdom_scrapy.middlewares import WisdomAnalysisMiddleware, WisdomFeedMiddleware
 from wisdom_scrapy.runtime import WisdomRuntime
 from wisdom_scrapy.settings import WisdomSettings
 from wisdom_scrapy.urls import host_key
 
 
-def test_addon_inserts_the_middlewares():
+def test_addon_inserts_every_component():
     settings = Settings()
     Addon().update_settings(settings)
-    assert settings.getdict("SPIDER_MIDDLEWARES") == {
-        WisdomFeedMiddleware: 950,
-        WisdomAnalysisMiddleware: 960,
-    }
+    for name, component, order in COMPONENTS:
+        assert settings.getdict(name)[component] == order
+    assert settings.getdict("SPIDER_MIDDLEWARES")[WisdomAnalysisMiddleware] == 960
+
+
+FEED_PATH = "wisdom_scrapy.middlewares.WisdomFeedMiddleware"
 
 
 @pytest.mark.parametrize(
@@ -30,7 +33,10 @@ def test_addon_keeps_what_the_project_listed(listed):
     settings = Settings()
     settings.set("SPIDER_MIDDLEWARES", listed, priority="project")
     Addon().update_settings(settings)
-    assert settings.getdict("SPIDER_MIDDLEWARES") == {**listed, WisdomAnalysisMiddleware: 960}
+    middlewares = settings.getdict("SPIDER_MIDDLEWARES")
+    assert {k: v for k, v in middlewares.items() if k in listed} == listed
+    feed_entries = [k for k in middlewares if k in (WisdomFeedMiddleware, FEED_PATH)]
+    assert len(feed_entries) == 1  # not added again under another name
 
 
 def test_settings_defaults():
