@@ -1013,12 +1013,16 @@ class InformativeStructure:
 def dummies(features: NodeFeatures, kind: BlockKind) -> NDArray[np.bool_]:
     """§3.3's dummy nodes (f_A = 0) for condensing, counted in terms rather than characters.
 
-    Article: anchor text and no term outside anchors — a link list, also when "»", "|" or
-    "·" separate its links (CLEN_A > 0 but no context). Code or symbols without links are not
-    dummies. TOC: no term in link text (paragraphs, abstracts, in-page anchors).
+    Article: terms in anchor text and none outside anchors — a link list, also when "»", "|"
+    or "·" separate its links (CLEN_A > 0 but no context). A sub-tree without any term carries
+    no evidence either way and stays, as in the type constraint: code or symbols without
+    links, a "[1]" reference in a table cell. TOC: no term in link text (paragraphs,
+    abstracts, in-page anchors).
     """
     if kind == "article":
-        return (features.context_terms <= 0) & (features.model.alen > 0)
+        m = features.model
+        terms = (m.term_start[m.subtree_end] - m.term_start[:-1]).astype(np.float64)
+        return (features.context_terms <= 0) & (terms > 0)
     return features.link_terms <= 0
 
 
