@@ -285,7 +285,9 @@ def _elements_of(model: PageModel, nodes: NDArray[np.intp], tags: frozenset[str]
     root = _root(model)
     with _plain_proxies(root):
         els = list(root.iter(*tags))
-        if len(els) == len(nodes) and (not els or _local(els[0].tag) == model.tag[nodes[0]]):
+        if len(els) == len(nodes) and (
+            not els or _local(els[0].tag) == model.tag_names[model.tag_id[nodes[0]]]
+        ):
             return els
         every = list(root.iter(etree.Element))  # pragma: no cover - XHTML / foreign trees
         return [every[i] for i in nodes.tolist()]  # pragma: no cover
@@ -331,8 +333,7 @@ def _local(tag: object) -> str:
 #: cues add nothing that the surrounding block's do not, and attribute reads cost time).
 _CUE_TAGS = frozenset(
     {"div", "section", "article", "aside", "nav", "header", "footer", "ul", "ol", "li", "p",
-     "span", "table", "td", "figure", "main", "form", "dl", "body", "blockquote", "menu",
-     "figcaption", "address", "details"}
+     "span", "table", "td", "figure", "main", "form", "body", "blockquote"}
 )  # fmt: skip
 #: (attribute, cue function, minimum TLEN of the nodes it is read on). A hidden or
 #: ``articleBody`` node only matters when it holds some text; class and id are read on all.
@@ -490,18 +491,23 @@ def _teaser_items(
     lead &= model.tlen <= max_len  # an item, not a page region
     lead &= 2 * model.tlen <= model.tlen[np.maximum(parent, 0)]  # one of several
     lead[0] = False
-    if lead.any():  # the headline must lead elsewhere: not "#fragment" (a back-reference)
-        root = np.zeros(n, bool)
-        root[0] = True
-        anchor_of = _nearest_marked(model.is_anchor | root, model.parent)
-        leads = np.flatnonzero(lead)
-        lead[leads] = _leaves_page(model, anchor_of[first[leads]])
-    items = np.bincount(parent[lead], minlength=n)
     with_text = (model.tlen > 0) & ~model.dummy
     with_text[0] = False
     children = np.bincount(parent[with_text], minlength=n)
-    lists = (items >= min_items) & (2 * items >= children)
-    item = lead & lists[np.maximum(parent, 0)]
+
+    def items_of_lists(lead: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        items = np.bincount(parent[lead], minlength=n)
+        lists = (items >= min_items) & (2 * items >= children)
+        return lead & lists[np.maximum(parent, 0)]
+
+    item = items_of_lists(lead)
+    if item.any():  # the headline must lead elsewhere: not "#fragment" (a back-reference)
+        root = np.zeros(n, bool)
+        root[0] = True
+        anchor_of = _nearest_marked(model.is_anchor | root, model.parent)
+        candidates = np.flatnonzero(item)
+        lead[candidates] = _leaves_page(model, anchor_of[first[candidates]])
+        item = items_of_lists(lead & item)
     item_nodes = np.flatnonzero(item)
     return _range_mask(item_nodes, model.subtree_end[item_nodes], n), item
 
