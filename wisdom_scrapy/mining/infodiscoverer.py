@@ -153,20 +153,27 @@ def _check_entropy(model: PageModel, entropy: ArrayLike) -> NDArray[np.float64]:
     return values
 
 
+def _entropies(
+    model: PageModel, entropy: ArrayLike
+) -> tuple[NDArray[np.int64], NDArray[np.int64], BlockEntropy]:
+    """(block of each distinct (block, feature) pair, its feature, every block's H(CB))."""
+    values = _check_entropy(model, entropy)
+    block, term = _block_features(model)
+    if len(block) == 0:
+        empty = np.zeros(0, np.int64)
+        return block, term, BlockEntropy(empty, np.zeros(0), empty)
+    blocks, first, counts = np.unique(block, return_index=True, return_counts=True)
+    sums = np.add.reduceat(values[term], first)
+    return block, term, BlockEntropy(blocks, sums / counts, counts.astype(np.int64))
+
+
 def block_entropy(model: PageModel, entropy: ArrayLike) -> BlockEntropy:
     """H(CB) = mean entropy of the block's distinct features, for every block with features.
 
     ``entropy`` holds one value in [0, 1] per term of ``model.vocab`` (the site's feature
     entropies; e.g. ``snapshot.entropy(model.vocab)``).
     """
-    values = _check_entropy(model, entropy)
-    block, term = _block_features(model)
-    if len(block) == 0:
-        empty = np.zeros(0, np.int64)
-        return BlockEntropy(empty, np.zeros(0), empty)
-    blocks, first, counts = np.unique(block, return_index=True, return_counts=True)
-    sums = np.add.reduceat(values[term], first)
-    return BlockEntropy(blocks, sums / counts, counts.astype(np.int64))
+    return _entropies(model, entropy)[2]
 
 
 def informative_blocks(model: PageModel, entropy: ArrayLike, threshold: float) -> list[int]:
@@ -180,11 +187,9 @@ def informative_blocks(model: PageModel, entropy: ArrayLike, threshold: float) -
 def informative_features(model: PageModel, entropy: ArrayLike, threshold: float) -> set[str]:
     """The distinct features (terms) of the informative blocks: what §5 measures recall and
     precision on (:func:`wisdom_scrapy.evaluation.feature_prf`)."""
-    values = _check_entropy(model, entropy)
-    block, term = _block_features(model)
+    block, term, h = _entropies(model, entropy)
     if len(block) == 0:
         return set()
-    h = block_entropy(model, values)
     keep = np.isin(block, h.informative(threshold))
     vocab = model.vocab
     return {vocab[t] for t in np.unique(term[keep]).tolist()}
@@ -193,11 +198,9 @@ def informative_features(model: PageModel, entropy: ArrayLike, threshold: float)
 def _term_thresholds(model: PageModel, entropy: ArrayLike) -> NDArray[np.float64]:
     """For every distinct feature of the page, the lowest H(CB) of a block holding it: the
     feature is among the informative blocks' features exactly when threshold ≥ that value."""
-    values = _check_entropy(model, entropy)
-    block, term = _block_features(model)
+    block, term, h = _entropies(model, entropy)
     if len(block) == 0:
         return np.zeros(0)
-    h = block_entropy(model, values)
     pair_h = h.entropy[np.searchsorted(h.blocks, block)]
     order = np.lexsort((pair_h, term))
     term, pair_h = term[order], pair_h[order]
@@ -246,9 +249,11 @@ def choose_threshold(
     included" (``min_gain=0`` is the paper's literal rule). The paper's news sites had a clean
     gap between informative blocks (H ≈ 0.1–0.3) and redundant ones (H ≈ 1); on real sites a
     few small in-between blocks (a "previous/next topic" box naming other pages, a "related"
-    list) make the count creep on forever, so the literal rule always runs to ``stop``. On the
-    Python documentation, for example, a step below the boundary adds 10–300 % features and a
-    step above it 0.3–4 %.
+    list) keep the count creeping up, so the literal rule runs to ``stop``. Measured on nine
+    sections of the Python documentation (7–200 pages each, ten sampled, gold = the Sphinx
+    body): the steps up to the knee add 7–3000 % features, the steps after it 0.3–6 %; the
+    first step under 5 % gives a feature F1 within 0.025 of the best threshold's on eight
+    sections (0.876 against 0.976 on the FAQ), the literal rule gives 0.9 on all nine.
     """
     if step <= 0 or start > stop:
         raise ValueError("need step > 0 and start <= stop")
