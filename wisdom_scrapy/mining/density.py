@@ -159,9 +159,8 @@ _CONTAINER_TAGS = frozenset(
     {"div", "section", "ul", "ol", "dl", "table", "tbody", "tr", "td", "aside", "nav", "footer",
      "header", "menu", "article", "span", "p", "li", "center", "figure", "font"}
 )  # fmt: skip
-_ARTICLE_TAGS = frozenset({"article", "main"})
 
-# class/id/role cues (general, as readability's regexes; matched on lower-cased name tokens)
+# class/id cues: general words, as in readability's and boilerpipe's regexes (not per site)
 _NEG_EXACT = frozenset(
     {"ad", "ads", "adv", "advert", "advertisement", "advertising", "banner", "breadcrumb",
      "breadcrumbs", "comment", "comments", "footer", "foot", "header", "masthead", "menu", "nav",
