@@ -513,6 +513,26 @@ def test_hundred_thousand_nodes() -> None:
     assert t2 - t1 < 3 * (t1 - t0) + 1.0  # linear, of the order of building the model
 
 
+@given(
+    st.lists(
+        st.text(
+            alphabet="ab ,.;:!?\u3002\uff0c\u3001\uff1b\uff1a\uff01\uff1f"
+            "\u4e2d\u3000\uff21\u00e9\U0001f600"
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_punctuation_count_on_utf8_bytes(pieces: list[str]) -> None:
+    """The byte-level count (``_piece_punctuation``) equals counting the characters."""
+    from wisdom_scrapy.mining.density import _piece_punctuation
+
+    counts = _piece_punctuation("\x00".join(pieces), len(pieces))
+    assert counts is not None
+    marks = set(",.;:!?\u3002\uff0c\u3001\uff1b\uff1a\uff01\uff1f")
+    assert counts.tolist() == [sum(c in marks for c in piece) for piece in pieces]
+
+
 # ------------------------------------------------------------------------ generated pages
 
 _TAGS = ["div", "p", "span", "ul", "li", "a", "nav", "footer", "h1", "h2", "section", "table",

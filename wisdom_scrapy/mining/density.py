@@ -377,27 +377,31 @@ def _attribute_cues(
     return cues, read, classes
 
 
-#: Sentence punctuation: , . ; : ! ? and their CJK forms.
-_PUNCT_TABLE = np.zeros(0x10000, bool)
-_PUNCT_TABLE[[ord(c) for c in ",.;:!?\u3002\uff0c\u3001\uff1b\uff1a\uff01\uff1f"]] = True
-
-
-def _codes(text: str) -> NDArray[np.integer]:
-    """Code points of ``text`` as an array (bytes for ASCII, else UTF-32)."""
-    if text.isascii():
-        return np.frombuffer(text.encode("ascii"), np.uint8)
-    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+#: Sentence punctuation: , . ; : ! ? (single UTF-8 bytes) …
+_ASCII_PUNCT = np.zeros(256, bool)
+_ASCII_PUNCT[[ord(c) for c in ",.;:!?"]] = True
+#: … and their CJK forms 。、 (E3 80 xx) and ，；：！？ (EF BC xx), by their last UTF-8 byte.
+_CJK_PUNCT = {0xE3: (0x80, [0x81, 0x82]), 0xEF: (0xBC, [0x8C, 0x9B, 0x9A, 0x81, 0x9F])}
 
 
 def _piece_punctuation(joined: str, n_pieces: int) -> NDArray[np.int64] | None:
-    """Punctuation marks in each NUL-separated piece of ``joined`` (None if the count differs)."""
-    codes = _codes(joined)
-    seps = np.flatnonzero(codes == 0)
+    """Punctuation marks in each NUL-separated piece of ``joined`` (None if the count differs).
+
+    Works on the UTF-8 bytes: NUL and ASCII punctuation are single bytes that never occur
+    inside a multi-byte sequence, and the CJK marks are recognised by their three bytes.
+    """
+    data = np.frombuffer(joined.encode("utf-8", "surrogatepass"), np.uint8)
+    seps = np.flatnonzero(data == 0)
     if len(seps) + 1 != n_pieces:
         return None
-    if codes.dtype != np.uint8:
-        codes = np.minimum(codes, 0xFFFF)
-    marks = np.flatnonzero(_PUNCT_TABLE[codes])
+    marks = np.flatnonzero(_ASCII_PUNCT[data])
+    if not joined.isascii():
+        lead = np.flatnonzero((data[:-2] == 0xE3) | (data[:-2] == 0xEF))
+        found = [marks]
+        for first, (second, lasts) in _CJK_PUNCT.items():
+            at = lead[(data[lead] == first) & (data[lead + 1] == second)]
+            found.append(at[np.isin(data[at + 2], lasts)])
+        marks = np.concatenate(found)
     return np.bincount(np.searchsorted(seps, marks), minlength=n_pieces)
 
 
