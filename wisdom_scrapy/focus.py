@@ -33,11 +33,15 @@ spider idle, through the normal item flow.
 
 Stats: ``wisdom/focus/kept``, ``wisdom/focus/dropped``, ``wisdom/focus/deprioritized`` (every
 decision, so kept + dropped + deprioritized = requests seen), and among the kept
-``wisdom/focus/cold`` (cold start), ``wisdom/focus/must_follow``, ``wisdom/focus/unmatched``.
+``wisdom/focus/cold`` (cold start), ``wisdom/focus/must_follow``, ``wisdom/focus/unmatched``
+(not a link of the page), ``wisdom/focus/self`` (the page itself, an in-page ``#anchor``);
+``wisdom/focus/microseconds``: time spent in this middleware (its share of the site analysis
+included), ``wisdom/structure/microseconds``: time spent in the site's link analyses.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urldefrag
@@ -119,16 +123,25 @@ class WisdomFocusMiddleware:
     async def process_spider_output(
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
+        started = time.perf_counter()
         page = self._page(response)
+        spent = time.perf_counter() - started
         async for obj in result:
+            started = time.perf_counter()
             if isinstance(obj, Request):
                 if page is not None and self.policy != "off":
                     obj = self._focus(obj, page)
-                    if obj is None:
-                        continue
             elif isinstance(obj, _PAGE_ITEMS):
                 self._annotate(obj)
-            yield obj
+            spent += time.perf_counter() - started
+            if obj is not None:
+                yield obj
+        self._time("wisdom/focus/microseconds", spent)
+
+    def _time(self, name: str, seconds: float) -> None:
+        stats = self.runtime.stats
+        if stats is not None:
+            stats.inc_value(name, round(seconds * 1e6))
 
     def _page(self, response: Response) -> _Page | None:
         model = self.runtime.models.get(response)
@@ -188,7 +201,9 @@ class WisdomFocusMiddleware:
             return request
         occ = page.occurrences(request.url)
         if occ is None:
-            inc("wisdom/focus/unmatched")
+            # a link to the page itself (an in-page #anchor) is no link of the page's model
+            same = urldefrag(request.url)[0] == urldefrag(page.record.url)[0]
+            inc("wisdom/focus/self" if same else "wisdom/focus/unmatched")
             inc("wisdom/focus/kept")
             return request
         if not page.warm:

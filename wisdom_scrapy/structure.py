@@ -83,6 +83,7 @@ anchors and 1 per term of its text (sampled shingles); per site, one counter per
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -277,11 +278,47 @@ class SiteRecorder:
         n_u = np.fromiter((get_p(k, 0) for k in record.url_key.tolist()), np.int64, len(record))
         return (n_s >= self.min_pages) & (2 * np.maximum(n_t, n_u) >= n_s)
 
+    def template_masks(self, records: list[PageLinks]) -> list[NDArray[np.bool_]]:
+        """:meth:`template_mask` of many records at once (sorted-array look-ups)."""
+        if not records:
+            return []
+        sizes = [len(r) for r in records]
+        slots = np.concatenate([r.slot for r in records])
+        n_s = _count_lookup(self.slot_pages, slots)
+        pairs = _sorted_counts(self.pair_pages)
+        n_t = _count_lookup(pairs, np.concatenate([r.text_key for r in records]))
+        n_u = _count_lookup(pairs, np.concatenate([r.url_key for r in records]))
+        mask = (n_s >= self.min_pages) & (2 * np.maximum(n_t, n_u) >= n_s)
+        return np.split(mask, np.cumsum(sizes)[:-1])
+
     def known_slots(self, record: PageLinks) -> NDArray[np.bool_]:
         """Occurrences whose slot has been seen on at least ``min_pages`` pages."""
         get_s = self.slot_pages.get
         n_s = np.fromiter((get_s(s, 0) for s in record.slot.tolist()), np.int64, len(record))
         return n_s >= self.min_pages
+
+
+def _sorted_counts(
+    counts: Counter[int] | tuple[NDArray[np.int64], NDArray[np.int64]],
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    if isinstance(counts, tuple):
+        return counts
+    keys = np.fromiter(counts.keys(), np.int64, len(counts))
+    values = np.fromiter(counts.values(), np.int64, len(counts))
+    order = np.argsort(keys)
+    return keys[order], values[order]
+
+
+def _count_lookup(
+    counts: Counter[int] | tuple[NDArray[np.int64], NDArray[np.int64]],
+    query: NDArray[np.int64],
+) -> NDArray[np.int64]:
+    """``counts[q]`` (0 when absent) for every ``q`` of ``query``, vectorised."""
+    keys, values = _sorted_counts(counts)
+    if not len(keys) or not len(query):
+        return np.zeros(len(query), dtype=np.int64)
+    at = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
+    return np.where(keys[at] == query, values[at], 0)
 
 
 @dataclass
@@ -362,42 +399,47 @@ def _copied_share(
     p_src, p_dst = pairs // max(n, 1), pairs % max(n, 1)
     n_targets = np.bincount(p_src, minlength=n)
     bounds = np.searchsorted(p_src, np.arange(n + 1))
-    get = recorder.shingle_pages.get
+    # document frequency of every sampled shingle, as sorted arrays for vectorised look-ups
+    df_keys = np.fromiter(recorder.shingle_pages.keys(), np.int64, len(recorder.shingle_pages))
+    df_vals = np.fromiter(recorder.shingle_pages.values(), np.float64, len(df_keys))
+    df_order = np.argsort(df_keys)
+    df_keys, df_vals = df_keys[df_order], df_vals[df_order]
     log_n = float(np.log(max(len(records), 2)))
-    for i in np.flatnonzero(n_targets >= 2).tolist():
+    for i in np.flatnonzero(n_targets >= 3).tolist():
         rec = records.get(urls[i])
         if rec is None or not len(rec.shingles):
             continue
         pool = [
             r.shingles
             for j in p_dst[bounds[i] : bounds[i + 1]].tolist()
-            if (r := records.get(urls[j])) is not None
+            if (r := records.get(urls[j])) is not None and len(r.shingles)
         ]
-        if not pool:
+        if len(pool) < 3:
             continue
         if weighted:
-            df = np.fromiter(
-                (get(h, 1) for h in rec.shingles.tolist()), np.float64, len(rec.shingles)
-            )
-            w = np.clip(1.0 - np.log(df) / log_n, 0.0, 1.0)
+            at = np.minimum(np.searchsorted(df_keys, rec.shingles), max(len(df_keys) - 1, 0))
+            df = np.where(df_keys[at] == rec.shingles, df_vals[at], 1.0) if len(df_keys) else 1.0
+            w = np.clip(1.0 - np.log(df) / log_n, 0.0, 1.0) * np.ones(len(rec.shingles))
         else:
             w = np.ones(len(rec.shingles))
         total = float(w.sum())
         if total <= 0:
             continue
-        # text copied from each target (a shingle counts for the first target that has it),
-        # each capped at an equal share of the page: a list of abstracts copies a little from
-        # each of many pages; a near-duplicate of one or two pages is not a list of abstracts
-        taken = np.zeros(len(rec.shingles), dtype=bool)
-        amounts = []
-        for shingle_set in pool:
-            found = np.isin(rec.shingles, shingle_set) & ~taken
-            if found.any():
-                taken |= found
-                amounts.append(float(w[found].sum()))
+        # each shingle of the page goes to the first target that has it (stable sort + left
+        # search); a target's share is capped at an equal share of the page: a list of
+        # abstracts copies a little from each of many pages, a near-duplicate of one or two
+        # pages (two versions of a document linking each other) is not a list of abstracts
+        sizes = np.fromiter(map(len, pool), np.int64, len(pool))
+        cat = np.concatenate(pool)
+        owner = np.repeat(np.arange(len(pool)), sizes)
+        order = np.argsort(cat, kind="stable")
+        cat, owner = cat[order], owner[order]
+        pos = np.minimum(np.searchsorted(cat, rec.shingles), len(cat) - 1)
+        hit = cat[pos] == rec.shingles
+        amounts = np.bincount(owner[pos[hit]], weights=w[hit], minlength=len(pool))
+        amounts = amounts[amounts > 0]
         if len(amounts) >= 3:
-            cap = total / len(amounts)
-            copied[i] = sum(min(a, cap) for a in amounts) / total
+            copied[i] = float(np.minimum(amounts, total / len(amounts)).sum()) / total
     return copied, n_targets
 
 
@@ -438,8 +480,9 @@ def analyse_site(
             node_of_url[uid] = i
     srcs, dsts, infos, alphas = [], [], [], []
     content = np.full(n, np.nan)
-    for i, u in enumerate(urls[: len(records)]):
-        rec = records[u]
+    recorded = [records[u] for u in urls[: len(records)]]
+    masks = recorder.template_masks(recorded) if template else [None] * len(recorded)
+    for i, (rec, tmask) in enumerate(zip(recorded, masks, strict=True)):
         content[i] = float((rec.content_tf * weight[rec.content_ids]).sum())
         if not len(rec):
             continue
@@ -452,8 +495,8 @@ def analyse_site(
             occ_alpha = np.divide(occ_info, lengths, out=np.zeros(len(rec)), where=lengths > 0)
         occ_dst = node_of_url[rec.url_id]
         keep = (occ_dst >= 0) & (occ_dst != i)
-        if template:
-            keep &= ~recorder.template_mask(rec)
+        if tmask is not None:
+            keep &= ~tmask
         srcs.append(np.full(int(keep.sum()), i, dtype=np.intp))
         dsts.append(occ_dst[keep].astype(np.intp))
         infos.append(occ_info[keep])
@@ -550,8 +593,10 @@ class StructureTracker:
         growth: float = 1.5,
         max_iter: int = 100,
         count: Callable[[str], None] = lambda name: None,
+        timer: Callable[[str, float], None] = lambda name, seconds: None,
     ) -> None:
         self.store = store
+        self.timer = timer
         self.min_pages = min_pages
         self.warmup_pages = warmup_pages
         self.growth = growth
@@ -576,6 +621,11 @@ class StructureTracker:
                 growth=settings.structure_growth,
                 max_iter=settings.hits_max_iter,
                 count=runtime.inc,
+                timer=lambda name, seconds: (
+                    runtime.stats.inc_value(name, round(seconds * 1e6))
+                    if runtime.stats is not None
+                    else None
+                ),
             )
             setattr(crawler, _ATTR, tracker)
         return tracker
@@ -597,6 +647,7 @@ class StructureTracker:
 
     def analyse(self, site: str) -> SiteAnalysis:
         """Run the site's entropy-HITS analysis now and keep its scores."""
+        started = time.perf_counter()
         state = self.state(site)
         recorder = state.recorder
         snapshot = self.store.snapshot(site)
@@ -616,6 +667,7 @@ class StructureTracker:
             for u, h, a in zip(analysis.urls, analysis.hub, analysis.authority, strict=True)
         }
         self.count("wisdom/structure/analyses")
+        self.timer("wisdom/structure/microseconds", time.perf_counter() - started)
         logger.debug(
             "wisdom_scrapy: %s analysed: %d pages, %d informative links, HITS %d iterations",
             site, len(analysis.urls), analysis.n_links, analysis.result.iterations,
