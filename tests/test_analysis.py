@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
 
-from tests.test_wisdom import AUTHORS, BASE, SITE, build_site
+from tests.test_wisdom import AUTHORS, BASE, SITE, build_site, html_trees
 from wisdom_scrapy.analysis import Block, PageAnalysis, analyze_page
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.evaluation import shingle_prf
@@ -199,3 +201,19 @@ def test_pydoc_toc_pages(pydoc, rel: str) -> None:
     common = sum((gold & found).values())
     assert common / sum(found.values()) >= 0.9  # precision
     assert common / sum(gold.values()) >= 0.8  # recall
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(html_trees())
+def test_any_markup_with_a_warm_store(site, html: str) -> None:
+    """Whatever the markup, a warm analysis returns a well-formed result (and no warning:
+    pytest turns warnings into errors)."""
+    _, store, terms = site
+    result = analyze_page(html, f"{BASE}random.html", store, target_terms=terms.get)
+    assert not result.single_page
+    assert result.role in ("article", "toc", "other")
+    assert isinstance(result.article_text, str) and isinstance(result.article_html, str)
+    assert all(url.startswith("http") for url, _ in result.toc_links)
+    assert all(np.isfinite(v) or np.isnan(v) for v in result.figures.values())
