@@ -116,7 +116,7 @@ import heapq
 import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
@@ -190,6 +190,11 @@ def parse_merge(spec: str | Sequence[str]) -> tuple[bool, tuple[int, ...]]:
     return dstm, tuple(sorted(set(levels)))
 
 
+@lru_cache(maxsize=64)
+def _parse_merge_cached(spec: str) -> tuple[bool, tuple[int, ...]]:
+    return parse_merge(spec)
+
+
 @dataclass(frozen=True)
 class WisdomParams:
     """WISDOM's parameters, with the paper's defaults (§4.4: k=1, ST=0.8, TC=(0.8, 1.25),
@@ -244,7 +249,7 @@ class WisdomParams:
     @property
     def merging(self) -> tuple[bool, tuple[int, ...]]:
         """:func:`parse_merge` of :attr:`merge`."""
-        return parse_merge(self.merge)
+        return _parse_merge_cached(self.merge)
 
     @property
     def toc_threshold(self) -> float:
