@@ -328,7 +328,8 @@ class ChildSummary(NamedTuple):
 
     ``own``: f(N) − Σ f(children), the node's own value. ``total``/``slog``/``m``: Σ v, Σ v ln v
     and the number of SII children (not dummy, TLEN_A > 0) with v their f. ``count``/``best``:
-    number and largest f of the non-dummy children with f > 0 (what k-MIB searches).
+    number and largest f of the non-dummy children with f > 0 (what k-MIB searches);
+    ``kid_slot`` marks those children in the CSR child list (``model.child_index``).
     """
 
     own: NDArray[np.float64]
@@ -337,6 +338,7 @@ class ChildSummary(NamedTuple):
     m: NDArray[np.float64]
     kids: NDArray[np.float64]
     best: NDArray[np.float64]
+    kid_slot: NDArray[np.bool_]
 
 
 def child_summary(
@@ -370,7 +372,7 @@ def child_summary(
     best[leaf] = 0.0
     own = np.maximum(f - sums[:, 0], 0.0)
     own[own < 1e-9 * np.maximum(f, 1.0)] = 0.0  # float noise of the aggregation
-    return ChildSummary(own, sums[:, 1], sums[:, 2], sums[:, 3], sums[:, 4], best)
+    return ChildSummary(own, sums[:, 1], sums[:, 2], sums[:, 3], sums[:, 4], best, kid)
 
 
 def structure_information_index(
@@ -741,8 +743,14 @@ def type_constraint(
 # --------------------------------------------------------------------------------------------
 
 
-def _non_dummy_children(model: PageModel, node: int, f: NDArray[np.float64]) -> NDArray[np.int32]:
-    kids = model.child_index[model.child_start[node] : model.child_start[node + 1]]
+def _non_dummy_children(
+    model: PageModel, node: int, f: NDArray[np.float64], summary: ChildSummary | None = None
+) -> NDArray[np.int32]:
+    """The children of ``node`` that are not dummy and have f > 0."""
+    lo, hi = model.child_start[node], model.child_start[node + 1]
+    kids = model.child_index[lo:hi]
+    if summary is not None:
+        return kids[summary.kid_slot[lo:hi]]
     return kids[~model.dummy[kids] & (f[kids] > 0)]
 
 
@@ -802,7 +810,7 @@ def k_mib(
             if not explore_rejected or leaf[node]:
                 continue
         split[node] = True
-        for kid in _non_dummy_children(model, node, f_a).tolist():
+        for kid in _non_dummy_children(model, node, f_a, c).tolist():
             heapq.heappush(heap, (-fl[kid], kid))
     return MibSearch(out, split, rejected)
 
@@ -852,13 +860,14 @@ def _dstm(
     f_a: NDArray[np.float64],
     passes: NDArray[np.bool_],
     split: NDArray[np.bool_] | None,
+    summary: ChildSummary | None = None,
 ) -> tuple[list[int], bool]:
     """Qualified siblings of ``node`` (non-dummy, type constraint, and f_A smaller than node's or
     split — undecided — by the k-MIB search), and whether every non-dummy sibling qualified."""
     p = int(model.parent[node])
     if p < 0:
         return [], False
-    sib = _non_dummy_children(model, p, f_a)
+    sib = _non_dummy_children(model, p, f_a, summary)
     sib = sib[sib != node]
     smaller = f_a[sib] < f_a[node]
     if split is not None:
@@ -899,7 +908,7 @@ def merge_siblings(
     for s in skeleton:
         complete = False
         if dstm:
-            merged, complete = _dstm(model, s, f_a, passes, split)
+            merged, complete = _dstm(model, s, f_a, passes, split, summary)
             for sib in merged:
                 blocks.setdefault(sib, MinedBlock(sib, kind, "dstm", s))
         if not levels and not (extend and dstm and complete):
@@ -909,7 +918,7 @@ def merge_siblings(
         ancestors = _non_singleton_ancestors(model, s, f_a, model.n if extend else top, count)
         for level, p_k in enumerate(ancestors, start=1):
             if level in levels or (level > top and extend and complete):
-                merged, complete = _dstm(model, p_k, f_a, passes, split)
+                merged, complete = _dstm(model, p_k, f_a, passes, split, summary)
             elif level > top:
                 break
             else:
