@@ -1,9 +1,11 @@
 """WISDOM (Kao, Ho, Chen): intra-page informative structure over a :class:`PageModel`.
 
 Everything here works on the page model's node arrays (pre-order, ``subtree_end`` ranges, CSR
-children): aggregation is a prefix sum, SII is one ``np.add.reduceat`` over the CSR children, and
-the only Python loops are the k-MIB best-first search (it visits a path of the tree, not the tree)
-and per-anchor look-ups of link targets.
+children): aggregation is a prefix sum (all five aggregated features in one), SII is one
+``np.add.reduceat`` over the CSR children per feature (:func:`child_summary`), and the only
+Python loops are the k-MIB best-first search (it visits a path of the tree, not the tree), the
+merging walk up the skeleton's ancestors, and the look-up of each distinct (anchor, term) pair
+in the linked page's terms.
 
 Phase 1 — node features (§3.1)
     * Term weight ``W = 1 − EN`` (§3.1), EN from the site's term-entropy store.
