@@ -338,7 +338,7 @@ _CUE_TAGS = frozenset(
 #: ``articleBody`` node only matters when it holds some text; class and id are read on all.
 _CUE_ATTRIBUTES = (
     ("class", _name_cue, 1),
-    ("id", _id_cue, 1),
+    ("id", _id_cue, 20),
     ("style", _style_cue, 20),
     ("itemprop", _itemprop_cue, 100),
 )
