@@ -377,31 +377,44 @@ def _attribute_cues(
     return cues, read, classes
 
 
-#: Sentence punctuation: , . ; : ! ? (single UTF-8 bytes) …
-_ASCII_PUNCT = np.zeros(256, bool)
-_ASCII_PUNCT[[ord(c) for c in ",.;:!?"]] = True
-#: … and their CJK forms 。、 (E3 80 xx) and ，；：！？ (EF BC xx), by their last UTF-8 byte.
-_CJK_PUNCT = {0xE3: (0x80, [0x81, 0x82]), 0xEF: (0xBC, [0x8C, 0x9B, 0x9A, 0x81, 0x9F])}
+#: UTF-8 bytes → 1 for sentence punctuation , . ; : ! ?, 2 for the NUL piece separator,
+#: 3 for the lead bytes of the CJK marks 。、 (E3 80 xx) and ，；：！？ (EF BC xx), else 0.
+_BYTE_KIND = bytearray(256)
+for _c in b",.;:!?":
+    _BYTE_KIND[_c] = 1
+_BYTE_KIND[0] = 2
+_BYTE_KIND[0xE3] = _BYTE_KIND[0xEF] = 3
+_BYTE_KIND = bytes(_BYTE_KIND)
+_CJK_MARKS = frozenset(
+    {(0xE3, 0x80, 0x81), (0xE3, 0x80, 0x82)}
+    | {(0xEF, 0xBC, last) for last in (0x8C, 0x9B, 0x9A, 0x81, 0x9F)}
+)
 
 
 def _piece_punctuation(joined: str, n_pieces: int) -> NDArray[np.int64] | None:
     """Punctuation marks in each NUL-separated piece of ``joined`` (None if the count differs).
 
-    Works on the UTF-8 bytes: NUL and ASCII punctuation are single bytes that never occur
-    inside a multi-byte sequence, and the CJK marks are recognised by their three bytes.
+    Works on the UTF-8 bytes, classified by one ``bytes.translate`` (C): NUL and ASCII
+    punctuation are single bytes that never occur inside a multi-byte sequence, so one
+    ``flatnonzero`` pass finds the separators, the marks and the candidate CJK marks, whose
+    three bytes are then checked on those few positions only.
     """
-    data = np.frombuffer(joined.encode("utf-8", "surrogatepass"), np.uint8)
-    seps = np.flatnonzero(data == 0)
+    raw = joined.encode("utf-8", "surrogatepass")
+    kind = np.frombuffer(raw.translate(_BYTE_KIND), np.uint8)
+    where = np.flatnonzero(kind)
+    what = kind[where]
+    seps = where[what == 2]
     if len(seps) + 1 != n_pieces:
         return None
-    marks = np.flatnonzero(_ASCII_PUNCT[data])
-    if not joined.isascii():
-        lead = np.flatnonzero((data[:-2] == 0xE3) | (data[:-2] == 0xEF))
-        found = [marks]
-        for first, (second, lasts) in _CJK_PUNCT.items():
-            at = lead[(data[lead] == first) & (data[lead + 1] == second)]
-            found.append(at[np.isin(data[at + 2], lasts)])
-        marks = np.concatenate(found)
+    marks = where[what == 1]
+    lead = where[what == 3]
+    if len(lead):
+        data = np.frombuffer(raw, np.uint8)
+        lead = lead[lead + 2 < len(data)]
+        key = (data[lead].astype(np.int64) << 16) | (data[lead + 1].astype(np.int64) << 8)
+        key |= data[lead + 2]
+        codes = np.array(sorted((a << 16) | (b << 8) | c for a, b, c in _CJK_MARKS))
+        marks = np.concatenate([marks, lead[np.isin(key, codes)]])
     return np.bincount(np.searchsorted(seps, marks), minlength=n_pieces)
 
 
@@ -505,35 +518,48 @@ def _teaser_items(
 
     item = items_of_lists(lead)
     if item.any():  # the headline must lead elsewhere: not "#fragment" (a back-reference)
-        root = np.zeros(n, bool)
-        root[0] = True
-        anchor_of = _nearest_marked(model.is_anchor | root, model.parent)
         candidates = np.flatnonzero(item)
-        lead[candidates] = _leaves_page(model, anchor_of[first[candidates]])
+        anchor = first[candidates].copy()  # in an <a href>: climb to it (a few levels)
+        up = ~model.is_anchor[anchor] & (anchor > 0)
+        while up.any():
+            anchor[up] = parent[anchor[up]]
+            up = ~model.is_anchor[anchor] & (anchor > 0)
+        lead[candidates] = _leaves_page(model, anchor)
         item = items_of_lists(lead & item)
     item_nodes = np.flatnonzero(item)
     return _range_mask(item_nodes, model.subtree_end[item_nodes], n), item
 
 
+def _anchor_hrefs(model: PageModel) -> list[str] | None:
+    """The ``href`` of every ``<a href>`` node, aligned with ``model.anchor_nodes``.
+
+    Taken from the page model when it kept them, else read with one XPath that returns plain
+    strings (no element proxies); None if the two do not line up.
+    """
+    hrefs = getattr(model, "_hrefs", None)
+    if isinstance(hrefs, list) and len(hrefs) == len(model.anchor_nodes):
+        return hrefs
+    found = _HREFS(_root(model))  # pragma: no cover - only without PageModel's hrefs
+    return found if len(found) == len(model.anchor_nodes) else None  # pragma: no cover
+
+
+_HREFS = etree.XPath("descendant-or-self::*[local-name()='a'][@href]/@href", smart_strings=False)
+
+
 def _leaves_page(model: PageModel, anchors: NDArray[np.int64]) -> NDArray[np.bool_]:
     """Per anchor node: its ``href`` leads to another document (not ``#…``, not
-    ``javascript:``). Reads the hrefs of these anchors only."""
-    a_nodes = np.flatnonzero(_tag_table(model, frozenset({"a"})))
-    wanted, where = np.unique(anchors, return_inverse=True)
-    pos = np.searchsorted(a_nodes, wanted)
-    ok = (pos < len(a_nodes)) & (a_nodes[np.minimum(pos, len(a_nodes) - 1)] == wanted)
-    out = np.zeros(len(wanted), bool)
-    if ok.any():
-        els = _elements_of(model, a_nodes, frozenset({"a"}))
-        hrefs = [els[i].get("href") for i in pos[ok].tolist()]
-        del els
-        out[ok] = [
-            bool(h)
-            and not h.lstrip().startswith("#")
-            and not h.lstrip().lower().startswith("javascript:")
-            for h in hrefs
-        ]
-    return out[where]
+    ``javascript:``); True where it cannot be told."""
+    hrefs = _anchor_hrefs(model)
+    pos = np.searchsorted(model.anchor_nodes, anchors)
+    ok = pos < len(model.anchor_nodes)
+    ok[ok] = model.anchor_nodes[pos[ok]] == anchors[ok]
+    out = np.ones(len(anchors), bool)
+    if hrefs is None:
+        return out
+    for k in np.flatnonzero(ok).tolist():
+        href = hrefs[pos[k]].strip().lower()
+        out[k] = bool(href) and not href.startswith(("#", "javascript:"))
+    return out
 
 
 def _tag_table(model: PageModel, names: frozenset[str]) -> NDArray[np.bool_]:
