@@ -46,7 +46,7 @@ logger = logging.getLogger(__name__)
 class ExtractionParams:
     """Cold-start and TOC-completion bounds (settings ``WISDOM_WARMUP_PAGES`` …)."""
 
-    warmup_pages: int = 30
+    warmup_pages: int = 32
     toc_targets_ratio: float = 0.5
     max_pending_tocs: int = 50
     # Entropies drift as pages arrive; a snapshot is re-read once the site has grown by this

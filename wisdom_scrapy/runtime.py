@@ -61,6 +61,8 @@ class WisdomRuntime:
     def extractor(self) -> Extractor:
         """Turns pages into items (created on first use: the analysis imports numpy code)."""
         if self._extractor is None:
+            from functools import partial
+
             from wisdom_scrapy.analysis import analyze_page
 
             params = ExtractionParams(
@@ -68,7 +70,8 @@ class WisdomRuntime:
                 toc_targets_ratio=self.settings.toc_targets_ratio,
                 max_pending_tocs=self.settings.max_pending_tocs,
             )
-            self._extractor = Extractor(self.store, params, analyze_page, count=self.inc)
+            analyze = partial(analyze_page, params=self.settings.wisdom)
+            self._extractor = Extractor(self.store, params, analyze, count=self.inc)
         return self._extractor
 
     def inc(self, name: str, n: int = 1) -> None:

@@ -14,8 +14,15 @@ WISDOM_SITE_KEY            ``host``                 how pages are grouped into s
                                                     function ``url -> str``
 WISDOM_KEEP_NUMBERS        False                    count digit-only tokens as terms
 WISDOM_MAX_PAGE_BYTES      10485760 (10 MiB)        larger bodies are skipped (counted)
-WISDOM_WARMUP_PAGES        30                       pages of a new site held until the store
-                                                    knows this many (cold start)
+WISDOM_WARMUP_PAGES        derived (32)             pages of a new site held until the store
+                                                    knows this many (cold start); by default
+                                                    ⌈2^(1/(1 − TC_article))⌉, the fewest pages for
+                                                    which entropy can pass the article constraint
+WISDOM_KMIB_K              1                        WISDOM k-MIB: informative blocks per page
+WISDOM_KMIB_ST             0.8                      k-MIB SII threshold ST
+WISDOM_TC_TOC              derived (1.25)           TOC type constraint (default 1/TC_article)
+WISDOM_TC_ARTICLE          0.8                      article type constraint (CII ≥ 1 − this)
+WISDOM_MERGE               ``dstm,1-cstm``          sibling-tree merging methods (WISDOM §3.3)
 WISDOM_TOC_TARGETS_RATIO   0.5                      share of a TOC page's links fetched before
                                                     its TocItem is finished
 WISDOM_MAX_PENDING_TOCS    50                       TOC pages waiting for targets at once
@@ -39,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.misc import load_object
 
+from wisdom_scrapy.mining.wisdom import WisdomParams
 from wisdom_scrapy.urls import host_key
 
 if TYPE_CHECKING:
@@ -52,7 +60,12 @@ DEFAULTS: dict[str, Any] = {
     "WISDOM_SITE_KEY": "host",
     "WISDOM_KEEP_NUMBERS": False,
     "WISDOM_MAX_PAGE_BYTES": 10 * 1024 * 1024,
-    "WISDOM_WARMUP_PAGES": 30,
+    "WISDOM_WARMUP_PAGES": None,
+    "WISDOM_KMIB_K": 1,
+    "WISDOM_KMIB_ST": 0.8,
+    "WISDOM_TC_TOC": None,
+    "WISDOM_TC_ARTICLE": 0.8,
+    "WISDOM_MERGE": "dstm,1-cstm",
     "WISDOM_TOC_TARGETS_RATIO": 0.5,
     "WISDOM_MAX_PENDING_TOCS": 50,
     "WISDOM_FOCUS": "drop",
@@ -107,6 +120,34 @@ def _growth(settings: BaseSettings) -> float:
     return value
 
 
+def _optional_float(settings: BaseSettings, name: str) -> float | None:
+    return None if settings.get(name) is None else float(_get(settings, name, "float"))
+
+
+def _wisdom_params(settings: BaseSettings) -> WisdomParams:
+    """WISDOM's parameters; WISDOM_WARMUP_PAGES, when set, is also the analysis' warm line."""
+    values = {
+        "WISDOM_KMIB_K": _get(settings, "WISDOM_KMIB_K", "int"),
+        "WISDOM_KMIB_ST": _get(settings, "WISDOM_KMIB_ST", "float"),
+        "WISDOM_TC_TOC": _optional_float(settings, "WISDOM_TC_TOC"),
+        "WISDOM_TC_ARTICLE": _get(settings, "WISDOM_TC_ARTICLE", "float"),
+        "WISDOM_MERGE": str(settings.get("WISDOM_MERGE", DEFAULTS["WISDOM_MERGE"])),
+    }
+    warmup = settings.get("WISDOM_WARMUP_PAGES")
+    try:
+        return WisdomParams(
+            k=values["WISDOM_KMIB_K"],
+            st=values["WISDOM_KMIB_ST"],
+            tc_toc=values["WISDOM_TC_TOC"],
+            tc_article=values["WISDOM_TC_ARTICLE"],
+            merge=values["WISDOM_MERGE"],
+            min_pages=None if warmup is None else max(int(warmup), 2),
+        )
+    except (TypeError, ValueError) as exc:
+        shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
+        raise SettingsError(f"invalid WISDOM parameters ({shown}): {exc}") from exc
+
+
 def _site_key_function(value: Any) -> Callable[[str], str]:
     if value == "host":
         return host_key
@@ -134,6 +175,7 @@ class WisdomSettings:
     keep_numbers: bool
     max_page_bytes: int
     warmup_pages: int
+    wisdom: WisdomParams
     toc_targets_ratio: float
     max_pending_tocs: int
     focus: str = "drop"
@@ -153,13 +195,18 @@ class WisdomSettings:
         ratio = _get(settings, "WISDOM_TOC_TARGETS_RATIO", "float")
         if not 0.0 <= ratio <= 1.0:
             raise SettingsError(f"WISDOM_TOC_TARGETS_RATIO={ratio!r} must be between 0 and 1")
+        wisdom = _wisdom_params(settings)
+        warmup = wisdom.warm_pages
+        if settings.get("WISDOM_WARMUP_PAGES") is not None:
+            warmup = _positive(settings, "WISDOM_WARMUP_PAGES", allow_zero=True)
         return cls(
             enabled=_get(settings, "WISDOM_ENABLED", "bool"),
             store_uri=store_uri,
             site_key=_site_key_function(settings.get("WISDOM_SITE_KEY", "host")),
             keep_numbers=_get(settings, "WISDOM_KEEP_NUMBERS", "bool"),
             max_page_bytes=_positive(settings, "WISDOM_MAX_PAGE_BYTES"),
-            warmup_pages=_positive(settings, "WISDOM_WARMUP_PAGES", allow_zero=True),
+            warmup_pages=warmup,
+            wisdom=wisdom,
             toc_targets_ratio=ratio,
             max_pending_tocs=_positive(settings, "WISDOM_MAX_PENDING_TOCS", allow_zero=True),
             focus=_focus_policy(settings),
