@@ -379,12 +379,10 @@ def _attribute_cues(
 
 #: UTF-8 bytes → 1 for sentence punctuation , . ; : ! ?, 2 for the NUL piece separator,
 #: 3 for the lead bytes of the CJK marks 。、 (E3 80 xx) and ，；：！？ (EF BC xx), else 0.
-_BYTE_KIND = bytearray(256)
-for _c in b",.;:!?":
-    _BYTE_KIND[_c] = 1
-_BYTE_KIND[0] = 2
-_BYTE_KIND[0xE3] = _BYTE_KIND[0xEF] = 3
-_BYTE_KIND = bytes(_BYTE_KIND)
+_BYTE_KIND = bytes(
+    1 if byte in b",.;:!?" else 2 if byte == 0 else 3 if byte in (0xE3, 0xEF) else 0
+    for byte in range(256)
+)
 _CJK_MARKS = frozenset(
     {(0xE3, 0x80, 0x81), (0xE3, 0x80, 0x82)}
     | {(0xEF, 0xBC, last) for last in (0x8C, 0x9B, 0x9A, 0x81, 0x9F)}
