@@ -290,7 +290,7 @@ class Extractor:
     def _analyse(self, site: str, state: _SiteState, held: _Held, final: bool = False) -> list[Any]:
         analysis = self._run(site, state, held)
         if analysis.role == "toc" and not final:
-            targets = [u for u, _ in analysis.toc_links]
+            targets = list(dict.fromkeys(u for u, _ in analysis.toc_links))  # distinct pages
             if targets and not self._targets_ready(targets):
                 state.pending_tocs[held.url] = (held, targets)
                 self.count("wisdom/toc/pending")
