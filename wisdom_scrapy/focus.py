@@ -42,6 +42,7 @@ included), ``wisdom/structure/microseconds``: time spent in the site's link anal
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urldefrag
@@ -84,10 +85,13 @@ class _Page:
     hub: float
     warm: bool
     by_url: dict[str, list[int]] = field(default_factory=dict)
+    counts: Counter[str] = field(default_factory=Counter)
+    decisions: dict[str, tuple[str, int, str]] = field(default_factory=dict)
     _by_canonical: dict[str, list[int]] | None = None
 
     def occurrences(self, url: str) -> list[int] | None:
-        found = self.by_url.get(urldefrag(url)[0])
+        """The link occurrences of ``url`` (fragment removed) in the page, or None."""
+        found = self.by_url.get(url)
         if found is not None:
             return found
         if self._by_canonical is None:
@@ -126,17 +130,22 @@ class WisdomFocusMiddleware:
         started = time.perf_counter()
         page = self._page(response)
         spent = time.perf_counter() - started
-        async for obj in result:
-            started = time.perf_counter()
-            if isinstance(obj, Request):
-                if page is not None and self.policy != "off":
-                    obj = self._focus(obj, page)
-            elif isinstance(obj, _PAGE_ITEMS):
-                self._annotate(obj)
-            spent += time.perf_counter() - started
-            if obj is not None:
-                yield obj
-        self._time("wisdom/focus/microseconds", spent)
+        try:
+            async for obj in result:
+                started = time.perf_counter()
+                if isinstance(obj, Request):
+                    if page is not None and self.policy != "off":
+                        obj = self._focus(obj, page)
+                elif isinstance(obj, _PAGE_ITEMS):
+                    self._annotate(obj)
+                spent += time.perf_counter() - started
+                if obj is not None:
+                    yield obj
+        finally:
+            if page is not None:
+                for name, n in page.counts.items():
+                    self.runtime.inc(f"wisdom/focus/{name}", n)
+            self._time("wisdom/focus/microseconds", spent)
 
     def _time(self, name: str, seconds: float) -> None:
         stats = self.runtime.stats
@@ -194,35 +203,42 @@ class WisdomFocusMiddleware:
         return np.divide(info, lengths, out=np.zeros(len(record)), where=lengths > 0)
 
     def _focus(self, request: Request, page: _Page) -> Request | None:
-        inc = self.runtime.inc
+        counts = page.counts
         if request.meta.get(MUST_FOLLOW_META):
-            inc("wisdom/focus/must_follow")
-            inc("wisdom/focus/kept")
+            counts["must_follow"] += 1
+            counts["kept"] += 1
             return request
-        occ = page.occurrences(request.url)
-        if occ is None:
-            # a link to the page itself (an in-page #anchor) is no link of the page's model
-            same = urldefrag(request.url)[0] == urldefrag(page.record.url)[0]
-            inc("wisdom/focus/self" if same else "wisdom/focus/unmatched")
-            inc("wisdom/focus/kept")
-            return request
-        if not page.warm:
-            inc("wisdom/focus/cold")
-            inc("wisdom/focus/kept")
-            return request
-        informative = [k for k in occ if not page.template[k]]
-        if informative:
-            if not all(page.known[k] for k in informative):
-                inc("wisdom/focus/cold")
-            inc("wisdom/focus/kept")
-            alpha = max(float(page.alpha[k]) for k in informative)
-            boost = round(self.scale * alpha * (1.0 + min(page.hub, _HUB_CAP)) / (1 + _HUB_CAP))
-            return request.replace(priority=request.priority + boost) if boost else request
-        if self.policy == "drop":
-            inc("wisdom/focus/dropped")
+        url = urldefrag(request.url)[0]
+        decision = page.decisions.get(url)
+        if decision is None:
+            decision = page.decisions[url] = self._decide(url, page)
+        verdict, boost, note = decision
+        counts[verdict] += 1
+        if note:
+            counts[note] += 1
+        if verdict == "dropped":
             return None
-        inc("wisdom/focus/deprioritized")
-        return request.replace(priority=request.priority - self.scale)
+        if verdict == "deprioritized":
+            request.priority -= self.scale  # in place, as Scrapy's DepthMiddleware does
+        elif boost:
+            request.priority += boost
+        return request
+
+    def _decide(self, url: str, page: _Page) -> tuple[str, int, str]:
+        """(verdict, priority boost, why it was kept unjudged) for one URL of the page."""
+        if url == page.record.url:  # the page itself (an in-page #anchor): not in its links
+            return "kept", 0, "self"
+        occ = page.occurrences(url)
+        if occ is None:
+            return "kept", 0, "unmatched"
+        if not page.warm:
+            return "kept", 0, "cold"
+        informative = [k for k in occ if not page.template[k]]
+        if not informative:
+            return ("dropped" if self.policy == "drop" else "deprioritized"), 0, ""
+        alpha = max(float(page.alpha[k]) for k in informative)
+        boost = round(self.scale * alpha * (1.0 + min(page.hub, _HUB_CAP)) / (1 + _HUB_CAP))
+        return "kept", boost, "" if all(page.known[k] for k in informative) else "cold"
 
     def _annotate(self, item: PageItem | ArticleItem | TocItem) -> None:
         try:
