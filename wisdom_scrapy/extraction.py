@@ -57,14 +57,14 @@ class ExtractionParams:
 class _PageTerms:
     """The set of a fetched page's terms, compact: sorted ids into a shared vocabulary."""
 
-    __slots__ = ("_ids", "_vocab")
+    __slots__ = ("_ids", "_index")
 
-    def __init__(self, ids: np.ndarray, vocab: dict[str, int]) -> None:
+    def __init__(self, ids: np.ndarray, index: TermIndex) -> None:
         self._ids = ids
-        self._vocab = vocab
+        self._index = index
 
     def __contains__(self, term: object) -> bool:
-        i = self._vocab.get(term) if isinstance(term, str) else None
+        i = self._index.vocab.get(term) if isinstance(term, str) else None
         if i is None:
             return False
         at = int(np.searchsorted(self._ids, i))
@@ -74,8 +74,8 @@ class _PageTerms:
         return int(self._ids.size)
 
     def __iter__(self) -> Iterator[str]:
-        names = {i: t for t, i in self._vocab.items()}
-        return (names[int(i)] for i in self._ids)
+        names = self._index.names
+        return (names[i] for i in self._ids.tolist())
 
 
 class TermIndex:
@@ -86,17 +86,22 @@ class TermIndex:
     """
 
     def __init__(self) -> None:
-        self._vocab: dict[str, int] = {}
+        self.vocab: dict[str, int] = {}
+        self.names: list[str] = []  # id -> term
         self._pages: dict[str, np.ndarray] = {}
 
     def add(self, url: str, terms: Collection[str]) -> None:
-        vocab = self._vocab
-        ids = [vocab.setdefault(t, len(vocab)) for t in terms]
-        self._pages[url] = np.unique(np.asarray(ids, dtype=np.int32))
+        vocab, names = self.vocab, self.names
+        for term in terms:
+            if term not in vocab:
+                vocab[term] = len(names)
+                names.append(term)
+        ids = np.fromiter(map(vocab.__getitem__, terms), dtype=np.int32, count=len(terms))
+        self._pages[url] = np.unique(ids)
 
     def get(self, url: str) -> Collection[str] | None:
         ids = self._pages.get(url)
-        return None if ids is None else _PageTerms(ids, self._vocab)
+        return None if ids is None else _PageTerms(ids, self)
 
     def __contains__(self, url: str) -> bool:
         return url in self._pages
@@ -143,8 +148,6 @@ def items_from_analysis(
     snapshot: EntropySnapshot | None,
 ) -> ArticleItem | TocItem | PageItem:
     """The item for one analysed page: ArticleItem, TocItem, or a PageItem with role "other"."""
-    from wisdom_scrapy.text import extract_terms
-
     blocks = [_block_dict(b) for b in analysis.blocks]
     entropy = {k: round(float(v), 6) for k, v in (analysis.figures or {}).items()}
     if snapshot is not None:
@@ -162,36 +165,46 @@ def items_from_analysis(
             single_page=analysis.single_page,
         )
     if analysis.role == "toc":
-        toc_blocks = [b for b in analysis.blocks if b.kind == "toc"]
-        links = []
-        for link in model.links():
-            owner = next(
-                (
-                    i
-                    for i, b in enumerate(toc_blocks)
-                    if b.node <= link.node < model.subtree_end[b.node]
-                ),
-                None,
-            )
-            if owner is None:
-                continue
-            links.append(
-                {
-                    "url": link.url,
-                    "text": link.text,
-                    "weight": _link_weight(snapshot, extract_terms(link.text)),
-                    "block": owner,
-                }
-            )
         return TocItem(
             url=url,
             title=analysis.title,
-            links=links,
+            links=_toc_links(analysis, model, snapshot),
             blocks=blocks,
             entropy=entropy,
             single_page=analysis.single_page,
         )
     return PageItem(url=url, title=analysis.title, role="other")
+
+
+def _toc_links(
+    analysis: PageAnalysis, model: PageModel, snapshot: EntropySnapshot | None
+) -> list[dict[str, Any]]:
+    """The links of the TOC structure (the analysis' ``toc_cover``: TOC blocks after condensing),
+    each with its LAMIS weight and the index of its block among the TOC blocks."""
+    from wisdom_scrapy.text import extract_terms
+
+    toc_roots = [b.node for b in analysis.blocks if b.kind == "toc"]
+    cover = analysis.toc_cover
+    if not toc_roots or cover is None:
+        return []
+    # Blocks do not overlap: a link belongs to the last block starting at or before it, if the
+    # link lies inside that block's subtree.
+    order = np.argsort(toc_roots)
+    starts = np.asarray(toc_roots)[order]
+    ends = model.subtree_end[starts]
+    weights: dict[str, float] = {}
+    links = []
+    for link in model.links():
+        at = int(np.searchsorted(starts, link.node, side="right")) - 1
+        if not cover[link.node] or at < 0 or link.node >= ends[at]:
+            continue
+        weight = weights.get(link.text)
+        if weight is None:
+            weight = weights[link.text] = _link_weight(snapshot, extract_terms(link.text))
+        links.append(
+            {"url": link.url, "text": link.text, "weight": weight, "block": int(order[at])}
+        )
+    return links
 
 
 class Extractor:
