@@ -418,6 +418,21 @@ def test_deprioritize_fetches_everything_informative_first(
     assert min(priorities) <= -100 and max(priorities) > 0
 
 
+def test_spider_closed_early_puts_the_structure_in_the_stats(
+    demo: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    from wisdom_scrapy.testing import serve_directory
+
+    site, _truth = demo
+    with serve_directory(site) as base:
+        result = run_own_spider("focus_callback", base + "index.html", tmp_path,
+                                {"CLOSESPIDER_PAGECOUNT": 80})
+    stats = result["stats"]
+    assert stats["finish_reason"] == "closespider_pagecount"
+    assert not any(i["type"] == "SiteStructureItem" for i in result["items"])
+    assert stats["wisdom/structure/article_pages"] > 0
+
+
 def test_crawlspider_rules_are_focused(demo: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     from wisdom_scrapy.testing import serve_directory
 

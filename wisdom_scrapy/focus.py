@@ -29,7 +29,9 @@ output too), the sample ``site`` and ``demo`` spiders — because it only looks 
 coming out of the spider. It also writes ``hub`` / ``authority`` into every page item
 (:class:`~wisdom_scrapy.items.PageItem`, ``ArticleItem``, ``TocItem``) that passes, with the scores
 known at that moment, and emits a :class:`~wisdom_scrapy.items.SiteStructureItem` per site at
-spider idle, through the normal item flow.
+spider idle, through the normal item flow (a spider closed before going idle — ``CLOSESPIDER_*``,
+a shutdown — can no longer emit items: the structure's role counts then go to the stats and the
+log only).
 
 Stats: ``wisdom/focus/kept``, ``wisdom/focus/dropped``, ``wisdom/focus/deprioritized`` (every
 decision, so kept + dropped + deprioritized = requests seen), and among the kept
@@ -41,6 +43,7 @@ included), ``wisdom/structure/microseconds``: time spent in the site's link anal
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -51,7 +54,7 @@ import numpy as np
 from scrapy import Request, signals
 from w3lib.url import canonicalize_url
 
-from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
+from wisdom_scrapy.items import ArticleItem, PageItem, SiteStructureItem, TocItem
 from wisdom_scrapy.runtime import WisdomRuntime
 from wisdom_scrapy.structure import PageLinks, StructureTracker
 
@@ -66,6 +69,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MUST_FOLLOW_META", "WisdomFocusMiddleware"]
 
+logger = logging.getLogger(__name__)
 #: Request meta key: a request with ``meta[MUST_FOLLOW_META] = True`` is never dropped.
 MUST_FOLLOW_META = "wisdom_follow"
 _PAGE_ITEMS = (PageItem, ArticleItem, TocItem)
@@ -117,6 +121,7 @@ class WisdomFocusMiddleware:
         self.tracker = StructureTracker.of(crawler)
         self._snapshots: dict[str, tuple[int, EntropySnapshot]] = {}
         crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
+        crawler.signals.connect(self.on_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomFocusMiddleware:
@@ -262,4 +267,31 @@ class WisdomFocusMiddleware:
         if items:
             self.runtime.inc("wisdom/items/site_structure", len(items))
             self.runtime.ready.extend(items)
+            self._role_stats(items)
         self.runtime.on_idle()
+
+    def on_closed(self, reason: str) -> None:
+        """A spider closed without going idle (``CLOSESPIDER_*``, a shutdown) cannot emit items
+        any more: the sites that grew since their last SiteStructureItem are analysed once more
+        for the stats (``wisdom/structure/<role>_pages``) and the log."""
+        try:
+            items = self.tracker.structure_items()
+        except Exception:
+            self.runtime.failed("structure", "(close)")
+            return
+        if items:
+            self._role_stats(items)
+            logger.warning(
+                "wisdom_scrapy: spider closed (%s) before going idle: the informative structure "
+                "of %d site(s) is in the stats, no SiteStructureItem was emitted",
+                reason, len(items),
+            )
+
+    def _role_stats(self, items: list[SiteStructureItem]) -> None:
+        stats = self.runtime.stats
+        if stats is None:
+            return
+        for role in ("toc", "article", "other"):
+            stats.set_value(
+                f"wisdom/structure/{role}_pages", sum(i.roles.get(role, 0) for i in items)
+            )
