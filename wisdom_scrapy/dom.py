@@ -414,7 +414,21 @@ class PageModel:
         return self.child_index[self.child_start[node] : self.child_start[node + 1]]
 
     def element(self, node: int) -> etree._Element:
-        """The lxml element of ``node`` (the tree passed to :meth:`from_tree`)."""
+        """The lxml element of ``node`` (the tree passed to :meth:`from_tree`).
+
+        Found by its :meth:`path` with one XPath query when the node list is not at hand:
+        listing every node again would create a Python proxy (and run lxml.html's Python class
+        lookup) for each node of the page.
+        """
+        if self._node_list is None and self._root is not None:
+            steps = self.path(node).split("/")
+            expr = "self::" + steps[0].split("[", 1)[0] + "".join("/" + s for s in steps[1:])
+            try:
+                found = self._root.xpath(expr)
+            except etree.XPathError:  # a tag name XPath cannot spell (o:p, …)
+                found = []
+            if len(found) == 1:
+                return found[0]  # type: ignore[no-any-return]
         return self._nodes[self._el_pos[node]]
 
     @property
@@ -693,13 +707,15 @@ class PageModel:
                 q = end[q]
             else:
                 q += 1
-        clone = copy.deepcopy(self._nodes[p0])
+        clone = copy.deepcopy(self.element(node))
         clone.tail = None
         if drop:
-            clone_nodes = list(clone.iter())
+            # The clone's proxies die with it, so they may be plain ones (no Python lookup).
+            clone_nodes, _ = _all_nodes(clone)
             for k in drop:  # document order: a removed node's tail moves onto what precedes it
                 _drop_keep_tail(clone_nodes[k])
-        for el in clone.iter(etree.Element):
+            del clone_nodes
+        for el in _WITH_EVENT_HANDLERS(clone):  # XPath: only elements that have one are visited
             for attr in [a for a in el.attrib if a.lower().startswith("on")]:
                 del el.attrib[attr]
         return lxml_html.tostring(clone, encoding="unicode")
@@ -1108,6 +1124,12 @@ def _joined_nonspace_len(pieces: list[str]) -> tuple[str, NDArray[np.int64]]:
 
 # characters lxml refuses in text it is given (libxml2's HTML parser lets some through)
 _NOT_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+# Elements carrying an event-handler attribute (onclick, onload, …), the node itself included.
+_WITH_EVENT_HANDLERS = etree.XPath(
+    "descendant-or-self::*[@*[starts-with(translate(local-name(), 'ON', 'on'), 'on')]]"
+)
 
 
 def _drop_keep_tail(el: etree._Element) -> None:
