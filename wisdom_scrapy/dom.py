@@ -428,7 +428,7 @@ class PageModel:
             except etree.XPathError:  # a tag name XPath cannot spell (o:p, …)
                 found = []
             if len(found) == 1:
-                return found[0]  # type: ignore[no-any-return]
+                return found[0]
         return self._nodes[self._el_pos[node]]
 
     @property
