@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +55,7 @@ class ExtractionParams:
     snapshot_growth: float = 1.1
 
 
-class _PageTerms:
+class _PageTerms(AbstractSet[str]):
     """The set of a fetched page's terms, compact: sorted ids into a shared vocabulary."""
 
     __slots__ = ("_ids", "_index")

@@ -116,7 +116,8 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Literal, NamedTuple
@@ -436,7 +437,8 @@ def anchor_precision(
     for k, url in enumerate(urls):
         if url not in cache:
             got = target_terms(url)
-            cache[url] = got if got is None or isinstance(got, set | frozenset | dict) else set(got)
+            # Anything with fast membership is used as it is; a plain sequence becomes a set.
+            cache[url] = got if got is None or isinstance(got, AbstractSet | Mapping) else set(got)
         target = cache[url]
         if target is not None:
             keep.append(k)
