@@ -241,7 +241,7 @@ class Extractor:
         for toc_url, (held, targets) in list(state.pending_tocs.items()):
             if url in targets and self._targets_ready(targets):
                 del state.pending_tocs[toc_url]
-                ready.append(self._finish(site, state, held, final=True))
+                ready.append(self._finish(site, state, held))
         return ready
 
     def submit(self, site: str, url: str, model: PageModel, title: str = "") -> list[Any]:
@@ -269,7 +269,7 @@ class Extractor:
                 ready.extend(self._analyse(site, state, held, final=True))
             while state.pending_tocs:
                 _, (held, _) = state.pending_tocs.popitem(last=False)
-                ready.append(self._finish(site, state, held, final=True))
+                ready.append(self._finish(site, state, held))
         return ready
 
     def waiting(self) -> int:
@@ -311,15 +311,18 @@ class Extractor:
                 ready = []
                 while len(state.pending_tocs) > self.params.max_pending_tocs:
                     _, (oldest, _) = state.pending_tocs.popitem(last=False)
-                    ready.append(self._finish(site, state, oldest, final=True))
+                    ready.append(self._finish(site, state, oldest))
                 return ready
         return [self._item(analysis, held, state)]
 
-    def _finish(self, site: str, state: _SiteState, held: _Held, final: bool) -> Any:
+    def _finish(self, site: str, state: _SiteState, held: _Held) -> Any:
+        """Analyse a pending TOC page again, now with its fetched targets, and emit it."""
         self.count("wisdom/toc/completed")
         return self._item(self._run(site, state, held), held, state)
 
     def _item(self, analysis: PageAnalysis, held: _Held, state: _SiteState) -> Any:
+        if not analysis.title and held.title:  # the spider's title when the page has none
+            analysis.title = held.title
         item = items_from_analysis(analysis, held.url, held.model, state.snapshot)
         self.count(f"wisdom/items/{item.role}")
         return item
