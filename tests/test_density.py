@@ -231,6 +231,30 @@ def test_article_body_without_page_boilerplate() -> None:
     assert_only_paragraphs(text)
 
 
+def test_data_table_inside_the_body_is_kept_and_navigation_table_removed() -> None:
+    rows = [("gnome-shell", 124, 288, "desktop shell of GNOME"),
+            ("xfce4-panel", 35, 97, "panel of the Xfce desktop"),
+            ("lxpanel", 12, 40, "lightweight panel"),
+            ("tint2", 8, 22, "taskbar for any window manager")]  # fmt: skip
+    data = "<table><tr><th>package</th><th>popcon</th><th>size</th><th>description</th></tr>"
+    data += "".join(
+        f'<tr><td><a href="/pkg/{name}">{name}</a></td><td>V:{v}, I:{i}</td><td>{v * i}</td>'
+        f"<td>{desc}</td></tr>"
+        for name, v, i, desc in rows
+    )
+    nav = "<table>" + "".join(
+        f'<tr><td><a href="/{a}">{a.title()} pages</a></td><td><a href="/{b}">{b}</a></td></tr>'
+        for a, b in [("news", "Archive"), ("sport", "Scores"), ("opinion", "Letters")]
+    )
+    text = extract(article_page(f"PARAGRAPHS<div>{data}</table></div><div>{nav}</table></div>"))
+    assert_only_paragraphs(text)
+    for name, v, i, desc in rows:
+        for cell in (name, f"V:{v}, I:{i}", desc):
+            assert cell in text, cell
+    for cell in ("News pages", "Archive", "Opinion pages", "Letters"):
+        assert cell not in text, cell
+
+
 def test_share_bar_and_related_list_inside_the_body_are_excluded() -> None:
     inner = f"{SHARE}PARAGRAPHS{RELATED.replace('related-stories', 'inline-box')}"
     model = PageModel.from_html(article_page(inner), "http://example.com/a")

@@ -37,7 +37,8 @@ The algorithm
     4. **Exclusion.** Inside the body: marked boilerplate subtrees (2.), link lists (anchor text
        ≥ half of the text, ≥ 2 links), net-negative containers with links and no prose, teaser
        items that hold less than half of the body's prose, and the ``h1`` (the title is
-       metadata).
+       metadata). The anchor text of data-table rows (short cells, some text outside links)
+       counts as content there: a reference table linking each name is not a link list.
     5. **Metadata.** The title (the ``h1`` in or just before the body, if it belongs to the
        article's header rather than the page's) and the short byline/date blocks (``time``,
        ``address``, class names with byline/author/date) between it and the body's text.
@@ -105,6 +106,9 @@ class DensityParams:
     body_bonus: float = 1.5
     #: nodes scoring within this share of the best are ties; the deepest wins
     tie_share: float = 0.02
+    #: a table row is a data row only if none of its cells is longer than this (a layout
+    #: table's content cell is)
+    data_cell_max_len: float = 500.0
 
 
 DEFAULT_PARAMS = DensityParams()
@@ -673,20 +677,75 @@ def single_page_article(
     if hi > lo:
         sub = slice(lo, hi)
         container = _tag_table(model, _CONTAINER_TAGS)[sub]
+        alen4, V4, Pos4, data_row = _data_table_values(
+            model, p, block_of, v, v_eff, in_boiler, V, Pos
+        )
         link_list = (
             container
-            & (link_density[sub] >= p.link_list_density)
+            & (alen4[sub] >= p.link_list_density * tlen[sub])
             & (model.n_anchors[sub] >= p.link_list_anchors)
         )
-        no_prose = container & (Pos[sub] <= 0) & (V[sub] < 0) & (model.alen[sub] > 0)
+        no_prose = container & (Pos4[sub] <= 0) & (V4[sub] < 0) & (alen4[sub] > 0)
         minor = Pos[sub] < p.wrapper_share * Pos[body]
-        teasers = teaser_start[sub] & minor
+        teasers = teaser_start[sub] & minor & ~data_row[sub]
         title = _tag_table(model, _TITLE_TAGS)[sub]  # the title is metadata, not body text
         exclude[sub] = marked[sub] | link_list | no_prose | hidden[sub] | teasers | title
 
     # 5. metadata
     metadata = _metadata(model, cue_nodes, classes, body, exclude)
     return SinglePageArticle(body, exclude, metadata, float(V[body]))
+
+
+_CELL_TAGS = frozenset({"td", "th"})
+
+
+def _data_table_values(
+    model: PageModel,
+    p: DensityParams,
+    block_of: NDArray[np.int64],
+    v: NDArray[np.float64],
+    v_eff: NDArray[np.float64],
+    in_boiler: NDArray[np.bool_],
+    V: NDArray[np.float64],
+    Pos: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
+    """ALEN, V and Pos for step 4 with the anchor text of data-table rows counted as content.
+
+    A reference table (package | popularity | size | description, the first column linking
+    each name) is made of short, often linked cells: every row pays the block cost and its
+    links cost their length, so the table looks like a link list or a net-negative block and
+    would be removed. A row is *data* when ≥ 2 of its ``td``/``th`` cells hold text, at least
+    one cell holds text outside links (a navigation table links every cell), no cell is longer
+    than ``data_cell_max_len`` and it holds no nested row (a layout table's row holds a page
+    region). For the containers that hold such rows (the row itself, its table and above), its
+    anchor text counts as content: ALEN loses it, and it adds to the rows' values instead of
+    costing. Nodes inside a row (cells, lists in a cell) keep the plain values.
+    Returns (ALEN, V, Pos, data-row mask).
+    """
+    n = model.n
+    tag = _tag_table(model, frozenset({"tr"}))
+    cell = _tag_table(model, _CELL_TAGS)
+    cell[0] = False
+    par = model.parent.astype(np.int64)
+    cells = np.flatnonzero(cell & tag[np.maximum(par, 0)])
+    owner = par[cells]
+    texts = np.bincount(owner, weights=model.tlen[cells] > 0, minlength=n)
+    prose = np.bincount(owner, weights=model.clen[cells] > 0, minlength=n)
+    long = np.bincount(owner, weights=model.tlen[cells] > p.data_cell_max_len, minlength=n)
+    nested = _subtree_sum(tag, model.subtree_end) > 1
+    data_row = tag & (texts >= 2) & (prose >= 1) & (long == 0) & ~nested
+    if not data_row.any():
+        return model.alen.astype(np.float64), V, Pos, data_row
+    rows = np.flatnonzero(data_row)
+    ends = model.subtree_end[rows]
+    in_rows = _range_mask(rows, ends, n)
+    inside = _range_mask(rows + 1, ends, n)
+    w = np.where(model.in_anchor & in_rows & ~in_boiler, model.own_len, 0).astype(np.float64)
+    gain = 2.0 * p.anchor_cost * np.bincount(block_of, weights=w, minlength=n)
+    alen4 = np.where(inside, model.alen, model.alen - _subtree_sum(w, model.subtree_end))
+    V4 = np.where(inside, V, _subtree_sum(v_eff + gain, model.subtree_end))
+    Pos4 = np.where(inside, Pos, _subtree_sum(np.maximum(v + gain, 0.0), model.subtree_end))
+    return alen4, V4, Pos4, data_row
 
 
 _META_NAMES = ("byline", "author", "date", "time", "published", "updated", "dateline")
