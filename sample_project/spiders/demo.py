@@ -9,7 +9,9 @@
 ``site_dir`` is a directory written by :func:`sample_project.demo_site.build_demo_site` (the spider
 serves ``site_dir/site``; the site is built there first when it is missing). Without it the site
 is built in a temporary folder that is removed when the spider closes. The static server starts
-when the spider opens and stops when it closes. ``spider.ground_truth_path`` is the ground-truth
+when the spider opens and stops when it closes, on port 8754 (``-a port=N``; a free port if
+that one is taken), so that a second run finds the site warm in the persistent store.
+``spider.ground_truth_path`` is the ground-truth
 JSON of the crawled build (for benchmarks: with a temporary build it is gone after the crawl).
 
 The crawl follows every link on the server's host and yields a
@@ -38,12 +40,19 @@ from wisdom_scrapy.testing import StaticServer
 __all__ = ["DemoSpider"]
 
 
+# A fixed port keeps the demo site's key (host:port) from run to run, so a second
+# `scrapy crawl demo` finds its pages in the persistent store (pages_unchanged, warm start).
+DEFAULT_PORT = 8754
+
+
 class DemoSpider(scrapy.Spider):
     """Serves a demo-site build on 127.0.0.1 and crawls all of it; see the module docstring."""
 
     name = "demo"
 
-    def __init__(self, site_dir: str | None = None, *args: Any, **kwargs: Any):
+    def __init__(
+        self, site_dir: str | None = None, port: str | int = DEFAULT_PORT, *args: Any, **kwargs: Any
+    ):
         super().__init__(*args, **kwargs)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if site_dir:
@@ -58,7 +67,8 @@ class DemoSpider(scrapy.Spider):
         self.root = root.resolve()
         self.site_path = self.root / SITE_DIR
         self.ground_truth_path = self.root / GROUND_TRUTH_FILE
-        self.server = StaticServer(self.site_path)
+        self.port = int(port)
+        self.server = StaticServer(self.site_path, port=self.port)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> DemoSpider:
@@ -67,7 +77,12 @@ class DemoSpider(scrapy.Spider):
         return spider
 
     def _on_spider_opened(self) -> None:
-        self.server.start()
+        try:
+            self.server.start()
+        except OSError as exc:  # the port is taken: any free one will do (a new site key)
+            self.logger.info("demo: port %d unavailable (%s), using a free port", self.port, exc)
+            self.server = StaticServer(self.site_path)
+            self.server.start()
         self.logger.info("demo: serving %s at %s", self.site_path, self.server.url)
 
     @property
