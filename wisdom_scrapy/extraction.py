@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
+from wisdom_scrapy.mining.lamis import link_weights
+from wisdom_scrapy.text import extract_terms
 
 if TYPE_CHECKING:
     from wisdom_scrapy.analysis import PageAnalysis
@@ -135,13 +137,6 @@ def _block_dict(block: Any) -> dict[str, Any]:
     }
 
 
-def _link_weight(snapshot: EntropySnapshot | None, terms: list[str]) -> float:
-    """LAMIS link weight α = 1 − E(link), E(link) = mean entropy of the anchor text's terms."""
-    if snapshot is None or not terms:
-        return 0.0
-    return round(1.0 - float(snapshot.entropy(terms).mean()), 6)
-
-
 def items_from_analysis(
     analysis: PageAnalysis,
     url: str,
@@ -182,8 +177,6 @@ def _toc_links(
 ) -> list[dict[str, Any]]:
     """The links of the TOC structure (the analysis' ``toc_cover``: TOC blocks after condensing),
     each with its LAMIS weight and the index of its block among the TOC blocks."""
-    from wisdom_scrapy.text import extract_terms
-
     toc_roots = [b.node for b in analysis.blocks if b.kind == "toc"]
     cover = analysis.toc_cover
     if not toc_roots or cover is None:
@@ -193,19 +186,19 @@ def _toc_links(
     order = np.argsort(toc_roots)
     starts = np.asarray(toc_roots)[order]
     ends = model.subtree_end[starts]
-    weights: dict[str, float] = {}
-    links = []
+    chosen = []
     for link in model.links():
         at = int(np.searchsorted(starts, link.node, side="right")) - 1
-        if not cover[link.node] or at < 0 or link.node >= ends[at]:
-            continue
-        weight = weights.get(link.text)
-        if weight is None:
-            weight = weights[link.text] = _link_weight(snapshot, extract_terms(link.text))
-        links.append(
-            {"url": link.url, "text": link.text, "weight": weight, "block": int(order[at])}
-        )
-    return links
+        if cover[link.node] and at >= 0 and link.node < ends[at]:
+            chosen.append((link, int(order[at])))
+    if snapshot is None:
+        weights = np.zeros(len(chosen))
+    else:  # LAMIS α = 1 − E(link), all anchors in one look-up
+        weights = link_weights([extract_terms(link.text) for link, _ in chosen], snapshot)
+    return [
+        {"url": link.url, "text": link.text, "weight": round(float(w), 6), "block": block}
+        for (link, block), w in zip(chosen, weights.tolist(), strict=True)
+    ]
 
 
 class Extractor:
