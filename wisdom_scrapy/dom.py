@@ -83,6 +83,7 @@ __all__ = [
     "HIDDEN_TAGS",
     "Link",
     "PageModel",
+    "nearest_marked",
     "parse_html",
 ]
 
@@ -942,6 +943,24 @@ def _all_nodes(root: etree._Element) -> tuple[list[etree._Element], bool]:
         finally:
             parser.set_element_class_lookup(lxml_html.HtmlElementClassLookup())
     return list(root.iter()), False
+
+
+def nearest_marked(marked: NDArray[np.bool_], parent: NDArray[np.integer]) -> NDArray[np.int64]:
+    """For every node, its nearest ancestor-or-self with ``marked`` (a root is its own answer).
+
+    Pointer jumping: ``up[i]`` is i if marked, else its parent; ``up = up[up]`` doubles the
+    distance covered each pass, so O(n log depth) vectorised work and no recursion.
+    """
+    n = len(parent)
+    idx = np.arange(n)
+    par = np.asarray(parent, dtype=np.int64).copy()
+    par[par < 0] = idx[par < 0]
+    up = np.where(marked, idx, par)
+    while True:
+        nxt = up[up]
+        if np.array_equal(nxt, up):
+            return up
+        up = nxt
 
 
 def _local_name(tag: str) -> str:

@@ -62,6 +62,8 @@ import numpy as np
 from lxml import etree
 from lxml import html as lxml_html
 
+from wisdom_scrapy.dom import nearest_marked
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -468,24 +470,6 @@ def _range_mask(starts: NDArray, ends: NDArray, n: int) -> NDArray[np.bool_]:
     return np.cumsum(diff[:n]) > 0
 
 
-def _nearest_marked(marked: NDArray[np.bool_], parent: NDArray[np.int32]) -> NDArray[np.int64]:
-    """For every node, its nearest ancestor-or-self with ``marked`` (the root must be marked).
-
-    Pointer jumping: ``up[i]`` is i if marked, else its parent; ``up = up[up]`` doubles the
-    distance covered each pass, so O(n log depth) vectorised work.
-    """
-    n = len(parent)
-    idx = np.arange(n)
-    par = parent.astype(np.int64)
-    par[par < 0] = idx[par < 0]
-    up = np.where(marked, idx, par)
-    while True:
-        nxt = up[up]
-        if np.array_equal(nxt, up):
-            return up
-        up = nxt
-
-
 def _teaser_items(
     model: PageModel, min_items: int, max_len: float
 ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
@@ -618,7 +602,7 @@ def single_page_article(
     hidden = model.hidden | ((cues & _HIDE) > 0)
 
     # 1. text blocks
-    block_of = _nearest_marked(tag_block, model.parent)
+    block_of = nearest_marked(tag_block, model.parent)
     own = model.own_len.astype(np.float64)
     L = np.bincount(block_of, weights=own, minlength=n)
     A = np.bincount(block_of, weights=np.where(model.in_anchor, own, 0.0), minlength=n)

@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from wisdom_scrapy.dom import nearest_marked
+
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
@@ -79,19 +81,8 @@ def _is_container(model: PageModel) -> NDArray[np.bool_]:
 
 
 def _block_of(model: PageModel) -> NDArray[np.int64]:
-    """For every node, its nearest container ancestor-or-self (pointer jumping: ``up = up[up]``
-    until stable, O(n log depth) vectorised work, no recursion)."""
-    n = model.n
-    idx = np.arange(n)
-    container = _is_container(model)
-    parent = model.parent.astype(np.int64)
-    parent[parent < 0] = idx[parent < 0]
-    up = np.where(container, idx, parent)
-    while True:
-        nxt = up[up]
-        if np.array_equal(nxt, up):
-            return up
-        up = nxt
+    """For every node, its nearest container ancestor-or-self (its content block)."""
+    return nearest_marked(_is_container(model), model.parent)
 
 
 def content_blocks(model: PageModel) -> NDArray[np.int64]:
