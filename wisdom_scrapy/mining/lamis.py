@@ -218,6 +218,32 @@ def _normalised(v: NDArray[np.float64], order: float) -> NDArray[np.float64]:
     return v / norm if norm > 0 else v
 
 
+def _iterate(
+    next_auth: Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]],
+    next_hub: Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]],
+    hub: NDArray[np.float64],
+    auth: NDArray[np.float64],
+    *,
+    order: float,
+    max_iter: int,
+    tol: float,
+) -> HitsResult:
+    """Power iteration shared by HITS and SALSA: each round the authorities are updated first,
+    then the hubs from them (both see the round's new authorities), each normalised with
+    ``order``; stops when neither vector moves by more than ``tol`` (max-norm)."""
+    for it in range(1, max_iter + 1):
+        new_auth = _normalised(next_auth(hub, auth), order)
+        new_hub = _normalised(next_hub(hub, new_auth), order)
+        delta = max(
+            float(np.abs(new_auth - auth).max(initial=0.0)),
+            float(np.abs(new_hub - hub).max(initial=0.0)),
+        )
+        hub, auth = new_hub, new_auth
+        if delta <= tol:
+            return HitsResult(hub, auth, it, True)
+    return HitsResult(hub, auth, max_iter, False)
+
+
 def hits(
     matrix: sp.spmatrix | sp.sparray,
     *,
@@ -233,19 +259,15 @@ def hits(
     m = sp.csr_matrix(matrix, dtype=np.float64)
     mt = m.T.tocsr()
     n = m.shape[0]
-    hub = _normalised(np.ones(n), 2)
-    auth = np.zeros(n)
-    for it in range(1, max_iter + 1):
-        new_auth = _normalised(mt @ hub, 2)
-        new_hub = _normalised(m @ new_auth, 2)
-        delta = max(
-            float(np.abs(new_auth - auth).max(initial=0.0)),
-            float(np.abs(new_hub - hub).max(initial=0.0)),
-        )
-        hub, auth = new_hub, new_auth
-        if delta <= tol:
-            return HitsResult(hub, auth, it, True)
-    return HitsResult(hub, auth, max_iter, False)
+    return _iterate(
+        lambda hub, auth: mt @ hub,
+        lambda hub, auth: m @ auth,
+        _normalised(np.ones(n), 2),
+        np.zeros(n),
+        order=2,
+        max_iter=max_iter,
+        tol=tol,
+    )
 
 
 def salsa(
@@ -268,16 +290,12 @@ def salsa(
     c = m @ sp.diags(np.divide(1.0, in_w, out=np.zeros(n), where=in_w > 0))
     r, c = sp.csr_matrix(r), sp.csr_matrix(c)
     rt = r.T.tocsr()
-    auth = _normalised((in_w > 0).astype(np.float64), 1)
-    hub = _normalised((out_w > 0).astype(np.float64), 1)
-    for it in range(1, max_iter + 1):
-        new_auth = _normalised(rt @ (c @ auth), 1)
-        new_hub = _normalised(c @ (rt @ hub), 1)
-        delta = max(
-            float(np.abs(new_auth - auth).max(initial=0.0)),
-            float(np.abs(new_hub - hub).max(initial=0.0)),
-        )
-        hub, auth = new_hub, new_auth
-        if delta <= tol:
-            return HitsResult(hub, auth, it, True)
-    return HitsResult(hub, auth, max_iter, False)
+    return _iterate(
+        lambda hub, auth: rt @ (c @ auth),
+        lambda hub, auth: c @ (rt @ hub),
+        _normalised((out_w > 0).astype(np.float64), 1),
+        _normalised((in_w > 0).astype(np.float64), 1),
+        order=1,
+        max_iter=max_iter,
+        tol=tol,
+    )
