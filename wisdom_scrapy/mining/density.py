@@ -62,7 +62,7 @@ import numpy as np
 from lxml import etree
 from lxml import html as lxml_html
 
-from wisdom_scrapy.dom import nearest_marked
+from wisdom_scrapy.dom import BLOCK_TAGS, nearest_marked
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -141,16 +141,10 @@ class SinglePageArticle:
 # Tag tables
 # --------------------------------------------------------------------------------------------
 
-#: Nodes that make a paragraph of their own (their inline descendants' text is theirs).
-_BLOCK_TAGS = frozenset(
-    {
-        "address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details",
-        "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form",
-        "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "html", "legend", "li", "listing",
-        "main", "menu", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody",
-        "tfoot", "thead", "tr", "ul", "xmp", "noscript", "template",
-    }
-)  # fmt: skip
+#: Nodes that make a paragraph of their own (their inline descendants' text is theirs): the
+#: page model's paragraph tags, less the void ``hr`` and obsolete ``plaintext`` (no text of
+#: their own), plus the hidden containers so their text never flows into a visible block.
+_BLOCK_TAGS = (BLOCK_TAGS - {"hr", "plaintext"}) | {"noscript", "template"}
 #: Semantic boilerplate: never part of an article body.
 _BOILER_TAGS = frozenset(
     {"nav", "aside", "footer", "form", "button", "select", "textarea", "input", "label", "menu",
