@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import logging
 import weakref
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse
 
+from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.extraction import ExtractionParams, Extractor
 from wisdom_scrapy.feed import feed_model
@@ -53,26 +55,15 @@ class WisdomRuntime:
         self.models: weakref.WeakKeyDictionary[Response, PageModel] = weakref.WeakKeyDictionary()
         self.ready: list[Any] = []  # late items, emitted with the next response's output
         self._late_request_pending = False
-        self._extractor: Extractor | None = None
+        params = ExtractionParams(
+            warmup_pages=self.settings.warmup_pages,
+            toc_targets_ratio=self.settings.toc_targets_ratio,
+            max_pending_tocs=self.settings.max_pending_tocs,
+        )
+        analyze = partial(analyze_page, params=self.settings.wisdom)
+        self.extractor = Extractor(self.store, params, analyze, count=self.inc)
         crawler.signals.connect(self.close, signal=signals.engine_stopped)
         crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
-
-    @property
-    def extractor(self) -> Extractor:
-        """Turns pages into items (created on first use: the analysis imports numpy code)."""
-        if self._extractor is None:
-            from functools import partial
-
-            from wisdom_scrapy.analysis import analyze_page
-
-            params = ExtractionParams(
-                warmup_pages=self.settings.warmup_pages,
-                toc_targets_ratio=self.settings.toc_targets_ratio,
-                max_pending_tocs=self.settings.max_pending_tocs,
-            )
-            analyze = partial(analyze_page, params=self.settings.wisdom)
-            self._extractor = Extractor(self.store, params, analyze, count=self.inc)
-        return self._extractor
 
     def inc(self, name: str, n: int = 1) -> None:
         assert self.stats is not None
