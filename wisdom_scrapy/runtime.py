@@ -107,7 +107,7 @@ class WisdomRuntime:
         if len(response.body) > self.settings.max_page_bytes:
             self.skip("too_large")
             return False
-        if not response.body.strip():
+        if not response.body or response.body.isspace():  # no copy of a large body
             self.skip("empty")
             return False
         try:
