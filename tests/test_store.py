@@ -244,6 +244,24 @@ def test_links_stored_and_replaced(store: TermStore) -> None:
     assert store.links("other.example") == {}
 
 
+def test_keyed_records(new_store: Callable[[], TermStore]) -> None:
+    """Later stages' blobs: upserted per key, separate per site and kind, persistent."""
+    store = new_store()
+    assert store.records(SITE, "structure") == {}
+    store.put_records(SITE, "structure", {"u0": b"\x00\xffa", "u1": b"b"})
+    store.put_records(SITE, "structure", {"u1": b"B", "u2": b""})
+    store.put_records(SITE, "sitemap", {"u0": b"other kind"})
+    store.put_records("other.example", "structure", {"u0": b"other site"})
+    store.put_records(SITE, "structure", {})
+    assert store.records(SITE, "structure") == {"u0": b"\x00\xffa", "u1": b"B", "u2": b""}
+    assert store.records(SITE, "sitemap") == {"u0": b"other kind"}
+    assert store.records("other.example", "structure") == {"u0": b"other site"}
+    assert store.page_count(SITE) == 0 and store.sites() == []  # records are not pages
+    if not store.uri.startswith("memory:"):
+        with open_store(store.uri) as again:  # another connection (process) sees them
+            assert again.records(SITE, "sitemap") == {"u0": b"other kind"}
+
+
 # ------------------------------------------------------------------------------------------
 # Reads
 # ------------------------------------------------------------------------------------------

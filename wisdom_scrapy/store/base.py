@@ -196,6 +196,19 @@ class TermStore(ABC):
     def sites(self) -> list[str]:
         """Every site key with at least one page."""
 
+    @abstractmethod
+    def put_records(self, site: str, kind: str, records: Mapping[str, bytes]) -> None:
+        """Store (or replace) keyed blobs of one ``kind`` for ``site``, all in one atomic write.
+
+        The later stages keep what they learn about a site here (the structure tracker's page
+        records, the style tree, sitemap inputs), so that it survives restarts and every
+        process sharing the store sees it. ``kind`` names the stage; keys are usually URLs.
+        """
+
+    @abstractmethod
+    def records(self, site: str, kind: str) -> dict[str, bytes]:
+        """Every blob of ``kind`` stored for ``site`` (empty when none)."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections; the store's data stays where it is."""
 

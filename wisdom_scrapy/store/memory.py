@@ -26,6 +26,7 @@ class MemoryStore(TermStore):
     def __init__(self, uri: str = "memory://") -> None:
         self.uri = uri
         self._sites: dict[str, _Site] = {}
+        self._records: dict[tuple[str, str], dict[str, bytes]] = {}
 
     def add_page(
         self,
@@ -75,3 +76,11 @@ class MemoryStore(TermStore):
 
     def sites(self) -> list[str]:
         return [name for name, data in self._sites.items() if data.pages]
+
+    def put_records(self, site: str, kind: str, records: Mapping[str, bytes]) -> None:
+        self._records.setdefault((site, kind), {}).update(
+            (key, bytes(value)) for key, value in records.items()
+        )
+
+    def records(self, site: str, kind: str) -> dict[str, bytes]:
+        return dict(self._records.get((site, kind), {}))

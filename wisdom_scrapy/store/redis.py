@@ -21,6 +21,7 @@ percent-escaped in key names)::
     P:{site}:s              hash   term id -> S         (HINCRBYFLOAT)
     P:{site}:pages          hash   url -> page record   (N = HLEN)
     P:{site}:links          hash   url -> base.encode_links blob (absent when the page has none)
+    P:{site}:rec:KIND       hash   key -> blob           (TermStore.put_records / records)
 
 Page record: the 16-byte :func:`~wisdom_scrapy.store.base.page_digest` followed by the page's
 (term id, tf) pairs sorted by id. Each pair is the unsigned LEB128 varint of 2·gap + (tf > 1),
@@ -532,6 +533,21 @@ class RedisStore(TermStore):
                     pipe.hlen(self._keys(name)["pages"])
                 sizes = pipe.execute()
         return [name for name, size in zip(names, sizes, strict=True) if size]
+
+    def _records_key(self, site: str, kind: str) -> str:
+        return f"{self.prefix}:{{{_key_part(site)}}}:rec:{_key_part(kind)}"
+
+    def put_records(self, site: str, kind: str, records: Mapping[str, bytes]) -> None:
+        if not records:
+            return
+        with self._errors("put_records"):
+            # One HSET: atomic, and retrying it after a lost reply writes the same values.
+            self._client.hset(self._records_key(site, kind), mapping=dict[str | bytes, bytes | str](records))
+
+    def records(self, site: str, kind: str) -> dict[str, bytes]:
+        with self._errors("records"):
+            got = cast("dict[bytes, bytes]", self._client.hgetall(self._records_key(site, kind)))
+        return {key.decode(): value for key, value in got.items()}
 
     def page_record(self, site: str, url: str) -> bytes | None:
         """The stored record of one page (digest + varint pairs), for inspection and tests."""

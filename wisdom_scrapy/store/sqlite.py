@@ -11,6 +11,7 @@ Schema (version 1)::
     sites(id PRIMARY KEY, name UNIQUE, pages)         -- N per site
     terms(id PRIMARY KEY, site, term, tf, s)          -- the sums TF and S, UNIQUE(site, term)
     pages(site, url, digest, record, links)           -- last counts (term ids) and out-links
+    records(site, kind, key, value)                   -- keyed blobs of the later stages
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ CREATE TABLE IF NOT EXISTS terms (
 CREATE TABLE IF NOT EXISTS pages (
     site INTEGER NOT NULL, url TEXT NOT NULL, digest BLOB NOT NULL, record BLOB NOT NULL,
     links BLOB, PRIMARY KEY (site, url)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS records (
+    site INTEGER NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL,
+    PRIMARY KEY (site, kind, key)) WITHOUT ROWID;
 """
 # SQLite's default limit on host parameters is 999 in old builds: stay below it.
 _CHUNK = 900
@@ -220,6 +224,25 @@ class SQLiteStore(TermStore):
     def sites(self) -> list[str]:
         with self._transaction("DEFERRED") as db:
             return [r[0] for r in db.execute("SELECT name FROM sites WHERE pages > 0")]
+
+    def put_records(self, site: str, kind: str, records: Mapping[str, bytes]) -> None:
+        if not records:
+            return
+        with self._transaction() as db:
+            sid = self._site_id(db, site, create=True)
+            db.executemany(
+                "INSERT OR REPLACE INTO records (site, kind, key, value) VALUES (?, ?, ?, ?)",
+                ((sid, kind, key, bytes(value)) for key, value in records.items()),
+            )
+
+    def records(self, site: str, kind: str) -> dict[str, bytes]:
+        with self._transaction("DEFERRED") as db:
+            rows = db.execute(
+                "SELECT key, value FROM records JOIN sites ON sites.id = records.site "
+                "WHERE sites.name = ? AND kind = ?",
+                (site, kind),
+            ).fetchall()
+        return {key: bytes(value) for key, value in rows}
 
     def close(self) -> None:
         with self._lock:
