@@ -66,7 +66,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import cast
+from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode
 
 import numpy as np
@@ -542,7 +542,7 @@ class RedisStore(TermStore):
             return
         with self._errors("put_records"):
             # One HSET: atomic, and retrying it after a lost reply writes the same values.
-            self._client.hset(self._records_key(site, kind), mapping=dict[str | bytes, bytes | str](records))
+            self._client.hset(self._records_key(site, kind), mapping=cast("dict[Any, Any]", dict(records)))
 
     def records(self, site: str, kind: str) -> dict[str, bytes]:
         with self._errors("records"):
