@@ -10,6 +10,7 @@ def test_public_api_is_pinned():
         "PageItem",
         "SettingsError",
         "SiteStructureItem",
+        "SitemapItem",
         "StoreError",
         "TermStore",
         "TocItem",

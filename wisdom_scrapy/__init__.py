@@ -8,7 +8,7 @@ from __future__ import annotations
 from wisdom_scrapy.addon import Addon
 from wisdom_scrapy.analysis import PageAnalysis, analyze_page
 from wisdom_scrapy.feed import feed_page
-from wisdom_scrapy.items import ArticleItem, PageItem, SiteStructureItem, TocItem
+from wisdom_scrapy.items import ArticleItem, PageItem, SitemapItem, SiteStructureItem, TocItem
 from wisdom_scrapy.settings import SettingsError
 from wisdom_scrapy.store import StoreError, TermStore, open_store
 from wisdom_scrapy.text import count_terms, extract_terms
@@ -22,6 +22,7 @@ __all__ = [
     "PageItem",
     "SettingsError",
     "SiteStructureItem",
+    "SitemapItem",
     "StoreError",
     "TermStore",
     "TocItem",

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ArticleItem", "PageItem", "SiteStructureItem", "TocItem"]
+__all__ = ["ArticleItem", "PageItem", "SiteStructureItem", "SitemapItem", "TocItem"]
 
 
 @dataclass
@@ -105,3 +105,27 @@ class SiteStructureItem:
     method: str = "entropy-hits"
     iterations: int = 0
     converged: bool = True
+
+
+@dataclass
+class SitemapItem:
+    """A site's generated sitemap (SMG §4.6), emitted at spider idle.
+
+    ``site``: the site key; ``url``: the home page (level 0, the tree's root); ``title``: its
+    title; ``tree``: the levels below it, each entry ``{"title", "url", "children": [...]}``
+    (``title`` = the anchor text of the sitemap link, ``children`` the next level's entries
+    found from that page; ``[]`` at the last level); ``levels``: how many levels were asked
+    for (``WISDOM_SITEMAP_LEVELS``); ``entries``: number of entries per level (``[level 1,
+    level 2, ...]``); ``pages``: pages analysed; ``blocks``: structure blocks analysed;
+    ``uri``: where the XML/JSON files went (``""`` when ``WISDOM_SITEMAP_URI`` is unset).
+    """
+
+    site: str
+    url: str
+    title: str = ""
+    tree: list[dict[str, Any]] = field(default_factory=list)
+    levels: int = 2
+    entries: list[int] = field(default_factory=list)
+    pages: int = 0
+    blocks: int = 0
+    uri: str = ""
