@@ -542,7 +542,8 @@ class RedisStore(TermStore):
             return
         with self._errors("put_records"):
             # One HSET: atomic, and retrying it after a lost reply writes the same values.
-            self._client.hset(self._records_key(site, kind), mapping=cast("dict[Any, Any]", dict(records)))
+            mapping = cast("dict[Any, Any]", dict(records))
+            self._client.hset(self._records_key(site, kind), mapping=mapping)
 
     def records(self, site: str, kind: str) -> dict[str, bytes]:
         with self._errors("records"):
