@@ -72,5 +72,8 @@ def run_crawl(
     if stats_path.exists():
         result.stats = json.loads(stats_path.read_text())
     if items_path.exists():
-        result.items = [json.loads(line) for line in items_path.read_text().splitlines() if line]
+        # split on "\n" only: str.splitlines() also splits on U+2028, U+0085 … that a UTF-8
+        # feed keeps raw inside strings (page text can hold them)
+        text = items_path.read_text(encoding="utf-8")
+        result.items = [json.loads(line) for line in text.split("\n") if line]
     return result
