@@ -23,6 +23,7 @@ pipelines and stats see it); the spider middleware yields it.
 from __future__ import annotations
 
 import logging
+import math
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator
 from collections.abc import Set as AbstractSet
@@ -128,13 +129,14 @@ class _SiteState:
     warm: bool = False
 
 
+def _figures(figures: dict[str, Any] | None) -> dict[str, float]:
+    """Rounded figures without the undefined ones (NaN, e.g. the article entropy of a page that
+    has no article): NaN is not JSON, and feed exports would write it anyway."""
+    return {k: round(float(v), 6) for k, v in (figures or {}).items() if math.isfinite(v)}
+
+
 def _block_dict(block: Any) -> dict[str, Any]:
-    figures = getattr(block, "figures", {}) or {}
-    return {
-        "kind": block.kind,
-        "path": block.path,
-        **{k: round(float(v), 6) for k, v in figures.items()},
-    }
+    return {"kind": block.kind, "path": block.path, **_figures(getattr(block, "figures", {}))}
 
 
 def items_from_analysis(
@@ -145,7 +147,7 @@ def items_from_analysis(
 ) -> ArticleItem | TocItem | PageItem:
     """The item for one analysed page: ArticleItem, TocItem, or a PageItem with role "other"."""
     blocks = [_block_dict(b) for b in analysis.blocks]
-    entropy = {k: round(float(v), 6) for k, v in (analysis.figures or {}).items()}
+    entropy = _figures(analysis.figures)
     if snapshot is not None:
         entropy["site_pages"] = float(snapshot.n_pages)
     # A page's analysis reads its tree; what leaves in the item is plain data.
