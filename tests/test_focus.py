@@ -11,8 +11,10 @@ and stats as JSON; the tests below do that in a subprocess.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,7 +32,13 @@ from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.items import PageItem
 from wisdom_scrapy.settings import SettingsError, WisdomSettings
 from wisdom_scrapy.store import open_store
-from wisdom_scrapy.structure import SiteRecorder, analyse_site, shingles, slot_hashes
+from wisdom_scrapy.structure import (
+    RECORD_KIND,
+    SiteRecorder,
+    analyse_site,
+    shingles,
+    slot_hashes,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -312,6 +320,58 @@ def test_roles_and_structure_of_a_news_site() -> None:
     assert analyse_site(recorder, entropies=None, template=False).n_links > plain.n_links
 
 
+def test_page_records_survive_the_store_and_other_processes() -> None:
+    """A recorder rebuilt from the stored records (a restarted crawl, another worker) judges
+    template links and roles exactly as the recorder that observed the pages."""
+    source = _site()
+    store = open_store("memory://")
+    for url, record in source.records.items():
+        store.put_records("news", RECORD_KIND, {url: source.encode(record)})
+    rebuilt = SiteRecorder(min_pages=source.min_pages)
+    for url, blob in reversed(list(store.records("news", RECORD_KIND).items())):
+        rebuilt.load(url, blob)
+    assert rebuilt.slot_pages == source.slot_pages and rebuilt.pair_pages == source.pair_pages
+    assert rebuilt.shingle_pages == source.shingle_pages
+    for url, record in source.records.items():
+        again = rebuilt.records[url]
+        assert np.array_equal(rebuilt.template_mask(again), source.template_mask(record))
+        assert [rebuilt.url_list[i] for i in again.url_id] == [
+            source.url_list[i] for i in record.url_id]
+        assert [rebuilt.vocab_list[i] for i in again.term_ids] == [
+            source.vocab_list[i] for i in record.term_ids]
+    snapshot = source.store.snapshot("news")  # type: ignore[attr-defined]
+    want = analyse_site(source, entropies=snapshot.entropy)
+    got = analyse_site(rebuilt, entropies=snapshot.entropy)
+    assert dict(zip(got.urls, got.roles, strict=True)) == dict(
+        zip(want.urls, want.roles, strict=True))
+    order = [got.urls.index(u) for u in want.urls]
+    np.testing.assert_allclose(got.hub[order], want.hub, atol=1e-9)
+    with pytest.raises(ValueError):
+        rebuilt.load("http://news/x", b"not a record")
+    with pytest.raises(ValueError):
+        rebuilt.load("http://news/x", zlib.compress(zlib.decompress(
+            source.encode(next(iter(source.records.values()))))[:-3]))
+
+
+def test_hashes_are_the_same_in_every_process() -> None:
+    """Slots, link keys and shingles are compared across processes: no salted hash()."""
+    html = "<html><body><ul><li><a href='/x'>Read more about it</a></li></ul></body></html>"
+    code = (
+        "import numpy as np; from wisdom_scrapy.dom import PageModel;"
+        "from wisdom_scrapy.structure import SiteRecorder;"
+        f"words = ' '.join('zq' + chr(97 + i % 26) + chr(97 + i // 26) for i in range(300));"
+        f"m = PageModel.from_html({html!r}.replace('</ul>', '</ul>' + words), 'http://s/');"
+        "r = SiteRecorder().observe(m.url, m);"
+        "print(r.slot.tolist(), r.text_key.tolist(), r.url_key.tolist(), r.shingles.tolist())"
+    )
+    outputs = {
+        subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True,
+                       text=True, check=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+        for seed in ("1", "2", "random")
+    }
+    assert len(outputs) == 1 and "[]" not in outputs.pop()
+
+
 def test_focus_settings_are_validated() -> None:
     s = WisdomSettings.from_settings(Settings())
     assert s.focus == "drop" and s.focus_min_pages == 5 and s.structure_growth == 1.5
@@ -431,6 +491,34 @@ def test_spider_closed_early_puts_the_structure_in_the_stats(
     assert stats["finish_reason"] == "closespider_pagecount"
     assert not any(i["type"] == "SiteStructureItem" for i in result["items"])
     assert stats["wisdom/structure/article_pages"] > 0
+
+
+def test_restarted_crawl_focuses_warm_from_its_first_page(
+    demo: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """A crawl stopped early leaves its page records in the SQLite store; the next crawl of
+    the site loads them and knows the template before its first page (no cold start)."""
+    from wisdom_scrapy.testing import serve_directory
+
+    site, truth = demo
+    store = {"WISDOM_STORE_URI": f"sqlite:///{tmp_path / 'site.db'}"}
+    with serve_directory(site) as base:
+        (tmp_path / "cold").mkdir()
+        cold = run_own_spider("focus_callback", base + "index.html", tmp_path / "cold",
+                              {**store, "CLOSESPIDER_PAGECOUNT": 40})
+        warm = run_own_spider("focus_callback", base + "index.html", tmp_path, store)
+    assert cold["stats"].get("wisdom/structure/records_loaded", 0) == 0
+    assert warm["stats"]["wisdom/structure/records_loaded"] >= 40
+
+    def leaked(result: dict[str, Any]) -> int:  # print / share pages: template-only links
+        fetched = _paths([i["url"] for i in _page_items(result["items"])])
+        return sum(truth["pages"][p]["kind"] in ("print", "share")
+                   for p in fetched if p in truth["pages"])
+
+    assert leaked(cold) > 0  # a cold start follows some template links ...
+    assert leaked(warm) == 0  # ... a warm one none
+    structure = [i for i in warm["items"] if i["type"] == "SiteStructureItem"]
+    assert structure and structure[0]["roles"]["toc"] > 0
 
 
 def test_crawlspider_rules_are_focused(demo: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
