@@ -612,6 +612,21 @@ class PageModel:
         return kinds[self._pos_tid].tolist()
 
     @cached_property
+    def _child_index(self) -> tuple[list[int], list[int]]:
+        """Per position: its parent position and its index among the parent's children
+        (comments and processing instructions included, as lxml indexes children)."""
+        parent = _parents(_depths(self._end_all))
+        n = len(parent)
+        order = np.argsort(parent, kind="stable")
+        grouped = parent[order]
+        new = np.ones(n, dtype=bool)
+        new[1:] = grouped[1:] != grouped[:-1]
+        first = np.maximum.accumulate(np.where(new, np.arange(n), 0))
+        rank = np.empty(n, dtype=np.intp)
+        rank[order] = np.arange(n) - first
+        return parent.tolist(), rank.tolist()
+
+    @cached_property
     def _skip_pos(self) -> list[bool]:
         """Per position: no text of its own in any output (comment, PI, hidden element)."""
         return ((self._pos_tid < 0) | self._hidden_all).tolist()
@@ -704,18 +719,27 @@ class PageModel:
         q, stop = p0 + 1, end[p0]
         while q < stop:
             if skip[q] or q in excluded:
-                drop.append(q - p0)
+                drop.append(q)
                 q = end[q]
             else:
                 q += 1
         clone = copy.deepcopy(self.element(node))
         clone.tail = None
-        if drop:
-            # The clone's proxies die with it, so they may be plain ones (no Python lookup).
-            clone_nodes, _ = _all_nodes(clone)
-            for k in drop:  # document order: a removed node's tail moves onto what precedes it
-                _drop_keep_tail(clone_nodes[k])
-            del clone_nodes
+        # Reach each dropped node in the clone by its child indices from ``node`` (a proxy per
+        # step, not one per node of the clone), all before the first removal shifts them.
+        parents, ranks = self._child_index
+        targets = []
+        for q in drop:
+            steps = []
+            while q != p0:
+                steps.append(ranks[q])
+                q = parents[q]
+            el = clone
+            for i in reversed(steps):
+                el = el[i]
+            targets.append(el)
+        for el in targets:  # document order: a removed node's tail moves onto what precedes it
+            _drop_keep_tail(el)
         for el in _WITH_EVENT_HANDLERS(clone):  # XPath: only elements that have one are visited
             for attr in [a for a in el.attrib if a.lower().startswith("on")]:
                 del el.attrib[attr]
