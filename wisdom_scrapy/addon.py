@@ -6,6 +6,7 @@
         "wisdom_scrapy.middlewares.WisdomFeedMiddleware": 950,
         "wisdom_scrapy.middlewares.WisdomAnalysisMiddleware": 960,
         "wisdom_scrapy.focus.WisdomFocusMiddleware": 940,
+        "wisdom_scrapy.sitemap.WisdomSitemapMiddleware": 930,
     }
 """
 
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from wisdom_scrapy.focus import WisdomFocusMiddleware
 from wisdom_scrapy.middlewares import WisdomAnalysisMiddleware, WisdomFeedMiddleware
+from wisdom_scrapy.sitemap import WisdomSitemapMiddleware
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -29,6 +31,7 @@ COMPONENTS = (
     ("SPIDER_MIDDLEWARES", WisdomFeedMiddleware, 950),
     ("SPIDER_MIDDLEWARES", WisdomAnalysisMiddleware, 960),
     ("SPIDER_MIDDLEWARES", WisdomFocusMiddleware, 940),
+    ("SPIDER_MIDDLEWARES", WisdomSitemapMiddleware, 930),  # off unless WISDOM_SITEMAP(_URI)
 )
 
 

@@ -221,6 +221,8 @@ class PageModel:
     _pieces: list[str]
     _piece_len: NDArray[np.int64]
     _piece_owner: NDArray[np.intp]
+    _piece_pos: NDArray[np.intp]
+    _piece_tail: NDArray[np.bool_]
     _joined: str
     _end_all: NDArray[np.intp]
     _pos_tid: NDArray[np.int32]
@@ -356,6 +358,8 @@ class PageModel:
         pieces = cast("list[str]", list(compress(texts, text_mask)))
         pieces += cast("list[str]", compress(tails, tail_mask))
         piece_owner = np.concatenate([node_of_pos[text_mask], tail_owner[tail_visible]])
+        model._piece_pos = np.concatenate([np.flatnonzero(text_mask), tail_pos[tail_visible]])
+        model._piece_tail = np.arange(len(pieces)) >= int(text_mask.sum())
         model._joined, model._piece_len = _joined_nonspace_len(pieces)
         model.own_len = np.bincount(piece_owner, weights=model._piece_len, minlength=n).astype(
             np.int64
@@ -773,6 +777,10 @@ class PageModel:
         lo, hi = np.searchsorted(img_nodes, [node, self.subtree_end[node]])
         return " ".join(chain.from_iterable(alt.split() for alt in img_alts[lo:hi] if alt))
 
+    def img_alts(self) -> tuple[NDArray[np.intp], list[str | None]]:
+        """The ``<img>`` nodes (in order) and their ``alt`` attributes (None when absent)."""
+        return self._img_alts
+
     @cached_property
     def _img_alts(self) -> tuple[NDArray[np.intp], list[str | None]]:
         """``<img>`` nodes and their ``alt`` (for image links), read through lxml's C tag
@@ -864,6 +872,40 @@ class PageModel:
         (in-page navigation), and every other scheme (javascript:, mailto:, tel:, data:, …).
         """
         return list(self._links)
+
+    def document_events(self) -> tuple[NDArray[np.int64], NDArray[np.int8], NDArray[np.int64]]:
+        """The page as one flat stream of events in document order: ``(node, kind, length)``
+        arrays with kind 0 = the element ``node`` opens, 1 = it closes, 2 = a visible non-blank
+        text piece owned by ``node`` (its own ``.text``, or the tail of a child element or
+        comment) of ``length`` non-whitespace characters (0 for opens and closes).
+
+        This is a serialisation of the tree (what a SAX parser would report), computed with one
+        sort over all nodes and pieces instead of a walk: an element opens at its position and
+        its ``.text`` follows; it closes at its subtree's end, deeper elements first, and each
+        tail follows the close of the element (or comment) it trails. Hidden elements (script,
+        style …) open and close like any element but own no piece. Sequence encodings of pages
+        (SMG's H2S translation) are built from it without recursion.
+        """
+        n = self.n
+        if n == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0, np.int64)
+        end_all, el_pos = self._end_all, self._el_pos
+        depth_all = _depths(end_all)
+        keep = self._piece_len > 0
+        ppos, ptail, powner = self._piece_pos[keep], self._piece_tail[keep], self._piece_owner[keep]
+        # key1: position in the all-nodes order; key2: closes (0) before opens (1);
+        # key3: deeper closes first; key4: an event before the text piece that follows it
+        k1 = np.concatenate([el_pos, end_all[el_pos], np.where(ptail, end_all[ppos], ppos)])
+        k2 = np.concatenate([np.ones(n), np.zeros(n), np.where(ptail, 0, 1)])
+        k3 = np.concatenate([np.zeros(n), -depth_all[el_pos], np.where(ptail, -depth_all[ppos], 0)])
+        k4 = np.concatenate([np.zeros(2 * n), np.ones(len(ppos))])
+        order = np.lexsort((k4, k3, k2, k1))
+        nodes = np.concatenate([np.arange(n), np.arange(n), powner]).astype(np.int64)
+        kinds = np.concatenate(
+            [np.zeros(n, np.int8), np.ones(n, np.int8), np.full(len(ppos), 2, np.int8)]
+        )
+        lengths = np.concatenate([np.zeros(2 * n, np.int64), self._piece_len[keep]])
+        return nodes[order], kinds[order], lengths[order]
 
     # ---------------------------------------------------------------- title, paths
 

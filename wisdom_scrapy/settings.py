@@ -35,6 +35,14 @@ WISDOM_FOCUS_PRIORITY      100                      scale of the priority change
 WISDOM_STRUCTURE_GROWTH    1.5                      the site's link analysis (HITS) is redone when
                                                     the site has grown by this factor (and at idle)
 WISDOM_HITS_MAX_ITER       100                      bound on HITS power iterations
+WISDOM_SITEMAP             False                    build the site's sitemap (SMG) and emit a
+                                                    SitemapItem at spider idle (on by itself
+                                                    when WISDOM_SITEMAP_URI is set)
+WISDOM_SITEMAP_URI         ``""``                   where the sitemap is written at spider close:
+                                                    ``<uri>.xml`` (sitemaps.org) and ``<uri>.json``
+                                                    (tree); a path or any URI Scrapy's feed
+                                                    storages accept (``file://``, ``s3://`` …)
+WISDOM_SITEMAP_LEVELS      2                        levels of the sitemap below the home page
 =========================  =======================  =============================================
 """
 
@@ -73,6 +81,9 @@ DEFAULTS: dict[str, Any] = {
     "WISDOM_FOCUS_PRIORITY": 100,
     "WISDOM_STRUCTURE_GROWTH": 1.5,
     "WISDOM_HITS_MAX_ITER": 100,
+    "WISDOM_SITEMAP": False,
+    "WISDOM_SITEMAP_URI": "",
+    "WISDOM_SITEMAP_LEVELS": 2,
 }
 
 #: Values of ``WISDOM_FOCUS``.
@@ -118,6 +129,23 @@ def _growth(settings: BaseSettings) -> float:
     if not value > 1.0:
         raise SettingsError(f"WISDOM_STRUCTURE_GROWTH={value!r} must be greater than 1")
     return value
+
+
+def _sitemap(settings: BaseSettings) -> dict[str, Any]:
+    """WISDOM_SITEMAP, WISDOM_SITEMAP_URI (a URI turns the sitemap on), WISDOM_SITEMAP_LEVELS."""
+    uri = settings.get("WISDOM_SITEMAP_URI") or ""
+    if not isinstance(uri, str):
+        raise SettingsError(f"WISDOM_SITEMAP_URI={uri!r} must be a path or URI string")
+    uri = uri.strip()
+    if uri.endswith(("/", "\\")):
+        raise SettingsError(
+            f"WISDOM_SITEMAP_URI={uri!r} names a folder; name the files' stem (…/sitemap)"
+        )
+    return {
+        "sitemap": bool(uri) or _get(settings, "WISDOM_SITEMAP", "bool"),
+        "sitemap_uri": uri,
+        "sitemap_levels": _positive(settings, "WISDOM_SITEMAP_LEVELS"),
+    }
 
 
 def _optional_float(settings: BaseSettings, name: str) -> float | None:
@@ -183,6 +211,9 @@ class WisdomSettings:
     focus_priority: int = 100
     structure_growth: float = 1.5
     hits_max_iter: int = 100
+    sitemap: bool = False
+    sitemap_uri: str = ""
+    sitemap_levels: int = 2
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> WisdomSettings:
@@ -214,4 +245,5 @@ class WisdomSettings:
             focus_priority=_positive(settings, "WISDOM_FOCUS_PRIORITY", allow_zero=True),
             structure_growth=_growth(settings),
             hits_max_iter=_positive(settings, "WISDOM_HITS_MAX_ITER"),
+            **_sitemap(settings),
         )

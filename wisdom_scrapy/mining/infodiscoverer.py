@@ -33,7 +33,7 @@ container, one ``np.unique`` over (block, term) pairs gives every block's distin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -52,6 +52,7 @@ __all__ = [
     "block_entropy",
     "block_text",
     "choose_threshold",
+    "choose_threshold_from_lowest",
     "content_blocks",
     "feature_counts",
     "informative_blocks",
@@ -205,11 +206,17 @@ def feature_counts(
     """Number of features in the informative blocks of ``pages`` at each of ``thresholds``:
     Σ over pages of the distinct features of the blocks with H(CB) ≤ threshold (the curve of
     the paper's Figure 5, before normalising by the answer set)."""
+    return _counts_from_lowest((_term_thresholds(m, e) for m, e in pages), thresholds)
+
+
+def _counts_from_lowest(
+    lowest_per_page: Iterable[ArrayLike], thresholds: ArrayLike
+) -> NDArray[np.int64]:
+    """:func:`feature_counts` from each page's per-feature lowest block entropy."""
     grid = np.asarray(thresholds, dtype=np.float64)
     total = np.zeros(len(grid), np.int64)
-    for model, entropy in pages:
-        lowest = np.sort(_term_thresholds(model, entropy))
-        total += np.searchsorted(lowest, grid + _EPS, side="right")
+    for lowest in lowest_per_page:
+        total += np.searchsorted(np.sort(np.asarray(lowest, float)), grid + _EPS, side="right")
     return total
 
 
@@ -246,10 +253,27 @@ def choose_threshold(
     first step under 5 % gives a feature F1 within 0.025 of the best threshold's on eight
     sections (0.876 against 0.976 on the FAQ), the literal rule gives 0.9 on all nine.
     """
+    lowest = [_term_thresholds(m, e) for m, e in pages]
+    return choose_threshold_from_lowest(
+        lowest, start=start, stop=stop, step=step, min_gain=min_gain
+    )
+
+
+def choose_threshold_from_lowest(
+    lowest_per_page: Sequence[ArrayLike],
+    *,
+    start: float = 0.1,
+    stop: float = 0.9,
+    step: float = 0.1,
+    min_gain: float = 0.05,
+) -> float:
+    """:func:`choose_threshold` for blocks that are not InfoDiscoverer's own (e.g. SMG's
+    partitioner's): one array per page holding, for every distinct feature of the page, the
+    lowest H(CB) of a block that has it (the feature is included from that threshold on)."""
     if step <= 0 or start > stop:
         raise ValueError("need step > 0 and start <= stop")
     grid = np.round(np.arange(start, stop + step / 2, step), 10)
-    counts = feature_counts(pages, grid)
+    counts = _counts_from_lowest(lowest_per_page, grid)
     for k in range(len(grid) - 1):
         if counts[k] > 0 and counts[k + 1] - counts[k] <= min_gain * counts[k]:
             return float(grid[k])

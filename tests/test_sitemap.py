@@ -1,0 +1,235 @@
+"""SMG §4.3–4.6: block identification, block clustering (Table 2 alignment), block-level
+EN-HITS, the SiteMap Analyzer, and a real crawl of the demo site with the sitemap exported."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from xml.etree import ElementTree
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from tests.crawling import run_crawl
+from wisdom_scrapy.mining.lamis import hits, link_weights
+from wisdom_scrapy.mining.sitemap import (
+    GAP_EXTEND,
+    GAP_OPEN,
+    H2S_MATRIX,
+    BlockInfo,
+    PageBlocks,
+    block_hits,
+    build_sitemap,
+    cluster_blocks,
+    identify_blocks,
+    self_score,
+    similarity,
+)
+from wisdom_scrapy.store.base import EntropySnapshot
+from wisdom_scrapy.text import extract_terms
+
+SYMBOLS = "ECKNDSAZHLIVTQRYPWFMGBX"  # what H2S emits
+
+
+def test_substitution_matrix_table2() -> None:
+    m = H2S_MATRIX
+    assert all(m[(a, b)] == m[(b, a)] for a in SYMBOLS for b in SYMBOLS)
+    diag = {"A": 7, "N": 9, "D": 9, "E": 9, "K": 9, "T": 7, "Q": 4, "F": 4, "P": 6, "X": 6}
+    assert all(m[(s, s)] == v for s, v in diag.items())
+    similar = {("D", "S"): 2, ("G", "M"): 5, ("H", "V"): 4, ("P", "R"): 4, ("P", "Y"): 4,
+               ("R", "Y"): 4, ("P", "W"): 2, ("T", "B"): 4, ("T", "Z"): 4}  # fmt: skip
+    assert all(m[pair] == v for pair, v in similar.items())
+    assert m[("A", "T")] == -1 and m[("E", "K")] == -1
+
+
+def _smith_waterman(a: str, b: str) -> int:
+    """Textbook Smith-Waterman with affine gaps (Gotoh), gap of length k costs open + k·extend
+    (BLAST's convention), to check the library's scores."""
+    neg = -(10**9)
+    h = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    e = [[neg] * (len(b) + 1) for _ in range(len(a) + 1)]
+    f = [[neg] * (len(b) + 1) for _ in range(len(a) + 1)]
+    best = 0
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            e[i][j] = max(e[i][j - 1] - GAP_EXTEND, h[i][j - 1] - GAP_OPEN - GAP_EXTEND)
+            f[i][j] = max(f[i - 1][j] - GAP_EXTEND, h[i - 1][j] - GAP_OPEN - GAP_EXTEND)
+            h[i][j] = max(0, h[i - 1][j - 1] + H2S_MATRIX[(a[i - 1], b[j - 1])], e[i][j], f[i][j])
+            best = max(best, h[i][j])
+    return best
+
+
+def test_alignment_scores_match_a_textbook_smith_waterman() -> None:
+    rng = random.Random(3)
+    pairs = [("LIATAIIATAIL", "LIATAIIATAIIATAIL"), ("DSSD", "DDDD"), ("PTWTP", "YTRTY")]
+    for _ in range(20):
+        a = "".join(rng.choice(SYMBOLS) for _ in range(rng.randint(5, 40)))
+        b = "".join(rng.choice(SYMBOLS) for _ in range(rng.randint(5, 40)))
+        pairs.append((a, b))
+    for a, b in pairs:
+        top = max(self_score(a), self_score(b))
+        assert similarity(a, b) == pytest.approx(_smith_waterman(a, b) / top)
+    assert similarity("LIATAIIATAIL", "LIATAIIATAIL") == 1.0
+    # a menu with one more item is semantically identical (θ = 0.9), a table is not
+    menu = "LIATAI" + "IATAI" * 9 + "L"
+    assert similarity(menu, menu[:-6] + "IATAIL") >= 0.9
+    assert similarity(menu, "EKNTNNTNKKNTNNTNKE") < 0.2
+    assert self_score("ATA") == 7 + 7 + 7
+
+
+def test_clusters_with_and_without_the_index_agree() -> None:
+    rng = random.Random(5)
+    # a menu of 25 items, the current one highlighted (Fig. 9: "different clicked" items);
+    # with 12 items the highlight alone costs 11 % of the score, below θ
+    menus = []
+    for _ in range(6):
+        k = rng.randrange(25)
+        menus.append("D" + "IATAI" * k + "IAQTQAI" + "IATAI" * (24 - k) + "D")
+    tables = ["E" + "KNTNK" * rng.randint(6, 7) + "E" for _ in range(5)]
+    noise = ["".join(rng.choice(SYMBOLS) for _ in range(30)) for _ in range(8)]
+    seqs = menus + tables + noise + menus[:2]
+    with_index = cluster_blocks(seqs)
+    all_pairs = cluster_blocks(seqs, use_index=False)
+    def same(c):  # the partition the labels make, whatever their names
+        return [[c.label[i] == c.label[j] for j in range(len(seqs))] for i in range(len(seqs))]
+
+    assert same(with_index) == same(all_pairs)
+    assert with_index.aligned <= all_pairs.aligned
+    assert len({with_index.label[i] for i in range(6)}) == 1  # the menus are one block kind
+    assert with_index.size[0] == 8  # six menus and the two repeats
+    assert with_index.label[0] != with_index.label[6]
+
+
+def _snapshot(entropy: dict[str, float]) -> EntropySnapshot:
+    return EntropySnapshot("s", 10, entropy)
+
+
+def _block(text: int, anchor: float, low: float, links=(), terms=(), external=0) -> BlockInfo:
+    return BlockInfo("IATAI", 0.0, text, anchor, low, list(links), external, list(terms))
+
+
+def test_block_identifier_fig8() -> None:
+    link = [("http://s/a", "A")]
+    blocks = [
+        _block(100, 5, 0.9, link, ["news"]),  # ACR 0.05 → CB (even low-complexity)
+        _block(100, 60, 0.9, link, ["menu"]),  # ACR 0.6 with intra-site links → SB
+        _block(100, 60, 0.9, [], ["ad"], external=3),  # ACR 0.6, only outside links → RB
+        _block(100, 30, 0.2, link, ["news"]),  # band, informative, high complexity → CB
+        _block(100, 30, 0.9, link, ["news"]),  # band, informative, low complexity → SB
+        _block(100, 30, 0.2, link, ["boiler"]),  # band, redundant, high, intra-site → SB
+        _block(100, 30, 0.9, link, ["boiler"]),  # band, redundant, low → RB
+    ]
+    entropy = [np.array([0.1, 0.9, 0.9, 0.1, 0.1, 0.95, 0.95])]
+    kinds, threshold = identify_blocks([PageBlocks("http://s/", "", blocks)], entropy)
+    assert 0.1 <= threshold < 0.95
+    assert kinds == [["CB", "SB", "RB", "CB", "SB", "SB", "RB"]]
+
+
+def test_block_hits_shares_link_weight_by_block_entropy() -> None:
+    """Eqs. (3)–(5) on three pages: p1's single block links to p2 (two blocks, EN 0.2 and 0.6)
+    and to p3 (one block: α passes unchanged)."""
+    snap = _snapshot({"alpha": 0.25, "beta": 0.5, "x": 0.2, "y": 0.6})
+    pages = [
+        PageBlocks("http://s/1", "", [_block(9, 9, 1, [("http://s/2", "alpha"),
+                                                        ("http://s/3", "beta")], ["x"])]),
+        PageBlocks("http://s/2", "", [_block(9, 0, 0, [], ["x"]), _block(9, 0, 0, [], ["y"])]),
+        PageBlocks("http://s/3", "", [_block(9, 0, 0, [], ["y"])]),
+    ]
+    entropy = [np.array([0.2]), np.array([0.2, 0.6]), np.array([0.6])]
+    hub = block_hits(pages, entropy, snap)
+    a12, a13 = link_weights([extract_terms("alpha"), extract_terms("beta")], snap)
+    assert (a12, a13) == (pytest.approx(0.75), pytest.approx(0.5))
+    expected = np.zeros((4, 4))
+    expected[0, 1] = a12 * (1 - 0.2 / 0.8)
+    expected[0, 2] = a12 * (1 - 0.6 / 0.8)
+    expected[0, 3] = a13
+    assert hub == pytest.approx(hits(sp.csr_matrix(expected)).hub)
+
+
+def _site() -> dict[str, PageBlocks]:
+    """A home page with a menu of three sections (repeated on each section page), each section
+    with a list of its articles; a footer on every page."""
+    base = "http://s/"
+    menu_links = [(f"{base}sec{i}.html", f"Section {i}") for i in range(3)]
+    menu = "D" + "IATAI" * 3 + "D"
+    footer = BlockInfo("DTATAD", 0.95, 20, 15, 1.0, [(f"{base}about.html", "About")], 0, ["about"])
+
+    def menu_block() -> BlockInfo:
+        return BlockInfo(menu, 0.0, 30, 30, 1.0, list(menu_links), 0, ["section"])
+
+    pages = {base + "index.html": PageBlocks(base + "index.html", "Home", [
+        menu_block(),
+        BlockInfo("PTPTQTP", 0.3, 500, 0, 0.1, [], 0, ["welcom", "site"]),
+        footer,
+    ])}  # fmt: skip
+    for i in range(3):
+        arts = [(f"{base}s{i}/a{k}.html", f"Story {i} {k} headline") for k in range(4)]
+        terms = [f"stori{i}", "headlin", f"topic{i}"]
+        pages[f"{base}sec{i}.html"] = PageBlocks(f"{base}sec{i}.html", f"Section {i}", [
+            menu_block(),
+            BlockInfo("L" + "IATAI" * 4 + "L", 0.2, 80, 70, 1.0, arts, 0, terms),
+            footer,
+        ])  # fmt: skip
+        for url, _ in arts:
+            pages[url] = PageBlocks(url, "Story", [
+                menu_block(),
+                BlockInfo("PTQTQTPTP", 0.2, 900, 0, 0.0, [], 0, [url[-7:-5], "prose"]),
+                footer,
+            ])  # fmt: skip
+    pages[base + "about.html"] = PageBlocks(base + "about.html", "About", [menu_block(), footer])
+    return pages
+
+
+def test_sitemap_analyzer_builds_two_levels() -> None:
+    pages = _site()
+    terms = {t for p in pages.values() for b in p.blocks for t in b.terms}
+    entropy = dict.fromkeys(terms, 0.2) | {"section": 0.9, "about": 0.95}
+    sitemap = build_sitemap(pages, _snapshot(entropy))
+    assert sitemap.home == "http://s/index.html" and sitemap.title == "Home"
+    assert sitemap.urls(1) == [f"http://s/sec{i}.html" for i in range(3)]
+    assert [e["title"] for e in sitemap.tree] == ["Section 0", "Section 1", "Section 2"]
+    # level 2: the article lists, not the menu again (its cluster was used at level 1)
+    assert sitemap.urls(2) == [f"http://s/s{i}/a{k}.html" for i in range(3) for k in range(4)]
+    assert sitemap.entries() == [3, 12]
+    assert sitemap.tree[1]["children"][0] == {
+        "title": "Story 1 0 headline", "url": "http://s/s1/a0.html", "children": []
+    }
+    assert build_sitemap(pages, _snapshot(entropy), levels=1).entries() == [3]
+
+
+def test_page_blocks_round_trip() -> None:
+    page = _site()["http://s/index.html"]
+    assert PageBlocks.decode(page.encode()) == page
+
+
+def test_demo_crawl_exports_the_sitemap(tmp_path: Path) -> None:
+    uri = tmp_path / "out" / "sitemap"
+    result = run_crawl(
+        "demo",
+        tmp_path,
+        args={"site_dir": str(tmp_path / "demo"), "port": "0"},
+        settings={
+            "WISDOM_STORE_URI": f"sqlite:///{tmp_path / 'w.db'}",
+            "WISDOM_SITEMAP_URI": str(uri),
+        },
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    assert result.stats.get("wisdom/errors/sitemap") is None
+    assert result.stats["wisdom/sitemap/pages"] > 100
+    items = [i for i in result.items if "tree" in i and "levels" in i]
+    assert len(items) == 1
+    item = items[0]
+    assert item["url"].endswith("/index.html") and item["levels"] == 2
+    assert item["entries"][0] == len(item["tree"]) > 0
+    tree = json.loads(Path(f"{uri}.json").read_text())
+    assert tree == {"url": item["url"], "title": item["title"], "children": item["tree"]}
+    ns = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+    xml = ElementTree.parse(f"{uri}.xml").getroot()
+    assert xml.tag == f"{ns}urlset"
+    locs = [u.findtext(f"{ns}loc") for u in xml]
+    assert locs[0] == item["url"]
+    assert {e["url"] for e in item["tree"]} <= set(locs)
+    # the sitemap's pages are the site's own
+    assert all(loc.startswith(item["url"].rsplit("/", 1)[0]) for loc in locs)

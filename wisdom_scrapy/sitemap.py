@@ -1,0 +1,280 @@
+"""The sitemap while Scrapy crawls (SMG, :mod:`wisdom_scrapy.mining.sitemap`).
+
+:class:`WisdomSitemapMiddleware` (enabled by ``WISDOM_SITEMAP`` or ``WISDOM_SITEMAP_URI``)
+
+* partitions every fetched HTML page into blocks as it arrives (H2S + SEG + R_SEG, from the
+  page model the runtime already built: the page is not parsed again) and keeps the blocks'
+  record in the store (``put_records(site, "sitemap", …)``), so a restarted crawl or another
+  process sharing the store builds the sitemap from every page any of them fetched;
+* at spider idle builds each grown site's sitemap from all its records and emits a
+  :class:`~wisdom_scrapy.items.SitemapItem` through the normal item flow (the runtime's late
+  items);
+* at spider close writes the sitemap to ``WISDOM_SITEMAP_URI``: ``<uri>.xml`` (sitemaps.org
+  ``urlset``: the home page and every entry, ``priority`` falling by level) and ``<uri>.json``
+  (``{"url", "title", "children": [...]}`` from the home page down; a list of such trees when
+  the crawl covered several sites). A plain path is written directly; any other URI goes
+  through the feed storage Scrapy's ``FEED_STORAGES`` names for its scheme.
+
+SEG's complexity cuts are derived from the symbol frequencies of the site's pages seen so far
+(:meth:`~wisdom_scrapy.segment.SegParams.for_background`); they are re-derived whenever the
+site's symbols grew by a tenth. Stats: ``wisdom/sitemap/pages``, ``wisdom/sitemap/microseconds``
+(per-page partitioning time), ``wisdom/sitemap/entries``, ``wisdom/items/sitemap``,
+``wisdom/sitemap/files``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+from xml.sax.saxutils import escape
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.misc import build_from_crawler, load_object
+
+from wisdom_scrapy.items import SitemapItem
+from wisdom_scrapy.mining.sitemap import PageBlocks, Sitemap, build_sitemap, page_blocks
+from wisdom_scrapy.runtime import WisdomRuntime
+from wisdom_scrapy.segment import SegParams, translate
+from wisdom_scrapy.store import StoreError
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from wisdom_scrapy.dom import PageModel
+
+__all__ = ["RECORD_KIND", "WisdomSitemapMiddleware", "sitemap_json", "sitemap_xml"]
+
+logger = logging.getLogger(__name__)
+#: ``kind`` of the store records holding each page's blocks.
+RECORD_KIND = "sitemap"
+#: ``kind`` of the record naming the site's home page: the first page fetched of the site
+#: (a crawl starts there), kept from the site's first crawl on.
+HOME_KIND = "sitemap_home"
+
+
+class _Background:
+    """A site's H2S symbol frequencies and the SEG cuts derived from them."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.params: SegParams | None = None
+        self._derived_at = 0
+
+    def observe(self, symbols: str) -> SegParams:
+        self.counts.update(symbols)
+        total = sum(self.counts.values())
+        if self.params is None or total > 1.1 * self._derived_at:
+            self.params = SegParams.for_background(self.counts)
+            self._derived_at = total
+        return self.params
+
+
+class WisdomSitemapMiddleware:
+    """Builds and exports the crawled sites' sitemaps; see the module docstring."""
+
+    def __init__(self, crawler: Crawler, runtime: WisdomRuntime) -> None:
+        settings = runtime.settings
+        if not settings.sitemap:
+            raise NotConfigured("WISDOM_SITEMAP is off and WISDOM_SITEMAP_URI is unset")
+        self.crawler = crawler
+        self.runtime = runtime
+        self.uri = settings.sitemap_uri
+        self.levels = settings.sitemap_levels
+        self._backgrounds: dict[str, _Background] = {}
+        self._grown: dict[str, int] = {}  # pages observed since the site's last sitemap
+        self._homes: dict[str, str] = {}
+        self.sitemaps: dict[str, Sitemap] = {}
+        crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
+        crawler.signals.connect(self.on_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> WisdomSitemapMiddleware:
+        return cls(crawler, WisdomRuntime.of(crawler))
+
+    async def process_spider_output(
+        self, response: Response, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
+        model = self.runtime.models.get(response)
+        if model is not None:
+            try:
+                self._observe(model)
+            except Exception:  # the sitemap must never cost the spider its page
+                self.runtime.failed("sitemap", response.url)
+        async for obj in result:
+            yield obj
+
+    def _observe(self, model: PageModel) -> None:
+        started = time.perf_counter()
+        site = self.runtime.site_of(model.url)
+        params = self._backgrounds.setdefault(site, _Background()).observe(
+            translate(model).symbols
+        )
+
+        def same_site(url: str) -> bool:
+            return self.runtime.site_of(url) == site
+
+        record = page_blocks(model, params, same_site)
+        try:
+            self.runtime.store.put_records(site, RECORD_KIND, {model.url: record.encode()})
+        except StoreError as exc:
+            self.runtime.inc("wisdom/store_errors")
+            logger.warning("wisdom_scrapy: sitemap blocks of %s not stored: %s", model.url, exc)
+            return
+        if site not in self._homes:
+            stored = self.runtime.store.records(site, HOME_KIND).get("home")
+            self._homes[site] = stored.decode("utf-8") if stored else model.url
+            if not stored:
+                self.runtime.store.put_records(site, HOME_KIND, {"home": model.url.encode()})
+        self._grown[site] = self._grown.get(site, 0) + 1
+        self.runtime.inc("wisdom/sitemap/pages")
+        self.runtime.inc(
+            "wisdom/sitemap/microseconds", round((time.perf_counter() - started) * 1e6)
+        )
+
+    # -- site level --------------------------------------------------------------------------
+
+    def build(self, site: str) -> Sitemap:
+        """The site's sitemap from every page record the store holds for it."""
+        blobs = self.runtime.store.records(site, RECORD_KIND)
+        records = {url: PageBlocks.decode(blob) for url, blob in blobs.items()}
+        snapshot = self.runtime.store.snapshot(site)
+        sitemap = build_sitemap(
+            records,
+            snapshot,
+            levels=self.levels,
+            home=self._homes.get(site),
+            hits_max_iter=self.runtime.settings.hits_max_iter,
+        )
+        self.sitemaps[site] = sitemap
+        self._grown[site] = 0
+        self.runtime.inc("wisdom/sitemap/entries", sum(sitemap.entries()))
+        return sitemap
+
+    def _build_grown(self, stage: str) -> list[tuple[str, Sitemap]]:
+        out = []
+        for site, grown in list(self._grown.items()):
+            if grown or site not in self.sitemaps:
+                try:
+                    out.append((site, self.build(site)))
+                except Exception:
+                    self.runtime.failed("sitemap", f"({stage}: {site})")
+        return out
+
+    def on_idle(self) -> None:
+        """Sitemaps of the sites that grew, as SitemapItems among the late items."""
+        built = self._build_grown("idle")
+        for site, sitemap in built:
+            self.runtime.ready.append(self.item(site, sitemap))
+        if built:
+            self.runtime.inc("wisdom/items/sitemap", len(built))
+        self.runtime.on_idle()
+
+    def item(self, site: str, sitemap: Sitemap) -> SitemapItem:
+        return SitemapItem(
+            site=site,
+            url=sitemap.home,
+            title=sitemap.title,
+            tree=sitemap.tree,
+            levels=sitemap.levels,
+            entries=sitemap.entries(),
+            pages=sitemap.pages,
+            blocks=sitemap.blocks,
+            uri=self.uri,
+        )
+
+    def on_closed(self, reason: str) -> Any:
+        """Write the sitemaps (building those not built at idle) to ``WISDOM_SITEMAP_URI``."""
+        self._build_grown("close")
+        if not self.uri or not self.sitemaps:
+            return None
+        sitemaps = [self.sitemaps[s] for s in sorted(self.sitemaps)]
+        files = {".xml": sitemap_xml(sitemaps), ".json": sitemap_json(sitemaps)}
+        return self._write(files)
+
+    def _write(self, files: dict[str, bytes]) -> Any:
+        scheme = urlsplit(self.uri).scheme
+        if len(scheme) <= 1:  # a plain path (or a Windows drive letter)
+            for suffix, data in files.items():
+                path = Path(self.uri + suffix)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+            self.runtime.inc("wisdom/sitemap/files", len(files))
+            logger.info("wisdom_scrapy: sitemap written to %s.{xml,json}", self.uri)
+            return None
+        storages = self.crawler.settings.getwithbase("FEED_STORAGES")
+        if scheme not in storages or storages[scheme] is None:
+            logger.error(
+                "WISDOM_SITEMAP_URI=%r: no FEED_STORAGES entry for scheme %r; sitemap not written",
+                self.uri, scheme,
+            )
+            self.runtime.inc("wisdom/sitemap/write_errors")
+            return None
+        return deferred_from_coro(_store_all(self, load_object(storages[scheme]), files))
+
+
+async def _store_all(mw: WisdomSitemapMiddleware, cls: Any, files: dict[str, bytes]) -> None:
+    """Write each file through a feed storage of ``cls`` (``open`` → write → ``store``)."""
+    for suffix, data in files.items():
+        try:
+            storage = build_from_crawler(cls, mw.crawler, mw.uri + suffix, feed_options={})
+            handle = storage.open(mw.crawler.spider)
+            handle.write(data)
+            result = storage.store(handle)
+            if result is not None:
+                await maybe_deferred_to_future(result)
+        except Exception:
+            mw.runtime.failed("sitemap", mw.uri + suffix)
+            continue
+        mw.runtime.inc("wisdom/sitemap/files")
+    logger.info("wisdom_scrapy: sitemap written to %s.{xml,json}", mw.uri)
+
+
+def _walk(tree: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """(level, entry) of every entry, level 1 first, each level in order (no recursion)."""
+    out: list[tuple[int, dict[str, Any]]] = []
+    frontier, level = tree, 1
+    while frontier:
+        out.extend((level, e) for e in frontier)
+        frontier = [c for e in frontier for c in e["children"]]
+        level += 1
+    return out
+
+
+def sitemap_xml(sitemaps: list[Sitemap]) -> bytes:
+    """The sitemaps as one sitemaps.org ``urlset``: each home page (priority 1.0) and every
+    entry (priority 1.0 − 0.2 × level, at least 0.1), each URL once."""
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">',
+    ]
+    seen: set[str] = set()
+    for sitemap in sitemaps:
+        rows = [(0, sitemap.home), *((lv, e["url"]) for lv, e in _walk(sitemap.tree))]
+        for level, url in rows:
+            if url in seen or not url:
+                continue
+            seen.add(url)
+            priority = max(1.0 - 0.2 * level, 0.1)
+            lines.append(
+                f"  <url><loc>{escape(url)}</loc><priority>{priority:.1f}</priority></url>"
+            )
+    lines.append("</urlset>")
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def sitemap_json(sitemaps: list[Sitemap]) -> bytes:
+    """The sitemaps as JSON trees ``{"url", "title", "children": [...]}`` from the home page
+    down (entries' titles are their anchor texts); one object for one site, else a list."""
+    trees = [{"url": s.home, "title": s.title, "children": s.tree} for s in sitemaps]
+    data: Any = trees[0] if len(trees) == 1 else trees
+    return json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8")
