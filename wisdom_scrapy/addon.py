@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from wisdom_scrapy.focus import WisdomFocusMiddleware
 from wisdom_scrapy.middlewares import WisdomAnalysisMiddleware, WisdomFeedMiddleware
+from wisdom_scrapy.progress import WisdomProgress
+from wisdom_scrapy.report import WisdomReportExtension
 from wisdom_scrapy.sitemap import WisdomSitemapMiddleware
 
 if TYPE_CHECKING:
@@ -32,6 +34,9 @@ COMPONENTS = (
     ("SPIDER_MIDDLEWARES", WisdomAnalysisMiddleware, 960),
     ("SPIDER_MIDDLEWARES", WisdomFocusMiddleware, 940),
     ("SPIDER_MIDDLEWARES", WisdomSitemapMiddleware, 930),  # off unless WISDOM_SITEMAP(_URI)
+    # the site report (WISDOM_REPORT_URI) and the progress lines in the log
+    ("EXTENSIONS", WisdomReportExtension, 500),
+    ("EXTENSIONS", WisdomProgress, 500),
 )
 
 

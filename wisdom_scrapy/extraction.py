@@ -222,6 +222,9 @@ class Extractor:
         self.analyze = analyze
         self.count = count
         self.terms = TermIndex()
+        #: Called with (site, analysis) for each page's final analysis, before its item is
+        #: made (the site report counts the page's redundant blocks there).
+        self.observers: list[Callable[[str, PageAnalysis], None]] = []
         self._sites: dict[str, _SiteState] = {}
 
     # -- pages arriving ---------------------------------------------------------------------
@@ -308,14 +311,16 @@ class Extractor:
                     _, (oldest, _) = state.pending_tocs.popitem(last=False)
                     ready.append(self._finish(site, state, oldest))
                 return ready
-        return [self._item(analysis, held, state)]
+        return [self._item(site, analysis, held, state)]
 
     def _finish(self, site: str, state: _SiteState, held: _Held) -> Any:
         """Analyse a pending TOC page again, now with its fetched targets, and emit it."""
         self.count("wisdom/toc/completed")
-        return self._item(self._run(site, state, held), held, state)
+        return self._item(site, self._run(site, state, held), held, state)
 
-    def _item(self, analysis: PageAnalysis, held: _Held, state: _SiteState) -> Any:
+    def _item(self, site: str, analysis: PageAnalysis, held: _Held, state: _SiteState) -> Any:
+        for observe in self.observers:
+            observe(site, analysis)
         if not analysis.title and held.title:  # the spider's title when the page has none
             analysis.title = held.title
         item = items_from_analysis(analysis, held.url, held.model, state.snapshot)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import weakref
+from collections import Counter
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,7 @@ class WisdomRuntime:
         logger.info("wisdom_scrapy: term-entropy store %r", self.store)
         self.models: weakref.WeakKeyDictionary[Response, PageModel] = weakref.WeakKeyDictionary()
         self.ready: list[Any] = []  # late items, emitted with the next response's output
+        self.fed_sites: Counter[str] = Counter()  # pages fed per site (progress, report)
         self._late_request_pending = False
         params = ExtractionParams(
             warmup_pages=self.settings.warmup_pages,
@@ -122,6 +124,7 @@ class WisdomRuntime:
         model = PageModel.from_tree(root, response.url, keep_numbers=self.settings.keep_numbers)
         self.models[response] = model
         site = self.site_of(response.url)
+        self.fed_sites[site] += 1
         changed = False
         try:
             result = feed_model(self.store, model, site=site)
@@ -133,6 +136,7 @@ class WisdomRuntime:
             self.inc("wisdom/pages_fed" if changed else "wisdom/pages_unchanged")
             self.inc("wisdom/terms", result.terms)
             self.inc("wisdom/links", result.links)
+            self.inc("wisdom/bytes/fed", len(response.body))
         self.ready.extend(self.extractor.page_fetched(site, response.url, model))
         return changed
 

@@ -43,6 +43,9 @@ WISDOM_SITEMAP_URI         ``""``                   where the sitemap is written
                                                     (tree); a path or any URI Scrapy's feed
                                                     storages accept (``file://``, ``s3://`` …)
 WISDOM_SITEMAP_LEVELS      2                        levels of the sitemap below the home page
+WISDOM_REPORT_URI          None                     where the site report (self-contained HTML) is
+                                                    written at spider close: a path or ``file://``
+                                                    URI; None writes no file
 =========================  =======================  =============================================
 """
 
@@ -84,6 +87,7 @@ DEFAULTS: dict[str, Any] = {
     "WISDOM_SITEMAP": False,
     "WISDOM_SITEMAP_URI": "",
     "WISDOM_SITEMAP_LEVELS": 2,
+    "WISDOM_REPORT_URI": None,
 }
 
 #: Values of ``WISDOM_FOCUS``.
@@ -146,6 +150,19 @@ def _sitemap(settings: BaseSettings) -> dict[str, Any]:
         "sitemap_uri": uri,
         "sitemap_levels": _positive(settings, "WISDOM_SITEMAP_LEVELS"),
     }
+def _report_uri(settings: BaseSettings) -> str:
+    """WISDOM_REPORT_URI: "" (no report), a file path or a ``file://`` URI."""
+    value = settings.get("WISDOM_REPORT_URI")
+    if value is None or value == "":
+        return ""
+    text = str(value)
+    scheme = text.split("://", 1)[0].lower() if "://" in text else ""
+    if scheme not in ("", "file") or (scheme == "file" and len(text) <= len("file://")):
+        raise SettingsError(
+            f"WISDOM_REPORT_URI={value!r}: use a file path or a file:// URI (the report is one "
+            "HTML file)"
+        )
+    return text
 
 
 def _optional_float(settings: BaseSettings, name: str) -> float | None:
@@ -214,6 +231,7 @@ class WisdomSettings:
     sitemap: bool = False
     sitemap_uri: str = ""
     sitemap_levels: int = 2
+    report_uri: str = ""
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> WisdomSettings:
@@ -246,4 +264,5 @@ class WisdomSettings:
             structure_growth=_growth(settings),
             hits_max_iter=_positive(settings, "WISDOM_HITS_MAX_ITER"),
             **_sitemap(settings),
+            report_uri=_report_uri(settings),
         )

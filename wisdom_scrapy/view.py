@@ -201,10 +201,8 @@ def _open_tag(el: etree._Element, tag: str, block: ViewBlock | None) -> str:
     attrs = ""
     if block is not None:
         classes.append(f"wb wb-{block.kind}")
-        attrs += (
-            f' style="outline-color:{ROLE_COLOURS[block.kind]}"'
-            f' title="{escape(block.kind)} {escape(block.path)}: {escape(_figure_text(block.figures))}"'
-        )
+        tip = f"{block.kind} {block.path}: {_figure_text(block.figures)}"
+        attrs += f' style="outline-color:{ROLE_COLOURS[block.kind]}" title="{escape(tip)}"'
     if tag == "a":
         href = el.get("href")
         if href:

@@ -1,0 +1,304 @@
+"""Scrapy commands ``wisdom-show``, ``wisdom-report`` and ``wisdom-stats``.
+
+They are registered through the package's entry points (``[project.entry-points."scrapy.commands"]``
+in ``pyproject.toml``; Scrapy loads every command of that group), so any project — or no project
+at all — where wisdom_scrapy is installed has them. Each reads the store from ``--store`` or the
+project's ``WISDOM_STORE_URI`` and prints what it wrote; none opens a browser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from scrapy.commands import ScrapyCommand, fetch
+from scrapy.exceptions import UsageError
+from scrapy.http import TextResponse
+from scrapy.utils.conf import arglist_to_dict
+
+from wisdom_scrapy.report import load_report_data, render_report, write_report
+from wisdom_scrapy.settings import SettingsError, WisdomSettings
+from wisdom_scrapy.store import StoreError, TermStore, open_store
+from wisdom_scrapy.view import page_view
+
+if TYPE_CHECKING:
+    from scrapy.http import Response
+
+__all__ = ["ReportCommand", "ShowCommand", "StatsCommand"]
+
+
+def _add_store_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store",
+        metavar="URI",
+        help="term-entropy store to read (memory://, sqlite:///path, redis://host:port/db); "
+        "default: the project's WISDOM_STORE_URI",
+    )
+
+
+def _wisdom_settings(command: ScrapyCommand) -> WisdomSettings:
+    assert command.settings is not None
+    try:
+        return WisdomSettings.from_settings(command.settings)
+    except SettingsError as exc:
+        raise UsageError(str(exc), print_help=False) from exc
+
+
+def _open(command: ScrapyCommand, opts: argparse.Namespace) -> TermStore:
+    uri = opts.store or _wisdom_settings(command).store_uri
+    try:
+        return open_store(uri)
+    except StoreError as exc:
+        raise UsageError(f"--store / WISDOM_STORE_URI: {exc}", print_help=False) from exc
+
+
+def _sites(store: TermStore, wanted: list[str] | None) -> list[str]:
+    known = store.sites()
+    if not wanted:
+        return known
+    missing = [s for s in wanted if s not in known]
+    if missing:
+        raise UsageError(
+            f"--site {', '.join(missing)}: not in the store (it knows: "
+            f"{', '.join(known) or 'no site'})",
+            print_help=False,
+        )
+    return wanted
+
+
+class ShowCommand(fetch.Command):
+    """``scrapy wisdom-show URL|FILE``: the annotated view of one page (see
+    :mod:`wisdom_scrapy.view`)."""
+
+    requires_project = False
+
+    def syntax(self) -> str:
+        return "[options] <url|file>"
+
+    def short_desc(self) -> str:
+        return "Write the annotated view of a page (blocks outlined by role) as HTML"
+
+    def long_desc(self) -> str:
+        return (
+            "Analyse one page with its site's term entropies from the store and write an HTML "
+            "file showing the page with its blocks outlined and coloured by role (article, TOC, "
+            "metadata, redundant), each block's figures (CII, API, SII, entropy) on hover, and "
+            "the text no cleaned item keeps struck out. A URL is downloaded with Scrapy's "
+            "downloader and the project's settings (like 'scrapy fetch'; the page is not added "
+            "to the store); a FILE is read from disk. The file loads nothing external. Prints "
+            "the path of the file written; opens nothing."
+        )
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument("--headers", help=argparse.SUPPRESS)
+        _add_store_option(parser)
+        parser.add_argument(
+            "--url",
+            metavar="URL",
+            help="with a FILE: the URL the page was served from (resolves its links and "
+            "names its site); default: the file:// URI of the file",
+        )
+        parser.add_argument(
+            "--site",
+            metavar="KEY",
+            help="the site key in the store whose entropies to use; default: the page URL's "
+            "site (WISDOM_SITE_KEY), or for a FILE without --url the store's only site",
+        )
+        parser.add_argument(
+            "-o",
+            "--output",
+            metavar="PATH",
+            help="HTML file to write; default: wisdom-view-<hash of the URL>.html in the "
+            "current folder",
+        )
+        parser.add_argument(
+            "--encoding",
+            metavar="NAME",
+            help="with a FILE: its character encoding; default: detected from the file",
+        )
+
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        super().process_options(args, opts)
+        assert self.settings is not None
+        # the page is fetched to be shown, not learned from: keep wisdom_scrapy's components off
+        self.settings.set("WISDOM_ENABLED", False, priority="cmdline")
+        if not (opts.loglevel or opts.nolog or "LOG_LEVEL" in dict(arglist_to_dict(opts.set))):
+            # only errors: the crawl's INFO lines and the "Disabled …" notices are noise here
+            self.settings.set("LOG_LEVEL", "ERROR", priority="cmdline")
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if len(args) != 1:
+            raise UsageError
+        target = args[0]
+        path = Path(target)
+        if path.is_file():
+            url = opts.url or path.resolve().as_uri()
+            self._show(path.read_bytes(), url, opts, encoding=opts.encoding)
+            return
+        if urlsplit(target).scheme not in ("http", "https", "file", "data"):
+            raise UsageError(f"{target!r} is neither a file nor a URL", print_help=False)
+        self.shown: Path | None = None
+        super().run(args, opts)
+        if self.shown is None and not self.exitcode:
+            print(f"error: {target} was not fetched; nothing written (see the log)",
+                  file=sys.stderr)  # fmt: skip
+            self.exitcode = 1
+
+    def _print_response(self, response: Response, opts: argparse.Namespace) -> None:
+        if not isinstance(response, TextResponse):
+            print(f"error: {response.url} is not a text page", file=sys.stderr)
+            self.exitcode = 1
+            return
+        self._show(response.body, response.url, opts, encoding=response.encoding)
+
+    def _show(
+        self, body: bytes, url: str, opts: argparse.Namespace, *, encoding: str | None
+    ) -> None:
+        ws = _wisdom_settings(self)
+        store = _open(self, opts)
+        try:
+            site = opts.site
+            if not site:
+                known = store.sites()
+                if url.startswith("file:") and not opts.url and len(known) == 1:
+                    site = known[0]
+                else:
+                    site = ws.site_key(url)
+            html = page_view(body, url, store, site=site, params=ws.wisdom, encoding=encoding)
+        finally:
+            store.close()
+        digest = hashlib.sha1(url.encode()).hexdigest()[:10]
+        out = Path(opts.output or f"wisdom-view-{digest}.html")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(html, encoding="utf-8")
+        self.shown = out.resolve()
+        print(self.shown)
+
+
+class ReportCommand(ScrapyCommand):
+    """``scrapy wisdom-report``: the site report rebuilt from a store (see
+    :mod:`wisdom_scrapy.report`)."""
+
+    requires_project = False
+    requires_crawler_process = False
+
+    def syntax(self) -> str:
+        return "[options]"
+
+    def short_desc(self) -> str:
+        return "Rebuild the site report (self-contained HTML) from a store"
+
+    def long_desc(self) -> str:
+        return (
+            "Write the site report of the store's sites as one self-contained HTML file: the "
+            "informative structure (TOC pages -> article pages, as an SVG graph), the sitemap "
+            "tree, the most redundant blocks, entropy histograms and the last crawl's figures. "
+            "The structure, sitemap, blocks and figures are those the last crawl with "
+            "wisdom_scrapy stored; the entropies and sizes are read from the store now. "
+            "Prints the path of the file written."
+        )
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        _add_store_option(parser)
+        parser.add_argument(
+            "--site",
+            action="append",
+            metavar="KEY",
+            help="report on this site only (repeat for several); default: every site",
+        )
+        parser.add_argument(
+            "-o",
+            "--output",
+            metavar="PATH",
+            help="HTML file to write; default: the project's WISDOM_REPORT_URI, else "
+            "wisdom-report.html in the current folder",
+        )
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if args:
+            raise UsageError(f"unexpected arguments: {' '.join(args)}")
+        uri = opts.output or _wisdom_settings(self).report_uri or "wisdom-report.html"
+        store = _open(self, opts)
+        try:
+            data = [load_report_data(store, site) for site in _sites(store, opts.site)]
+            html = render_report(data, store)
+        finally:
+            store.close()
+        print(write_report(uri, html).resolve())
+
+
+class StatsCommand(ScrapyCommand):
+    """``scrapy wisdom-stats``: what a store holds, per site."""
+
+    requires_project = False
+    requires_crawler_process = False
+
+    def syntax(self) -> str:
+        return "[options]"
+
+    def short_desc(self) -> str:
+        return "List the store's sites with their pages, vocabulary and links"
+
+    def long_desc(self) -> str:
+        return (
+            "Print one line per site of the term-entropy store: pages stored, vocabulary "
+            "(distinct terms), links in the link graph, mean term entropy, and whether a crawl "
+            "stored report data for it (what 'scrapy wisdom-report' draws)."
+        )
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        _add_store_option(parser)
+        parser.add_argument(
+            "--site",
+            action="append",
+            metavar="KEY",
+            help="only this site (repeat for several); default: every site",
+        )
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            help="print one JSON object per site instead of a table",
+        )
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if args:
+            raise UsageError(f"unexpected arguments: {' '.join(args)}")
+        store = _open(self, opts)
+        try:
+            rows = [site_stats(store, site) for site in _sites(store, opts.site)]
+        finally:
+            store.close()
+        if opts.json:
+            for row in rows:
+                print(json.dumps(row))
+            return
+        print(f"{'site':<32} {'pages':>8} {'vocabulary':>11} {'links':>9} {'mean H':>7} report")
+        for r in rows:
+            print(
+                f"{r['site']:<32} {r['pages']:>8} {r['vocabulary']:>11} {r['links']:>9} "
+                f"{r['mean_entropy']:>7.3f} {'yes' if r['report'] else 'no'}"
+            )
+        if not rows:
+            print("(no site in the store)")
+
+
+def site_stats(store: TermStore, site: str) -> dict[str, Any]:
+    """Pages, vocabulary, links, mean term entropy and report presence of one site."""
+    snapshot = store.snapshot(site)
+    values = list(snapshot.values.values())
+    return {
+        "site": site,
+        "pages": snapshot.n_pages,
+        "vocabulary": len(values),
+        "links": sum(len(v) for v in store.links(site).values()),
+        "mean_entropy": round(sum(values) / len(values), 6) if values else 0.0,
+        "report": bool(load_report_data(store, site).pages_analysed),
+    }

@@ -1,0 +1,448 @@
+"""The site report: one self-contained HTML page per crawl (``WISDOM_REPORT_URI``), rebuilt at any
+time from the store with ``scrapy wisdom-report``.
+
+Per site it shows
+
+* the **informative structure** (TOC pages → the article pages they list: the
+  :class:`~wisdom_scrapy.items.SiteStructureItem` of the crawl, TKDE §1/§3.3), drawn as an SVG
+  graph and listed;
+* the **sitemap** tree (the :class:`~wisdom_scrapy.items.SitemapItem`, SMG §4.6) when the crawl
+  produced one;
+* the **most redundant blocks**: the maximal sub-trees with text that no cleaned item kept
+  (:func:`wisdom_scrapy.view.redundant_roots`), grouped by tag path over the site's pages, with
+  how many pages had them, how much text they removed and a sample of it;
+* **entropy histograms**: the site's term entropies (WISDOM §3.1, from the store) and, per
+  analysed page, the mean entropy of the page's terms and of its article's terms;
+* the **crawl's figures**: pages fed, items per role, links dropped by focusing, bytes of HTML
+  fed against bytes kept in items (``bytes saved`` = fed − kept).
+
+Collection. :class:`WisdomReportExtension` (inserted by the add-on) watches the analysis of each
+page and the items leaving the crawl; at spider close it stores each site's report data in the
+store (``put_records(site, "report", …)``, one JSON blob, so another process or a later
+``scrapy wisdom-report`` can rebuild the report), and writes the HTML when
+``WISDOM_REPORT_URI`` is set. Memory per site: one counter and a 160-character sample per
+distinct redundant block path (at most :data:`MAX_PATHS`), two floats per analysed page.
+
+Safety. Everything that comes from pages — URLs, titles, anchor texts, block samples — is
+HTML-escaped; links are only made for ``http(s)`` URLs; the page loads nothing (inline CSS and
+SVG, a Content-Security-Policy that forbids scripts and every external resource).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from html import escape
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
+
+from itemadapter import ItemAdapter
+from scrapy import signals
+
+from wisdom_scrapy.items import ArticleItem, SitemapItem, SiteStructureItem, TocItem
+from wisdom_scrapy.runtime import WisdomRuntime
+from wisdom_scrapy.store import StoreError, TermStore, redact_uri
+from wisdom_scrapy.svg import bars_svg, histogram_svg, structure_svg
+from wisdom_scrapy.view import ROLE_COLOURS, redundant_roots
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+    from wisdom_scrapy.analysis import PageAnalysis
+
+__all__ = [
+    "REPORT_KIND",
+    "SiteReportData",
+    "WisdomReportExtension",
+    "load_report_data",
+    "render_report",
+    "report_path",
+    "write_report",
+]
+
+logger = logging.getLogger(__name__)
+
+#: ``kind`` of the store records holding each site's report data.
+REPORT_KIND = "report"
+#: Distinct redundant block paths remembered per site (later new paths are counted, not kept).
+MAX_PATHS = 5000
+_SAMPLE_CHARS = 160
+_TOP_REDUNDANT = 15
+#: Stats shown as the crawl's figures, in this order, with their labels.
+CRAWL_FIGURES = (
+    ("wisdom/pages_fed", "pages fed (new or changed)"),
+    ("wisdom/pages_unchanged", "pages unchanged (already in the store)"),
+    ("wisdom/items/article", "article items"),
+    ("wisdom/items/toc", "TOC items"),
+    ("wisdom/items/other", "other pages"),
+    ("wisdom/items/site_structure", "site structure items"),
+    ("wisdom/focus/kept", "links kept by focusing"),
+    ("wisdom/focus/dropped", "links dropped by focusing"),
+    ("wisdom/focus/deprioritized", "links deprioritised by focusing"),
+    ("wisdom/bytes/fed", "bytes of HTML fed"),
+    ("wisdom/bytes/kept", "bytes kept in items"),
+    ("wisdom/bytes/saved", "bytes saved (fed − kept)"),
+)
+
+
+@dataclass
+class SiteReportData:
+    """What the report shows of one site beyond the store's own figures (JSON round trip)."""
+
+    site: str
+    pages_analysed: int = 0
+    redundant: dict[str, list[Any]] = field(default_factory=dict)  # path -> [pages, chars, sample]
+    paths_dropped: int = 0
+    page_entropy: list[float] = field(default_factory=list)
+    article_entropy: list[float] = field(default_factory=list)
+    structure: dict[str, Any] | None = None
+    sitemap: dict[str, Any] | None = None
+    crawl: dict[str, float] = field(default_factory=dict)
+    finished: str = ""
+
+    def observe(self, analysis: PageAnalysis) -> None:
+        """Count one analysed page's redundant blocks (once per path and page)."""
+        model = analysis.model
+        if model is None:
+            return
+        self.pages_analysed += 1
+        seen: dict[str, list[int]] = {}  # path -> [chars, first root]
+        for root in redundant_roots(analysis):
+            path = model.path(root)
+            entry_seen = seen.setdefault(path, [0, root])
+            entry_seen[0] += int(model.tlen[root])
+        for path, (chars, root) in seen.items():
+            entry = self.redundant.get(path)
+            if entry is None:
+                if len(self.redundant) >= MAX_PATHS:
+                    self.paths_dropped += 1
+                    continue
+                sample = " ".join(model.text_of(root).split())[:_SAMPLE_CHARS]
+                entry = self.redundant[path] = [0, 0, sample]
+            entry[0] += 1
+            entry[1] += chars
+
+    def observe_item(self, item: Any) -> None:
+        if isinstance(item, (ArticleItem, TocItem)):
+            figures = item.entropy or {}
+            self.page_entropy.append(float(figures.get("page_entropy", float("nan"))))
+            if isinstance(item, ArticleItem):
+                self.article_entropy.append(float(figures.get("article_entropy", float("nan"))))
+        elif isinstance(item, SiteStructureItem):
+            self.structure = ItemAdapter(item).asdict()
+        elif isinstance(item, SitemapItem):
+            self.sitemap = ItemAdapter(item).asdict()
+
+    def top_redundant(self, n: int = _TOP_REDUNDANT) -> list[tuple[str, int, int, str]]:
+        """(path, pages, chars removed, sample) of the blocks on most pages, then most text."""
+        rows = [(p, int(v[0]), int(v[1]), str(v[2])) for p, v in self.redundant.items()]
+        rows.sort(key=lambda r: (-r[1], -r[2], r[0]))
+        return rows[:n]
+
+    def to_bytes(self) -> bytes:
+        data = asdict(self)
+        # keep the stored record bounded: the most frequent paths only
+        data["redundant"] = {p: [n, c, s] for p, n, c, s in self.top_redundant(200)}
+        return zlib.compress(json.dumps(data, allow_nan=True).encode(), 6)
+
+    @classmethod
+    def from_bytes(cls, blob: bytes) -> SiteReportData:
+        data = json.loads(zlib.decompress(blob))
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+def load_report_data(store: TermStore, site: str) -> SiteReportData:
+    """The site's stored report data (empty data when the site was never reported on)."""
+    blob = store.records(site, REPORT_KIND).get("latest")
+    if not blob:
+        return SiteReportData(site)
+    try:
+        return SiteReportData.from_bytes(blob)
+    except (ValueError, TypeError, zlib.error) as exc:
+        logger.warning("wisdom_scrapy: report data of %s unreadable (%s); ignored", site, exc)
+        return SiteReportData(site)
+
+
+# --------------------------------------------------------------------------------------------
+# rendering
+# --------------------------------------------------------------------------------------------
+
+_CSS = """
+body{font:14px/1.45 sans-serif;margin:0;color:#111;background:#fafafa}
+header{background:#263238;color:#fff;padding:12px 20px}
+main{padding:8px 20px 40px;max-width:1100px}
+section.site{background:#fff;border:1px solid #ddd;padding:8px 16px;margin:16px 0}
+table{border-collapse:collapse;margin:6px 0}
+td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.sample{color:#666;max-width:520px}
+.tree ul{margin:2px 0 2px 18px;padding:0}
+.muted{color:#777}
+a{color:#0645ad}
+"""
+
+
+def _link(url: str, text: str | None = None) -> str:
+    """An anchor for http(s) URLs, plain escaped text for anything else."""
+    label = escape(text if text else unquote(url))
+    scheme = urlsplit(url).scheme.lower() if url else ""
+    if scheme in ("http", "https"):
+        return f'<a href="{escape(url, quote=True)}">{label}</a>'
+    return label
+
+
+def _number(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,.3f}"
+
+
+def _crawl_table(crawl: Mapping[str, float]) -> str:
+    rows = [
+        f'<tr><td>{escape(label)}</td><td class="n">{_number(crawl[key])}</td></tr>'
+        for key, label in CRAWL_FIGURES
+        if key in crawl
+    ]
+    if not rows:
+        return '<p class="muted">No crawl figures recorded.</p>'
+    return f'<table class="crawl">{"".join(rows)}</table>'
+
+
+def _tree_html(entries: Iterable[Mapping[str, Any]]) -> str:
+    """Nested lists of a sitemap tree, built with an explicit stack (no recursion)."""
+    out: list[str] = ["<ul>"]
+    stack: list[Any] = [iter(entries)]
+    while stack:
+        entry = next(stack[-1], None)
+        if entry is None:
+            stack.pop()
+            out.append("</ul>" + ("</li>" if stack else ""))
+            continue
+        title = str(entry.get("title") or entry.get("url") or "")
+        out.append(f"<li>{_link(str(entry.get('url', '')), title)}")
+        children = entry.get("children") or []
+        if children:
+            out.append("<ul>")
+            stack.append(iter(children))
+        else:
+            out.append("</li>")
+    return "".join(out)
+
+
+def _structure_html(site: str, structure: Mapping[str, Any] | None) -> str:
+    if not structure:
+        return '<p class="muted">No informative structure recorded for this site.</p>'
+    tocs = list(structure.get("tocs") or [])
+    roles = structure.get("roles") or {}
+    head = (
+        f"<p>{int(structure.get('pages', 0))} pages, {int(structure.get('links', 0))} "
+        f"informative links; roles: "
+        + ", ".join(f"{escape(str(k))} {int(v)}" for k, v in roles.items())
+        + f"; {escape(str(structure.get('method', '')))}, "
+        f"{int(structure.get('iterations', 0))} iterations"
+        + ("" if structure.get("converged", True) else " (not converged)")
+        + "</p>"
+    )
+    if not tocs:
+        return head + '<p class="muted">No TOC pages found.</p>'
+    rows = "".join(
+        f'<tr><td>{_link(str(t.get("url", "")))}</td><td class="n">{float(t.get("hub", 0)):.2f}'
+        f'</td><td class="n">{len(t.get("articles") or [])}</td></tr>'
+        for t in tocs[:30]
+    )
+    more = f'<p class="muted">… and {len(tocs) - 30} more TOC pages.</p>' if len(tocs) > 30 else ""
+    return (
+        head
+        + f'<div class="graph">{structure_svg(tocs, site=site)}</div>'
+        + f'<table class="tocs"><tr><th>TOC page</th><th>hub</th><th>articles</th></tr>{rows}'
+        + f"</table>{more}"
+    )
+
+
+def _redundant_html(data: SiteReportData) -> str:
+    top = data.top_redundant()
+    if not top:
+        return '<p class="muted">No redundant blocks recorded for this site.</p>'
+    n = max(data.pages_analysed, 1)
+    chart = bars_svg(
+        [p for p, *_ in top],
+        [round(100.0 * pages / n, 1) for _, pages, _, _ in top],
+        title=f"Share of the {data.pages_analysed} analysed pages with the block",
+        colour=ROLE_COLOURS["redundant"],
+        unit=" %",
+    )
+    rows = "".join(
+        f'<tr><td><code>{escape(path)}</code></td><td class="n">{pages}</td>'
+        f'<td class="n">{chars:,}</td><td class="sample">{escape(sample)}</td></tr>'
+        for path, pages, chars, sample in top
+    )
+    return (
+        chart
+        + '<table class="redundant"><tr><th>block (tag path)</th><th>pages</th>'
+        + f"<th>characters removed</th><th>text (sample)</th></tr>{rows}</table>"
+    )
+
+
+def _site_html(store: TermStore | None, data: SiteReportData) -> str:
+    site = data.site
+    facts = []
+    term_entropy: list[float] = []
+    if store is not None:
+        snapshot = store.snapshot(site)
+        term_entropy = list(snapshot.values.values())
+        n_links = sum(len(v) for v in store.links(site).values())
+        facts = [
+            f"{snapshot.n_pages:,} pages in the store",
+            f"{len(term_entropy):,} distinct terms",
+            f"{n_links:,} links in the link graph",
+        ]
+    facts.append(f"{data.pages_analysed:,} pages analysed by the last crawl")
+    sitemap = data.sitemap
+    if sitemap and sitemap.get("tree"):
+        sitemap_html = (
+            f"<p>Home: {_link(str(sitemap.get('url', '')), str(sitemap.get('title') or ''))}; "
+            f"entries per level: {escape(str(sitemap.get('entries', [])))}</p>"
+            f'<div class="tree">{_tree_html(sitemap["tree"])}</div>'
+        )
+    else:
+        sitemap_html = '<p class="muted">No sitemap was produced for this site.</p>'
+    histograms = histogram_svg(
+        {"terms of the site": term_entropy},
+        title="Term entropy EN(t) over the site's pages",
+        xlabel="entropy (0: specific to one page, 1: spread evenly over all pages)",
+    ) + histogram_svg(
+        {"whole page": data.page_entropy, "article text": data.article_entropy},
+        title="Mean term entropy per analysed page",
+        xlabel="mean entropy of the page's terms",
+    )
+    return (
+        f'<section class="site" id="site-{escape(site)}"><h2>{escape(site)}</h2>'
+        f"<p>{' · '.join(escape(f) for f in facts)}</p>"
+        f'<h3>Informative structure</h3><div class="structure">'
+        f"{_structure_html(site, data.structure)}</div>"
+        f'<h3>Sitemap</h3><div class="sitemap">{sitemap_html}</div>'
+        f'<h3>Most redundant blocks</h3><div class="redundant-blocks">{_redundant_html(data)}</div>'
+        f'<h3>Entropy</h3><div class="histograms">{histograms}</div>'
+        f'<h3>Crawl figures</h3><div class="crawl-figures">{_crawl_table(data.crawl)}</div>'
+        "</section>"
+    )
+
+
+def render_report(
+    sites: Iterable[SiteReportData],
+    store: TermStore | None = None,
+    *,
+    title: str = "wisdom_scrapy site report",
+) -> str:
+    """The report as a complete, self-contained HTML document (module docstring)."""
+    sites = list(sites)
+    store_name = escape(redact_uri(store.uri)) if store is not None else "(none)"
+    toc = "".join(
+        f'<li><a href="#site-{escape(d.site)}">{escape(d.site)}</a></li>' for d in sites
+    )
+    body = "".join(_site_html(store, d) for d in sites) or "<p>No site in the store.</p>"
+    return (
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "style-src 'unsafe-inline'\">"
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>"
+        f"<header><h1>{escape(title)}</h1>store {store_name} · generated "
+        f"{escape(time.strftime('%Y-%m-%d %H:%M:%S %Z'))}</header>"
+        f"<main><ul class=\"sites\">{toc}</ul>{body}</main></body></html>\n"
+    )
+
+
+def report_path(uri: str) -> Path:
+    """The file a ``WISDOM_REPORT_URI`` (a path or a ``file://`` URI) names."""
+    if uri.startswith("file://"):
+        return Path(unquote(urlsplit(uri).path))
+    return Path(uri)
+
+
+def write_report(uri: str, html: str) -> Path:
+    """Write the report where ``uri`` says (folders created); returns the path."""
+    path = report_path(uri)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(html, encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# the extension
+# --------------------------------------------------------------------------------------------
+
+
+class WisdomReportExtension:
+    """Collects each site's report data during the crawl; at close, stores it and writes the
+    report to ``WISDOM_REPORT_URI`` when set (module docstring). Also counts
+    ``wisdom/bytes/kept`` (bytes of the cleaned items) and ``wisdom/bytes/saved``."""
+
+    def __init__(self, crawler: Crawler, runtime: WisdomRuntime) -> None:
+        self.crawler = crawler
+        self.runtime = runtime
+        self.uri = runtime.settings.report_uri
+        self.sites: dict[str, SiteReportData] = {}
+        runtime.extractor.observers.append(self.on_analysis)
+        crawler.signals.connect(self.on_item, signal=signals.item_scraped)
+        crawler.signals.connect(self.on_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> WisdomReportExtension:
+        return cls(crawler, WisdomRuntime.of(crawler))
+
+    def data(self, site: str) -> SiteReportData:
+        found = self.sites.get(site)
+        if found is None:
+            found = self.sites[site] = SiteReportData(site)
+        return found
+
+    def on_analysis(self, site: str, analysis: PageAnalysis) -> None:
+        try:
+            self.data(site).observe(analysis)
+        except Exception:  # the report must never cost the crawl a page
+            self.runtime.failed("report", analysis.url)
+
+    def on_item(self, item: Any) -> None:
+        site_key = getattr(item, "site", None) or getattr(item, "url", None)
+        if not isinstance(site_key, str):
+            return
+        site = site_key if isinstance(item, (SiteStructureItem, SitemapItem)) else (
+            self.runtime.site_of(site_key)
+        )
+        self.data(site).observe_item(item)
+        self.runtime.inc("wisdom/bytes/kept", _kept_bytes(item))
+
+    def on_closed(self, reason: str) -> None:
+        stats = self.runtime.stats
+        if stats is None:
+            return
+        fed = int(stats.get_value("wisdom/bytes/fed", 0))
+        kept = int(stats.get_value("wisdom/bytes/kept", 0))
+        stats.set_value("wisdom/bytes/saved", max(fed - kept, 0))
+        crawl = {key: float(stats.get_value(key)) for key, _ in CRAWL_FIGURES
+                 if stats.get_value(key) is not None}  # fmt: skip
+        finished = time.strftime("%Y-%m-%d %H:%M:%S")
+        for data in self.sites.values():
+            data.crawl, data.finished = crawl, finished
+            try:
+                self.runtime.store.put_records(data.site, REPORT_KIND, {"latest": data.to_bytes()})
+            except StoreError as exc:
+                self.runtime.inc("wisdom/store_errors")
+                logger.warning("wisdom_scrapy: report data of %s not stored: %s", data.site, exc)
+        if self.uri:
+            html = render_report(self.sites.values(), self.runtime.store)
+            path = write_report(self.uri, html)
+            logger.info("wisdom_scrapy: site report written to %s", path)
+
+
+def _kept_bytes(item: Any) -> int:
+    if isinstance(item, ArticleItem):
+        return len(item.html.encode()) + sum(len(m.encode()) for m in item.metadata)
+    if isinstance(item, TocItem):
+        return sum(len(str(lk.get("url", ""))) + len(str(lk.get("text", "")).encode())
+                   for lk in item.links)  # fmt: skip
+    return 0
+
