@@ -414,14 +414,22 @@ class WisdomReportExtension:
         )
         self.data(site).observe_item(item)
         self.runtime.inc("wisdom/bytes/kept", _kept_bytes(item))
+        self._bytes_saved()
+
+    def _bytes_saved(self) -> None:
+        """``wisdom/bytes/saved`` = fed − kept, kept current with every item (so it is right
+        for whoever reads the stats at close, before or after this extension's close)."""
+        stats = self.runtime.stats
+        if stats is not None:
+            fed = int(stats.get_value("wisdom/bytes/fed", 0))
+            kept = int(stats.get_value("wisdom/bytes/kept", 0))
+            stats.set_value("wisdom/bytes/saved", max(fed - kept, 0))
 
     def on_closed(self, reason: str) -> None:
         stats = self.runtime.stats
         if stats is None:
             return
-        fed = int(stats.get_value("wisdom/bytes/fed", 0))
-        kept = int(stats.get_value("wisdom/bytes/kept", 0))
-        stats.set_value("wisdom/bytes/saved", max(fed - kept, 0))
+        self._bytes_saved()
         crawl = {key: float(stats.get_value(key)) for key, _ in CRAWL_FIGURES
                  if stats.get_value(key) is not None}  # fmt: skip
         finished = time.strftime("%Y-%m-%d %H:%M:%S")

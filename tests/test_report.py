@@ -1,0 +1,337 @@
+"""What users see, end to end: a real ``scrapy crawl demo`` into a real SQLite store writes the
+site report; the annotated view and the report are rendered by headless Chromium (Debian
+``chromium``, installed by ./scripts/test) and checked as pictures and as DOM; the three Scrapy
+commands run as ``python -m scrapy wisdom-*`` against the crawl's store."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+import lxml.html
+import numpy as np
+import pytest
+from PIL import Image
+
+from sample_project.demo_site import GROUND_TRUTH_FILE, build_demo_site
+from tests.conftest import free_port
+from tests.crawling import REPO, CrawlResult, run_crawl
+from wisdom_scrapy.report import CRAWL_FIGURES, SiteReportData, render_report
+from wisdom_scrapy.settings import SettingsError, WisdomSettings
+from wisdom_scrapy.store import open_store
+from wisdom_scrapy.view import ROLE_COLOURS, page_view
+
+
+class Demo:
+    def __init__(self, root: Path, store_uri: str, report: Path, crawl: CrawlResult) -> None:
+        self.root, self.store_uri, self.report, self.crawl = root, store_uri, report, crawl
+        self.site_dir = root / "demo" / "site"
+        (item,) = [i for i in crawl.items if "tocs" in i]
+        self.structure: dict[str, Any] = item
+        self.site: str = item["site"]
+
+    def local_file(self, url: str) -> Path:
+        return self.site_dir / url.split(self.site, 1)[1].lstrip("/")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
+    root = tmp_path_factory.mktemp("report")
+    build_demo_site(root / "demo")
+    store_uri = f"sqlite:///{root / 'wisdom.db'}"
+    report = root / "out" / "report.html"
+    crawl = run_crawl(
+        "demo",
+        root,
+        args={"site_dir": str(root / "demo"), "port": str(free_port())},
+        settings={
+            "WISDOM_STORE_URI": store_uri,
+            "WISDOM_REPORT_URI": str(report),
+            "LOGSTATS_INTERVAL": 1,
+        },
+    )
+    assert crawl.returncode == 0, crawl.log[-3000:]
+    return Demo(root, store_uri, report, crawl)
+
+
+def scrapy(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def screenshot(page: Path, tmp_path: Path, *, width: int = 1280, height: int = 2400) -> np.ndarray:
+    """Headless Chromium's picture of a local HTML file, as an RGB array."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert exe, "chromium is missing: ./scripts/test installs the Debian package"
+    png = tmp_path / (page.stem + ".png")
+    subprocess.run(
+        [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         f"--user-data-dir={tmp_path / 'chromium-profile'}", f"--window-size={width},{height}",
+         f"--screenshot={png}", page.resolve().as_uri()],
+        capture_output=True, timeout=120, check=True,
+    )  # fmt: skip
+    image = np.asarray(Image.open(png).convert("RGB"))
+    assert image.shape == (height, width, 3)
+    return image
+
+
+def pixels(image: np.ndarray, colour: str) -> int:
+    rgb = [int(colour[k : k + 2], 16) for k in (1, 3, 5)]
+    return int((image == rgb).all(axis=-1).sum())
+
+
+def assert_real_picture(image: np.ndarray) -> None:
+    """Not blank: a good share of non-white pixels and many distinct colours (text, boxes)."""
+    non_white = (image < 245).any(axis=-1).mean()
+    colours = len(np.unique(image.reshape(-1, 3)[::7], axis=0))
+    assert non_white > 0.03, non_white
+    assert colours > 40, colours
+
+
+# -- the annotated view ---------------------------------------------------------------------
+
+
+def test_annotated_view_of_article_and_toc_pages_in_chromium(demo: Demo, tmp_path: Path) -> None:
+    """An article page and a TOC page of the demo's ground truth, as the crawl's store sees
+    them: the view's role is the ground truth's, and every role's outline is on screen."""
+    truth = json.loads((demo.root / "demo" / GROUND_TRUTH_FILE).read_text())["pages"]
+    items = {i["url"]: i for i in demo.crawl.items if "url" in i}
+    base = f"http://{demo.site}"
+    article = next(
+        items[base + path] for path, page in sorted(truth.items())
+        if page["role"] == "article" and items.get(base + path, {}).get("metadata")
+    )  # fmt: skip
+    toc = base + next(p for p, page in sorted(truth.items()) if page["role"] == "toc")
+    shots = {}
+    for name, url in (("article", article["url"]), ("toc", toc)):
+        out = tmp_path / f"view-{name}.html"
+        done = scrapy("wisdom-show", str(demo.local_file(url)), "--url", url,
+                      "--store", demo.store_uri, "-o", str(out))  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == str(out.resolve())
+        shots[name] = screenshot(out, tmp_path)
+        assert_real_picture(shots[name])
+        doc = lxml.html.parse(str(out)).getroot()
+        assert doc.xpath("//script") == []
+        # the view says what the crawl decided for this page
+        head = doc.xpath("//div[@class='wv-head']")[0].text_content()
+        assert f"role {name}" in " ".join(head.split())
+    # outlines of every role are on screen: article, metadata and redundant blocks on the
+    # article page, TOC blocks on the TOC page (a 3-pixel outline of a block ≥ 1000 pixels)
+    for role in ("article", "metadata", "redundant"):
+        assert pixels(shots["article"], ROLE_COLOURS[role]) > 1000, role
+    assert pixels(shots["toc"], ROLE_COLOURS["toc"]) > 1000
+    # what the view shows as kept is the article item's text
+    view = lxml.html.parse(str(tmp_path / "view-article.html")).getroot()
+    (block,) = [b for b in view.xpath("//*[contains(@class, 'wb-article')]")][:1]
+    body = " ".join(article["text"].split())
+    first_para = block.xpath(".//p")[0].text_content()
+    assert " ".join(first_para.split())[:60] in body
+
+
+def test_view_of_hostile_page_is_inert() -> None:
+    page = b"""<html><head><title>T</title><script>alert(1)</script></head><body>
+    <div onclick="alert(2)" style="background:url(http://evil/x)"><p>Text <b>kept</b>
+    <a href="javascript:alert(3)">click</a> <a href="http://ok/">ok</a></p>
+    <img src="http://evil/i.png" onerror="alert(4)" alt="a picture">
+    <iframe src="http://evil/"></iframe><object data="x.swf"></object>
+    <p>&lt;script&gt;alert(5)&lt;/script&gt; "quoted" &amp; more</p></div></body></html>"""
+    html = page_view(page, "http://example.test/p.html")
+    doc = lxml.html.fromstring(html)
+    assert doc.xpath("//script | //iframe | //object | //img | //embed") == []
+    for el in doc.iter():
+        for name, value in el.attrib.items():
+            assert not name.lower().startswith("on"), (el.tag, name)
+            assert name in ("class", "style", "title", "colspan", "rowspan", "charset", "content",
+                            "http-equiv"), name  # fmt: skip
+            assert "javascript:" not in value or name == "title"
+            assert "evil" not in value or name == "title"
+    text = doc.text_content()
+    assert "<script>alert(5)</script>" in text  # shown as text, escaped in the source
+    assert "[image: a picture]" in text
+
+
+# -- the site report -------------------------------------------------------------------------
+
+
+def test_report_written_at_close_with_the_crawls_content(demo: Demo) -> None:
+    assert demo.report.is_file()
+    doc = lxml.html.parse(str(demo.report)).getroot()
+    assert doc.xpath("//script | //*[@src] | //link") == []
+    assert doc.xpath("//meta[@http-equiv='Content-Security-Policy']")
+    (section,) = doc.xpath("//section[@class='site']")
+    assert section.xpath("h2")[0].text == demo.site
+    structure = demo.structure
+    tocs = structure["tocs"]
+    # informative structure: the SiteStructureItem's figures, graph and TOC table
+    head = " ".join(section.xpath(".//div[@class='structure']/p")[0].text_content().split())
+    assert head.startswith(f"{structure['pages']} pages, {structure['links']} informative links")
+    rows = section.xpath(".//table[@class='tocs']//tr[td]")
+    assert len(rows) == min(len(tocs), 30)
+    assert rows[0].xpath(".//a/@href") == [tocs[0]["url"]]
+    svg = section.xpath(".//div[@class='graph']/*[local-name()='svg']")[0]
+    shown_tocs = min(len(tocs), 12)
+    linked = {a for t in tocs[:12] for a in t["articles"]}
+    circles = svg.xpath(".//*[local-name()='circle']")
+    assert len(circles) == shown_tocs + min(len(linked), 40)
+    # the most redundant blocks: template parts on most pages, none of it in an article
+    data_rows = section.xpath(".//table[@class='redundant']//tr[td]")
+    assert len(data_rows) >= 5
+    analysed = sum(1 for i in demo.crawl.items if i.get("role") in ("article", "toc", "other"))
+    top_pages = int(data_rows[0].xpath("td")[1].text.replace(",", ""))
+    assert top_pages > analysed / 2
+    article_text = " ".join(" ".join(i["text"].split()) for i in demo.crawl.items if "text" in i)
+    top_sample = " ".join(data_rows[0].xpath("td")[3].text_content().split())
+    assert len(top_sample) > 20 and top_sample[:40] not in article_text
+    # entropy histograms: the term histogram counts the store's vocabulary
+    with open_store(demo.store_uri) as store:
+        vocabulary = len(store.snapshot(demo.site).values)
+    histograms = section.xpath(".//div[@class='histograms']/*[local-name()='svg']")
+    assert len(histograms) == 2
+    assert f"(n={vocabulary}," in histograms[0].xpath("string(.)")
+    # the crawl's figures are the crawl's stats
+    stats = demo.crawl.stats
+    figures = {
+        " ".join(tr.xpath("td")[0].text.split()): int(tr.xpath("td")[1].text.replace(",", ""))
+        for tr in section.xpath(".//table[@class='crawl']//tr")
+    }
+    labels = dict(CRAWL_FIGURES)
+    for key in ("wisdom/pages_fed", "wisdom/focus/dropped", "wisdom/items/article",
+                "wisdom/bytes/fed", "wisdom/bytes/saved"):  # fmt: skip
+        assert figures[labels[key]] == stats[key], key
+    assert stats["wisdom/bytes/saved"] == stats["wisdom/bytes/fed"] - stats["wisdom/bytes/kept"]
+    assert 0 < stats["wisdom/bytes/kept"] < stats["wisdom/bytes/fed"]
+
+
+def test_report_in_chromium(demo: Demo, tmp_path: Path) -> None:
+    image = screenshot(demo.report, tmp_path, height=3000)
+    assert_real_picture(image)
+    assert pixels(image, "#2962ff") > 300  # TOC nodes of the structure graph
+    assert pixels(image, ROLE_COLOURS["article"]) > 300  # article nodes
+    assert pixels(image, ROLE_COLOURS["redundant"]) > 1000  # redundant-block bars
+
+
+def test_report_escapes_page_text_and_draws_a_sitemap() -> None:
+    evil = '<script>alert(1)</script>'
+    data = SiteReportData(
+        site='x"><script>alert(0)</script>',
+        pages_analysed=2,
+        redundant={"html/body/div": [2, 40, evil]},
+        structure={"pages": 2, "links": 1, "roles": {"toc": 1}, "tocs": [
+            {"url": "javascript:alert(2)", "hub": 1.0, "articles": ["http://a.test/" + evil]}]},
+        sitemap={"url": "http://a.test/", "title": evil, "tree": [
+            {"title": evil, "url": "javascript:alert(3)", "children": [
+                {"title": "child", "url": "http://a.test/c", "children": []}]},
+            {"title": "second", "url": "http://a.test/s", "children": []}]},
+    )  # fmt: skip
+    html = render_report([data])
+    doc = lxml.html.fromstring(html)
+    assert doc.xpath("//script") == []
+    assert all(h.startswith("http") or h.startswith("#") for h in doc.xpath("//a/@href"))
+    assert evil in doc.text_content()
+    assert len(doc.xpath("//div[@class='tree']//li")) == 3
+    assert doc.xpath("//div[@class='tree']/ul/li[1]/ul/li")[0].text_content() == "child"
+
+
+# -- progress, settings, commands ---------------------------------------------------------------
+
+
+def test_progress_lines_and_stats(demo: Demo) -> None:
+    lines = [ln for ln in demo.crawl.log.splitlines() if "wisdom_scrapy: fed " in ln]
+    assert len(lines) >= 2  # at least one tick (1 s) and the final line
+    assert "(final)" in lines[-1]
+    stats = demo.crawl.stats
+    fed = stats["wisdom/pages_fed"] + stats.get("wisdom/pages_unchanged", 0)
+    assert f"fed {fed} pages" in lines[-1]
+    assert f"links dropped {stats['wisdom/focus/dropped']}" in lines[-1]
+    with open_store(demo.store_uri) as store:
+        pages = store.page_count(demo.site)
+    assert f"store 1 site(s) {pages} pages" in lines[-1]
+    # the test's stats dump runs at spider_closed, maybe before the final line: a late tick's
+    assert 0 < stats["wisdom/store/pages"] <= pages
+    assert "wisdom/warmup/sites" in stats
+    # the first tick came before the store knew the warm-up size: it says so
+    assert "warming up" in lines[0]
+
+
+def test_report_uri_setting_is_validated() -> None:
+    from scrapy.settings import Settings
+
+    assert WisdomSettings.from_settings(Settings()).report_uri == ""
+    ok = Settings({"WISDOM_REPORT_URI": "file:///tmp/r.html"})
+    assert WisdomSettings.from_settings(ok).report_uri == "file:///tmp/r.html"
+    with pytest.raises(SettingsError, match="WISDOM_REPORT_URI"):
+        WisdomSettings.from_settings(Settings({"WISDOM_REPORT_URI": "s3://bucket/r.html"}))
+
+
+def test_commands_are_registered_entry_points() -> None:
+    found = {e.name: e.value for e in entry_points(group="scrapy.commands")}
+    assert found["wisdom-show"] == "wisdom_scrapy.commands:ShowCommand"
+    assert found["wisdom-report"] == "wisdom_scrapy.commands:ReportCommand"
+    assert found["wisdom-stats"] == "wisdom_scrapy.commands:StatsCommand"
+
+
+def test_commands_outside_a_project_with_help(tmp_path: Path) -> None:
+    listing = scrapy(cwd=tmp_path).stdout
+    for name in ("wisdom-show", "wisdom-report", "wisdom-stats"):
+        assert name in listing
+    show_help = scrapy("wisdom-show", "--help", cwd=tmp_path).stdout
+    for option in ("--store", "--url", "--site", "--output", "--encoding"):
+        assert option in show_help
+    assert "--store" in scrapy("wisdom-report", "--help", cwd=tmp_path).stdout
+    assert "--json" in scrapy("wisdom-stats", "--help", cwd=tmp_path).stdout
+
+
+def test_stats_and_report_commands_on_the_crawled_store(demo: Demo, tmp_path: Path) -> None:
+    done = scrapy("wisdom-stats", "--store", demo.store_uri, "--json")
+    assert done.returncode == 0, done.stderr
+    (row,) = [json.loads(line) for line in done.stdout.splitlines()]
+    with open_store(demo.store_uri) as store:
+        snapshot = store.snapshot(demo.site)
+        links = sum(len(v) for v in store.links(demo.site).values())
+    assert row["site"] == demo.site
+    assert row["pages"] == snapshot.n_pages == demo.crawl.stats["wisdom/pages_fed"]
+    assert row["vocabulary"] == len(snapshot.values)
+    assert row["links"] == links
+    assert row["report"] is True
+    table = scrapy("wisdom-stats", "--store", demo.store_uri).stdout
+    assert demo.site in table and str(row["vocabulary"]) in table
+
+    out = tmp_path / "again" / "report.html"
+    done = scrapy("wisdom-report", "--store", demo.store_uri, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(out.resolve())
+    rebuilt = lxml.html.parse(str(out)).getroot()
+    original = lxml.html.parse(str(demo.report)).getroot()
+    for part in ("structure", "redundant-blocks", "crawl-figures"):
+        xpath = f"//div[@class='{part}']"
+        assert rebuilt.xpath(xpath)[0].text_content() == original.xpath(xpath)[0].text_content()
+
+    bad = scrapy("wisdom-report", "--store", demo.store_uri, "--site", "nowhere:1")
+    assert bad.returncode != 0 and "nowhere:1" in bad.stderr
+
+
+def test_show_command_fetches_a_url(demo: Demo, tmp_path: Path) -> None:
+    from wisdom_scrapy.testing import StaticServer
+
+    with StaticServer(demo.site_dir, port=int(demo.site.rsplit(":", 1)[1])) as server:
+        url = server.url + "index.html"
+        out = tmp_path / "index-view.html"
+        done = scrapy("wisdom-show", url, "--store", demo.store_uri, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    doc = lxml.html.parse(str(out)).getroot()
+    head = " ".join(doc.xpath("//div[@class='wv-head']")[0].text_content().split())
+    assert f"site entropies from {demo.crawl.stats['wisdom/pages_fed']} pages" in head
+    assert doc.xpath("//*[contains(@class, 'wb-toc')]")
+    with open_store(demo.store_uri) as store:  # shown, not learned from
+        assert store.page_count(demo.site) == demo.crawl.stats["wisdom/pages_fed"]
+    failed = scrapy("wisdom-show", "http://127.0.0.1:1/x.html", "--store", demo.store_uri,
+                    "-o", str(tmp_path / "none.html"))  # fmt: skip
+    assert failed.returncode == 1 and not (tmp_path / "none.html").exists()
