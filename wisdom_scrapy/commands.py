@@ -181,15 +181,42 @@ class ShowCommand(fetch.Command):
         print(self.shown)
 
 
-class ReportCommand(ScrapyCommand):
-    """``scrapy wisdom-report``: the site report rebuilt from a store (see
-    :mod:`wisdom_scrapy.report`)."""
+class _StoreCommand(ScrapyCommand):
+    """A command over the sites of a store: ``--store`` and ``--site``, no positional argument,
+    no crawl (so it runs in any folder, in a project or not)."""
 
     requires_project = False
     requires_crawler_process = False
 
     def syntax(self) -> str:
         return "[options]"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        _add_store_option(parser)
+        parser.add_argument(
+            "--site",
+            action="append",
+            metavar="KEY",
+            help="only this site of the store (repeat for several); default: every site",
+        )
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if args:
+            raise UsageError(f"unexpected arguments: {' '.join(args)}")
+        store = _open(self, opts)
+        try:
+            self.run_on(store, _sites(store, opts.site), opts)
+        finally:
+            store.close()
+
+    def run_on(self, store: TermStore, sites: list[str], opts: argparse.Namespace) -> None:
+        raise NotImplementedError
+
+
+class ReportCommand(_StoreCommand):
+    """``scrapy wisdom-report``: the site report rebuilt from a store (see
+    :mod:`wisdom_scrapy.report`)."""
 
     def short_desc(self) -> str:
         return "Rebuild the site report (self-contained HTML) from a store"
@@ -206,13 +233,6 @@ class ReportCommand(ScrapyCommand):
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
-        _add_store_option(parser)
-        parser.add_argument(
-            "--site",
-            action="append",
-            metavar="KEY",
-            help="report on this site only (repeat for several); default: every site",
-        )
         parser.add_argument(
             "-o",
             "--output",
@@ -221,27 +241,14 @@ class ReportCommand(ScrapyCommand):
             "wisdom-report.html in the current folder",
         )
 
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
-        if args:
-            raise UsageError(f"unexpected arguments: {' '.join(args)}")
+    def run_on(self, store: TermStore, sites: list[str], opts: argparse.Namespace) -> None:
         uri = opts.output or _wisdom_settings(self).report_uri or "wisdom-report.html"
-        store = _open(self, opts)
-        try:
-            data = [load_report_data(store, site) for site in _sites(store, opts.site)]
-            html = render_report(data, store)
-        finally:
-            store.close()
+        html = render_report([load_report_data(store, site) for site in sites], store)
         print(write_report(uri, html).resolve())
 
 
-class StatsCommand(ScrapyCommand):
+class StatsCommand(_StoreCommand):
     """``scrapy wisdom-stats``: what a store holds, per site."""
-
-    requires_project = False
-    requires_crawler_process = False
-
-    def syntax(self) -> str:
-        return "[options]"
 
     def short_desc(self) -> str:
         return "List the store's sites with their pages, vocabulary and links"
@@ -255,27 +262,14 @@ class StatsCommand(ScrapyCommand):
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
-        _add_store_option(parser)
-        parser.add_argument(
-            "--site",
-            action="append",
-            metavar="KEY",
-            help="only this site (repeat for several); default: every site",
-        )
         parser.add_argument(
             "--json",
             action="store_true",
             help="print one JSON object per site instead of a table",
         )
 
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
-        if args:
-            raise UsageError(f"unexpected arguments: {' '.join(args)}")
-        store = _open(self, opts)
-        try:
-            rows = [site_stats(store, site) for site in _sites(store, opts.site)]
-        finally:
-            store.close()
+    def run_on(self, store: TermStore, sites: list[str], opts: argparse.Namespace) -> None:
+        rows = [site_stats(store, site) for site in sites]
         if opts.json:
             for row in rows:
                 print(json.dumps(row))
