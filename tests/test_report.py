@@ -34,6 +34,8 @@ class Demo:
         (item,) = [i for i in crawl.items if "tocs" in i]
         self.structure: dict[str, Any] = item
         self.site: str = item["site"]
+        (sitemap,) = [i for i in crawl.items if "tree" in i]
+        self.sitemap: dict[str, Any] = sitemap
 
     def local_file(self, url: str) -> Path:
         return self.site_dir / url.split(self.site, 1)[1].lstrip("/")
@@ -53,6 +55,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
             "WISDOM_STORE_URI": store_uri,
             "WISDOM_REPORT_URI": str(report),
             "LOGSTATS_INTERVAL": 1,
+            "WISDOM_SITEMAP": True,
         },
     )
     assert crawl.returncode == 0, crawl.log[-3000:]
@@ -190,6 +193,17 @@ def test_report_written_at_close_with_the_crawls_content(demo: Demo) -> None:
     article_text = " ".join(" ".join(i["text"].split()) for i in demo.crawl.items if "text" in i)
     top_sample = " ".join(data_rows[0].xpath("td")[3].text_content().split())
     assert len(top_sample) > 20 and top_sample[:40] not in article_text
+    # the sitemap tree: every entry of the SitemapItem, nested as in the item
+    entries, stack = 0, [demo.sitemap["tree"]]
+    while stack:
+        level = stack.pop()
+        entries += len(level)
+        stack.extend(e["children"] for e in level if e["children"])
+    assert entries > 0
+    tree = section.xpath(".//div[@class='tree']")[0]
+    assert len(tree.xpath(".//li")) == entries
+    top = tree.xpath("./ul/li/a")
+    assert [a.text for a in top] == [e["title"] or e["url"] for e in demo.sitemap["tree"]]
     # entropy histograms: the term histogram counts the store's vocabulary
     with open_store(demo.store_uri) as store:
         vocabulary = len(store.snapshot(demo.site).values)
@@ -211,7 +225,7 @@ def test_report_written_at_close_with_the_crawls_content(demo: Demo) -> None:
 
 
 def test_report_in_chromium(demo: Demo, tmp_path: Path) -> None:
-    image = screenshot(demo.report, tmp_path, height=3000)
+    image = screenshot(demo.report, tmp_path, height=4000)
     assert_real_picture(image)
     assert pixels(image, "#2962ff") > 300  # TOC nodes of the structure graph
     assert pixels(image, ROLE_COLOURS["article"]) > 300  # article nodes
@@ -237,7 +251,7 @@ def test_report_escapes_page_text_and_draws_a_sitemap() -> None:
     assert all(h.startswith("http") or h.startswith("#") for h in doc.xpath("//a/@href"))
     assert evil in doc.text_content()
     assert len(doc.xpath("//div[@class='tree']//li")) == 3
-    assert doc.xpath("//div[@class='tree']/ul/li[1]/ul/li")[0].text_content() == "child"
+    assert doc.xpath("//div[@class='tree']/ul/li[1]//li")[0].text_content() == "child"
 
 
 # -- progress, settings, commands ---------------------------------------------------------------

@@ -219,13 +219,13 @@ def _tree_html(entries: Iterable[Mapping[str, Any]]) -> str:
         entry = next(stack[-1], None)
         if entry is None:
             stack.pop()
-            out.append("</ul>" + ("</li>" if stack else ""))
+            out.append("</ul></details></li>" if stack else "</ul>")
             continue
         title = str(entry.get("title") or entry.get("url") or "")
         out.append(f"<li>{_link(str(entry.get('url', '')), title)}")
         children = entry.get("children") or []
-        if children:
-            out.append("<ul>")
+        if children:  # folded (no script needed): the first level stays short to read
+            out.append(f"<details><summary>{len(children)} entries</summary><ul>")
             stack.append(iter(children))
         else:
             out.append("</li>")
@@ -323,10 +323,10 @@ def _site_html(store: TermStore | None, data: SiteReportData) -> str:
         f"<p>{' · '.join(escape(f) for f in facts)}</p>"
         f'<h3>Informative structure</h3><div class="structure">'
         f"{_structure_html(site, data.structure)}</div>"
-        f'<h3>Sitemap</h3><div class="sitemap">{sitemap_html}</div>'
         f'<h3>Most redundant blocks</h3><div class="redundant-blocks">{_redundant_html(data)}</div>'
         f'<h3>Entropy</h3><div class="histograms">{histograms}</div>'
         f'<h3>Crawl figures</h3><div class="crawl-figures">{_crawl_table(data.crawl)}</div>'
+        f'<h3>Sitemap</h3><div class="sitemap">{sitemap_html}</div>'
         "</section>"
     )
 
