@@ -199,6 +199,38 @@ def test_sitemap_analyzer_builds_two_levels() -> None:
     assert build_sitemap(pages, _snapshot(entropy), levels=1).entries() == [3]
 
 
+def test_nested_lists_keep_their_top_level() -> None:
+    links = [("http://s/a", "A"), ("http://s/a1", "A.1"), ("http://s/b", "B")]
+    links.append(("http://s/n", "Next"))
+    block = BlockInfo("LIATAI", 0.0, 10, 9, 1.0, links, 0, [], [1, 2, 1, 0])
+    assert block.top_links() == [links[0], links[2], links[3]]
+    assert BlockInfo("IATAI", 0.0, 10, 9, 1.0, links[:2], 0, [], []).top_links() == links[:2]
+
+
+def test_page_blocks_of_a_real_page_nest_lists() -> None:
+    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.mining.sitemap import page_blocks
+    from wisdom_scrapy.segment import SegParams
+
+    html = (
+        "<html><body><div><p>intro text here and there</p></div><div><ul>"
+        + "".join(
+            f"<li><a href='/c{i}.html'>Chapter {i}</a><ul><li><a href='/c{i}s.html'>Sec</a></li>"
+            "</ul></li>"
+            for i in range(6)
+        )
+        + "</ul></div><div><a href='http://other.org/'>elsewhere</a> and text</div></body></html>"
+    )
+    model = PageModel.from_html(html, "http://s/index.html")
+    page = page_blocks(model, SegParams(12, 1.5, 1.75), lambda u: u.startswith("http://s/"))
+    toc = next(b for b in page.blocks if b.links)
+    assert [u for u, _ in toc.top_links()] == [f"http://s/c{i}.html" for i in range(6)]
+    assert len(toc.links) == 12 and toc.acr > 0.5
+    assert sum(b.external for b in page.blocks) == 1
+    again = PageBlocks.decode(page.encode())  # figures are rounded in the record
+    assert again.blocks[1].links == toc.links and again.blocks[1].depth == toc.depth
+
+
 def test_page_blocks_round_trip() -> None:
     page = _site()["http://s/index.html"]
     assert PageBlocks.decode(page.encode()) == page
@@ -233,3 +265,47 @@ def test_demo_crawl_exports_the_sitemap(tmp_path: Path) -> None:
     assert {e["url"] for e in item["tree"]} <= set(locs)
     # the sitemap's pages are the site's own
     assert all(loc.startswith(item["url"].rsplit("/", 1)[0]) for loc in locs)
+
+
+def test_closed_before_idle_writes_through_a_feed_storage(tmp_path: Path) -> None:
+    """A spider stopped early (CLOSESPIDER_PAGECOUNT) emits no SitemapItem but still writes the
+    files, here through Scrapy's file:// feed storage; the records stay in the store."""
+    out = tmp_path / "out"
+    result = run_crawl(
+        "demo",
+        tmp_path,
+        args={"site_dir": str(tmp_path / "demo"), "port": "0"},
+        settings={
+            "WISDOM_STORE_URI": f"sqlite:///{tmp_path / 'w.db'}",
+            "WISDOM_SITEMAP_URI": (out / "map").as_uri(),
+            "CLOSESPIDER_PAGECOUNT": 30,
+        },
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    assert not [i for i in result.items if "tree" in i]
+    tree = json.loads((out / "map.json").read_text())
+    assert tree["url"].endswith("/index.html") and tree["children"]
+    assert ElementTree.parse(out / "map.xml").getroot().tag.endswith("urlset")
+    from wisdom_scrapy.sitemap import RECORD_KIND
+    from wisdom_scrapy.store import open_store
+
+    store = open_store(f"sqlite:///{tmp_path / 'w.db'}")
+    try:
+        (site,) = store.sites()
+        assert len(store.records(site, RECORD_KIND)) >= 30
+    finally:
+        store.close()
+
+
+def test_sitemap_settings_are_validated() -> None:
+    from scrapy.settings import Settings
+
+    from wisdom_scrapy.settings import SettingsError, WisdomSettings
+
+    assert not WisdomSettings.from_settings(Settings()).sitemap
+    on = WisdomSettings.from_settings(Settings({"WISDOM_SITEMAP_URI": "out/map"}))
+    assert on.sitemap and on.sitemap_uri == "out/map" and on.sitemap_levels == 2
+    with pytest.raises(SettingsError, match="WISDOM_SITEMAP_URI"):
+        WisdomSettings.from_settings(Settings({"WISDOM_SITEMAP_URI": "out/"}))
+    with pytest.raises(SettingsError, match="WISDOM_SITEMAP_LEVELS"):
+        WisdomSettings.from_settings(Settings({"WISDOM_SITEMAP_LEVELS": 0}))

@@ -4,7 +4,8 @@
 
 * partitions every fetched HTML page into blocks as it arrives (H2S + SEG + R_SEG, from the
   page model the runtime already built: the page is not parsed again) and keeps the blocks'
-  record in the store (``put_records(site, "sitemap", …)``), so a restarted crawl or another
+  record in the store (``put_records(site, "sitemap", …)``, in batches of ``FLUSH_PAGES`` and
+  before every build), so a restarted crawl or another
   process sharing the store builds the sitemap from every page any of them fetched;
 * at spider idle builds each grown site's sitemap from all its records and emits a
   :class:`~wisdom_scrapy.items.SitemapItem` through the normal item flow (the runtime's late
@@ -57,6 +58,9 @@ __all__ = ["RECORD_KIND", "WisdomSitemapMiddleware", "sitemap_json", "sitemap_xm
 logger = logging.getLogger(__name__)
 #: ``kind`` of the store records holding each page's blocks.
 RECORD_KIND = "sitemap"
+#: Page records are written to the store in batches of this many (one transaction each), and
+#: whenever the sitemap is built.
+FLUSH_PAGES = 32
 #: ``kind`` of the record naming the site's home page: the first page fetched of the site
 #: (a crawl starts there), kept from the site's first crawl on.
 HOME_KIND = "sitemap_home"
@@ -93,6 +97,7 @@ class WisdomSitemapMiddleware:
         self._backgrounds: dict[str, _Background] = {}
         self._grown: dict[str, int] = {}  # pages observed since the site's last sitemap
         self._homes: dict[str, str] = {}
+        self._pending: dict[str, dict[str, bytes]] = {}  # page records not yet written
         self.sitemaps: dict[str, Sitemap] = {}
         crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
         crawler.signals.connect(self.on_closed, signal=signals.spider_closed)
@@ -116,20 +121,17 @@ class WisdomSitemapMiddleware:
     def _observe(self, model: PageModel) -> None:
         started = time.perf_counter()
         site = self.runtime.site_of(model.url)
-        params = self._backgrounds.setdefault(site, _Background()).observe(
-            translate(model).symbols
-        )
+        seq = translate(model)
+        params = self._backgrounds.setdefault(site, _Background()).observe(seq.symbols)
 
         def same_site(url: str) -> bool:
             return self.runtime.site_of(url) == site
 
-        record = page_blocks(model, params, same_site)
-        try:
-            self.runtime.store.put_records(site, RECORD_KIND, {model.url: record.encode()})
-        except StoreError as exc:
-            self.runtime.inc("wisdom/store_errors")
-            logger.warning("wisdom_scrapy: sitemap blocks of %s not stored: %s", model.url, exc)
-            return
+        record = page_blocks(model, params, same_site, seq)
+        pending = self._pending.setdefault(site, {})
+        pending[model.url] = record.encode()
+        if len(pending) >= FLUSH_PAGES:
+            self._flush(site)
         if site not in self._homes:
             stored = self.runtime.store.records(site, HOME_KIND).get("home")
             self._homes[site] = stored.decode("utf-8") if stored else model.url
@@ -141,10 +143,26 @@ class WisdomSitemapMiddleware:
             "wisdom/sitemap/microseconds", round((time.perf_counter() - started) * 1e6)
         )
 
+    def _flush(self, site: str) -> None:
+        """Write the site's pending page records to the store in one atomic write."""
+        pending = self._pending.pop(site, {})
+        if not pending:
+            return
+        try:
+            self.runtime.store.put_records(site, RECORD_KIND, pending)
+        except StoreError as exc:
+            self.runtime.inc("wisdom/store_errors")
+            self.runtime.inc("wisdom/sitemap/records_lost", len(pending))
+            logger.warning(
+                "wisdom_scrapy: sitemap blocks of %d page(s) of %s not stored: %s",
+                len(pending), site, exc,
+            )
+
     # -- site level --------------------------------------------------------------------------
 
     def build(self, site: str) -> Sitemap:
         """The site's sitemap from every page record the store holds for it."""
+        self._flush(site)
         blobs = self.runtime.store.records(site, RECORD_KIND)
         records = {url: PageBlocks.decode(blob) for url, blob in blobs.items()}
         snapshot = self.runtime.store.snapshot(site)

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.segment import H2SSequence
 
 __all__ = [
     "ACR_CONTENT",
@@ -115,7 +116,8 @@ class BlockInfo:
     ``seq``: H2S sequence; ``pos``: where the block starts in the page's text (0–1);
     ``text`` / ``anchor``: |T_C| and |T_A|; ``low``: share of low-complexity symbols;
     ``links``: intra-site ``(url, anchor text)`` pairs in order; ``external``: links to other
-    sites; ``terms``: the block's distinct terms.
+    sites; ``terms``: the block's distinct terms; ``depth``: for each link, the number of lists
+    (``ul``, ``ol``, ``dl``, ``menu``) around it on the page.
     """
 
     seq: str
@@ -126,6 +128,22 @@ class BlockInfo:
     links: list[tuple[str, str]] = field(default_factory=list)
     external: int = 0
     terms: list[str] = field(default_factory=list)
+    depth: list[int] = field(default_factory=list)
+
+    def top_links(self) -> list[tuple[str, str]]:
+        """The block's links without those of nested lists: links outside any list, and
+        those of the outermost list level the block's lists have.
+
+        A block holding a nested list (a table of contents with sections inside chapters)
+        is a hierarchy of its own: its top level is this sitemap level's entries, the nested
+        entries are not promoted beside their parents (they belong below them, where their
+        parent's page lists them). SMG takes every link of the SMB; with nested tables of
+        contents that puts third-level pages on the second level."""
+        if not self.depth or len(self.depth) != len(self.links):
+            return list(self.links)
+        in_lists = [d for d in self.depth if d > 0]
+        top = min(in_lists, default=0)
+        return [link for link, d in zip(self.links, self.depth, strict=True) if d in (0, top)]
 
     @property
     def acr(self) -> float:
@@ -146,7 +164,7 @@ class PageBlocks:
     def encode(self) -> bytes:
         rows = [
             [b.seq, round(b.pos, 4), b.text, round(b.anchor, 2), round(b.low, 4),
-             [list(link) for link in b.links], b.external, b.terms]
+             [list(link) for link in b.links], b.external, b.terms, b.depth]
             for b in self.blocks
         ]  # fmt: skip
         data = json.dumps({"u": self.url, "t": self.title, "b": rows}, ensure_ascii=False)
@@ -156,8 +174,8 @@ class PageBlocks:
     def decode(cls, blob: bytes) -> PageBlocks:
         data = json.loads(zlib.decompress(blob).decode("utf-8"))
         blocks = [
-            BlockInfo(seq, pos, text, anchor, low, [(u, t) for u, t in links], ext, terms)
-            for seq, pos, text, anchor, low, links, ext, terms in data["b"]
+            BlockInfo(seq, pos, text, anchor, low, [(u, t) for u, t in links], ext, terms, depth)
+            for seq, pos, text, anchor, low, links, ext, terms, depth in data["b"]
         ]
         return cls(data["u"], data["t"], blocks)
 
@@ -166,9 +184,11 @@ def page_blocks(
     model: PageModel,
     params: SegParams,
     same_site: Callable[[str], bool],
+    seq: H2SSequence | None = None,
 ) -> PageBlocks:
-    """Translate, partition and describe one page (SMG §4.1–4.3's per-page part)."""
-    seq = translate(model)
+    """Translate (unless ``seq`` is the page's translation already), partition and describe
+    one page (SMG §4.1–4.3's per-page part)."""
+    seq = translate(model) if seq is None else seq
     blocks = partition(model, seq, params)
     if not blocks:
         return PageBlocks(model.url, model.title, [])
@@ -190,6 +210,8 @@ def page_blocks(
     anchor += _image_anchor_lengths(model, seq, sym_block, len(blocks))
     terms = _block_terms(model, seq, sym_block, len(blocks))
     links: list[list[tuple[str, str]]] = [[] for _ in blocks]
+    depths: list[list[int]] = [[] for _ in blocks]
+    list_depth = _list_depth(model)
     external = np.zeros(len(blocks), np.int64)
     for link in model.links():
         k = int(np.searchsorted(starts, seq.start[link.node], side="right")) - 1
@@ -197,6 +219,7 @@ def page_blocks(
             continue
         if same_site(link.url):
             links[k].append((link.url, link.text))
+            depths[k].append(int(list_depth[link.node]))
         else:
             external[k] += 1
     infos = [
@@ -209,10 +232,24 @@ def page_blocks(
             links[k],
             int(external[k]),
             terms[k],
+            depths[k],
         )
         for k, b in enumerate(blocks)
     ]
     return PageBlocks(model.url, model.title, infos)
+
+
+_LIST_TAGS = ("ul", "ol", "dl", "menu")
+
+
+def _list_depth(model: PageModel) -> NDArray[np.int64]:
+    """Per node: how many list elements enclose it (one difference array over subtree ranges)."""
+    codes = [model.tag_code(t) for t in _LIST_TAGS]
+    lists = np.flatnonzero(np.isin(model.tag_id, [c for c in codes if c >= 0]))
+    diff = np.zeros(model.n + 1, np.int64)
+    np.add.at(diff, lists + 1, 1)
+    np.add.at(diff, model.subtree_end[lists], -1)
+    return np.cumsum(diff)[: model.n]
 
 
 def _image_anchor_lengths(
@@ -603,7 +640,7 @@ def build_sitemap(
             if best is None:
                 continue
             chosen.add(int(label[int(offsets[i]) + best]))
-            for link_url, text in pages[i].blocks[best].links:
+            for link_url, text in pages[i].blocks[best].top_links():
                 if link_url in placed:
                     continue
                 placed.add(link_url)
