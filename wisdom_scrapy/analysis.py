@@ -97,7 +97,9 @@ class PageAnalysis:
     TOC structure (TOC blocks without their condensed parts), in document order.
     ``blocks``: every block found. ``single_page``: analysed without site entropy. ``figures``:
     page-level numbers (pages the entropies come from, mean term entropy of the page and of the
-    article, zero-API ratio, whether TOCs were mined by API …).
+    article, zero-API ratio, whether TOCs were mined by API …). ``features``: the cleaned
+    page's feature vector ``{term: weight}`` when a cleaner filled it
+    (:mod:`wisdom_scrapy.cleaners`).
     """
 
     url: str
@@ -108,6 +110,7 @@ class PageAnalysis:
     blocks: list[Block] = field(default_factory=list)
     single_page: bool = False
     figures: dict[str, float] = field(default_factory=dict)
+    features: dict[str, float] = field(default_factory=dict)
     model: PageModel | None = field(default=None, repr=False)
     article_node: int | None = None
     article_exclude: NDArray[np.bool_] | None = field(default=None, repr=False)

@@ -161,6 +161,7 @@ def items_from_analysis(
             blocks=blocks,
             entropy=entropy,
             single_page=analysis.single_page,
+            features=dict(analysis.features),
         )
     if analysis.role == "toc":
         return TocItem(

@@ -49,6 +49,11 @@ class ArticleItem:
     ``entropy`` page-level figures (mean term entropy of the page and of the body, pages the
     site's store knew when the page was analysed); ``single_page`` is True when the store knew too
     few pages of the site for entropy and the body was found from structure alone.
+    ``features``: the cleaned page as a sparse feature vector ``{term: weight}`` (stemmed terms
+    as in the store): term counts of the kept text, or the compressed structure tree's weights
+    (eq. 5-10) with ``WISDOM_CLEANER = "cst"``; feed a list of them to scikit-learn's
+    ``DictVectorizer`` for clustering or classification. See :mod:`wisdom_scrapy.cleaners`
+    for what each cleaner keeps.
     """
 
     url: str
@@ -62,6 +67,7 @@ class ArticleItem:
     single_page: bool = False
     hub: float | None = None
     authority: float | None = None
+    features: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

@@ -18,6 +18,7 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse
 
 from wisdom_scrapy.analysis import analyze_page
+from wisdom_scrapy.cleaners import Cleaners
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.extraction import ExtractionParams, Extractor
 from wisdom_scrapy.feed import feed_model
@@ -62,7 +63,13 @@ class WisdomRuntime:
             toc_targets_ratio=self.settings.toc_targets_ratio,
             max_pending_tocs=self.settings.max_pending_tocs,
         )
-        analyze = partial(analyze_page, params=self.settings.wisdom)
+        self.cleaners = Cleaners(
+            self.settings.cleaner,
+            self.store,
+            sample_pages=self.settings.styletree_pages,
+            count=self.inc,
+        )
+        analyze = self.cleaners.wrap(partial(analyze_page, params=self.settings.wisdom))
         self.extractor = Extractor(self.store, params, analyze, count=self.inc)
         crawler.signals.connect(self.close, signal=signals.engine_stopped)
         crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
@@ -137,6 +144,13 @@ class WisdomRuntime:
             self.inc("wisdom/terms", result.terms)
             self.inc("wisdom/links", result.links)
             self.inc("wisdom/bytes/fed", len(response.body))
+        try:
+            self.cleaners.observe(site, response.url, model)
+        except StoreError as exc:
+            self.inc("wisdom/store_errors")
+            logger.warning("wisdom_scrapy: cleaner state of %s not stored: %s", site, exc)
+        except Exception:
+            self.failed("cleaner", response.url)
         self.ready.extend(self.extractor.page_fetched(site, response.url, model))
         return changed
 
@@ -180,5 +194,10 @@ class WisdomRuntime:
         return items
 
     def close(self) -> None:
-        """Close the store (engine stopped); its data stays where it is."""
+        """Save the cleaner's state and close the store (engine stopped); its data stays."""
+        try:
+            self.cleaners.save()
+        except StoreError as exc:
+            self.inc("wisdom/store_errors")
+            logger.warning("wisdom_scrapy: cleaner state not stored: %s", exc)
         self.store.close()

@@ -46,6 +46,10 @@ WISDOM_SITEMAP_LEVELS      2                        levels of the sitemap below 
 WISDOM_REPORT_URI          None                     where the site report (self-contained HTML) is
                                                     written at spider close: a path or ``file://``
                                                     URI; None writes no file
+WISDOM_CLEANER             ``wisdom``               the article cleaner: ``wisdom``, ``sst``,
+                                                    ``cst``, ``infodiscoverer`` or ``template``
+WISDOM_STYLETREE_PAGES     500                      pages a site's style tree is built from
+                                                    (the thesis's k, §5.3; later pages are cleaned)
 =========================  =======================  =============================================
 """
 
@@ -88,6 +92,8 @@ DEFAULTS: dict[str, Any] = {
     "WISDOM_SITEMAP_URI": "",
     "WISDOM_SITEMAP_LEVELS": 2,
     "WISDOM_REPORT_URI": None,
+    "WISDOM_CLEANER": "wisdom",
+    "WISDOM_STYLETREE_PAGES": 500,
 }
 
 #: Values of ``WISDOM_FOCUS``.
@@ -126,6 +132,18 @@ def _focus_policy(settings: BaseSettings) -> str:
             f"WISDOM_FOCUS={value!r}: use one of {', '.join(repr(p) for p in FOCUS_POLICIES)}"
         )
     return policy
+
+
+def _cleaner(settings: BaseSettings) -> str:
+    from wisdom_scrapy.cleaners import CLEANERS
+
+    value = settings.get("WISDOM_CLEANER", DEFAULTS["WISDOM_CLEANER"])
+    name = str(value).strip().lower()
+    if name not in CLEANERS:
+        raise SettingsError(
+            f"WISDOM_CLEANER={value!r}: use one of {', '.join(repr(c) for c in CLEANERS)}"
+        )
+    return name
 
 
 def _growth(settings: BaseSettings) -> float:
@@ -232,6 +250,8 @@ class WisdomSettings:
     sitemap_uri: str = ""
     sitemap_levels: int = 2
     report_uri: str = ""
+    cleaner: str = "wisdom"
+    styletree_pages: int = 500
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> WisdomSettings:
@@ -265,4 +285,6 @@ class WisdomSettings:
             hits_max_iter=_positive(settings, "WISDOM_HITS_MAX_ITER"),
             **_sitemap(settings),
             report_uri=_report_uri(settings),
+            cleaner=_cleaner(settings),
+            styletree_pages=_positive(settings, "WISDOM_STYLETREE_PAGES"),
         )

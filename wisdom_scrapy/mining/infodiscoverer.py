@@ -57,6 +57,7 @@ __all__ = [
     "feature_counts",
     "informative_blocks",
     "informative_features",
+    "informative_mask",
 ]
 
 #: Tags that make a content block: the paper's ``<TABLE>``, generalised to the block-level
@@ -174,6 +175,14 @@ def informative_blocks(model: PageModel, entropy: ArrayLike, threshold: float) -
     ``entropy`` is the per-vocabulary feature entropy array (see :func:`block_entropy`).
     """
     return block_entropy(model, entropy).informative(threshold).tolist()
+
+
+def informative_mask(model: PageModel, entropy: ArrayLike, threshold: float) -> NDArray[np.bool_]:
+    """Per node: its text belongs to an informative block (H(CB) ≤ ``threshold``): what a
+    cleaner keeps of the page."""
+    informative = np.zeros(model.n, bool)
+    informative[block_entropy(model, entropy).informative(threshold)] = True
+    return informative[_block_of(model)] if model.n else informative
 
 
 def informative_features(model: PageModel, entropy: ArrayLike, threshold: float) -> set[str]:

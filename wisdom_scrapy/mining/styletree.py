@@ -79,7 +79,8 @@ class StyleTreeParams:
     """Parameters of a style tree, with the thesis's values.
 
     ``leaf_height``: 1 for the SST (parents of leaves are virtual leaves, §4.2.5), 2 for the
-    CST (grandparents, §4.3.3). ``gamma``: the attenuating factor of eq. (5-2), 0.9.
+    CST (grandparents, §4.3.3), 0 for the basic algorithm of §4.2.1 (actual leaves).
+    ``gamma``: the attenuating factor of eq. (5-2), 0.9.
     ``merge_gamma`` / ``merge_lambda``: γ and λ of the merging of element nodes, 0.85 each.
     ``epsilon``: locally noisy features (§4.2.5 (3)), 0.01. ``sample_pages``: pages the tree
     is built from (k = 500, §5.3); later pages are cleaned, not added.
@@ -93,8 +94,8 @@ class StyleTreeParams:
     sample_pages: int = 500
 
     def __post_init__(self) -> None:
-        if self.leaf_height < 1:
-            raise ValueError(f"leaf_height={self.leaf_height!r} must be at least 1")
+        if self.leaf_height < 0:
+            raise ValueError(f"leaf_height={self.leaf_height!r} must be non-negative")
         for name in ("gamma", "merge_gamma", "merge_lambda", "epsilon"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name}={getattr(self, name)!r} must be between 0 and 1")
@@ -131,12 +132,12 @@ class _Grow:
 class _PageView:
     """What the tree needs of one page: visible children, heights, keys and term codes."""
 
-    def __init__(self, model: PageModel, tree: StyleTree) -> None:
+    def __init__(self, model: PageModel, tree: StyleTree, *, intern: bool = True) -> None:
         self.model = model
         n = model.n
         body_code = model.tag_code("body")
-        bodies = np.flatnonzero(model.tag_id == body_code) if body_code >= 0 else []
-        self.body = int(bodies[0]) if len(bodies) else 0
+        bodies = np.flatnonzero(model.tag_id == body_code)
+        self.body = int(bodies[0]) if body_code >= 0 and len(bodies) else 0
         visible = ~model.hidden
         parent = model.parent
         # heights over visible nodes, one vectorised step per level (deepest first)
@@ -156,17 +157,24 @@ class _PageView:
         keys: list[str] = np.array(model.tag_names, dtype=object)[model.tag_id].tolist()
         for name in DISPLAY_ATTRIBUTES:
             values = model.attribute_values(name)
-            for i in [i for i, v in enumerate(values) if v]:
-                v = values[i]
-                v = " ".join(sorted(v.split())) if name == "class" else v.strip().lower()
-                keys[i] += f"|{name}={v}"
-        self.key = [tree.key_id(k) for k in keys]
+            for i, v in enumerate(values):
+                if v:
+                    v = " ".join(sorted(v.split())) if name == "class" else v.strip().lower()
+                    keys[i] += f"|{name}={v}"
+        if intern:
+            self.key = [tree.key_id(k) for k in keys]
+        else:  # unknown keys match no style
+            self.key = [tree._key_ids.get(k, -2) for k in keys]
         # children lists of visible nodes
         cs, ci = model.child_start, model.child_index
         self._cs, self._ci = cs.tolist(), ci.tolist()
         self._vis = visible.tolist()
         # term codes: the tree's global term ids of every term occurrence, grouped by node
-        gid = np.array([tree.term_id(t) for t in model.vocab], np.int64)
+        if intern:
+            gid = np.array([tree.term_id(t) for t in model.vocab], np.int64)
+        else:  # a page being cleaned: its unknown terms get ids no statistic has
+            get, unknown = tree._term_ids.get, len(tree.terms)
+            gid = np.array([get(t, unknown) for t in model.vocab], np.int64)
         self.terms = gid[model.term_ids] if len(model.term_ids) else np.zeros(0, np.int64)
         self.term_start = model.term_start
         self.end = model.subtree_end
@@ -293,7 +301,7 @@ class StyleTree:
                 elem_of[d] = e
                 visited.append(e)
             if d >= 0 and height[d] <= h:
-                self._count_style(e, (LEAF,), (), [])
+                self._count_style(e, (LEAF,), [], [])
                 leaves.append((e, d))
                 continue
             kids = view.children(d)
@@ -497,11 +505,12 @@ class StyleTree:
             tree.el_m = _Grow(np.int64, z["el_m"])
             tree.el_styles = [{} for _ in range(tree.el_key.size)]
             tree._by_key = {}
-            for e, (k, p) in enumerate(zip(z["el_key"].tolist(), z["el_parent"].tolist())):
+            pairs = zip(z["el_key"].tolist(), z["el_parent"].tolist(), strict=True)
+            for e, (k, p) in enumerate(pairs):
                 if p >= 0:
                     tree._by_key.setdefault((p, k), []).append(e)
-            keys = np.split(z["st_keys"], np.cumsum(z["st_nkeys"])[:-1]) if len(z["st_nkeys"]) else []
-            elems = np.split(z["st_elems"], np.cumsum(z["st_nelems"])[:-1]) if len(z["st_nelems"]) else []
+            keys = _split(z["st_keys"], z["st_nkeys"])
+            elems = _split(z["st_elems"], z["st_nelems"])
             tree.st_parent = z["st_parent"].tolist()
             tree.st_keys = [tuple(k.tolist()) for k in keys]
             tree.st_elems = [tuple(e.tolist()) for e in elems]
@@ -517,6 +526,10 @@ class StyleTree:
         except (OSError, KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"not a saved style tree: {exc}") from exc
         return tree
+
+
+def _split(flat: NDArray[np.int64], lengths: NDArray[np.int64]) -> list[NDArray[np.int64]]:
+    return np.split(flat, np.cumsum(lengths)[:-1]) if len(lengths) else []
 
 
 # --------------------------------------------------------------------------------------------
@@ -584,7 +597,7 @@ class _TreeArrays:
         return np.clip(out, 0.0, 1.0)
 
 
-def otsu_threshold(values: NDArray[np.float64], weights: NDArray[np.float64]) -> float:
+def otsu_threshold(values: NDArray[Any], weights: NDArray[Any]) -> float:
     """The value that splits ``values`` into two classes with the largest between-class
     variance (Otsu), each value counted with its weight: the noisy class is ``≤`` the result.
 
@@ -661,7 +674,7 @@ class SstMarks:
             m = a.m[a.st_parent]
             p = np.where(m > 0, a.st_count / np.maximum(m, 1), 0.0)
             mix = np.bincount(a.st_parent, p * style_comp, minlength=a.n)
-            g = gamma ** n_styles
+            g = gamma**n_styles
             value = np.where(pure_leaf, leaf_imp, (1 - g) * node_imp + g * mix)
             comp[at] = value[at]
         if threshold is None:
@@ -773,13 +786,18 @@ class CstWeights:
 
 
 def map_page(
-    tree: StyleTree, model: PageModel, *, stop: NDArray[np.bool_] | None = None
+    tree: StyleTree,
+    model: PageModel,
+    *,
+    stop: NDArray[np.bool_] | None = None,
+    known: int | None = None,
 ) -> PageMap:
     """Walk ``model`` down ``tree`` (no recursion): each tag node meets the element its
     position and the presentation styles above it lead to. ``stop`` (per element) ends the
-    walk at an element (the SST's noisy elements: their whole subtree is dropped). New terms
-    of the page are interned in the tree's vocabulary (ids only; no statistics change)."""
-    view = _PageView(model, tree)
+    walk at an element (the SST's noisy elements: their whole subtree is dropped). Elements
+    from ``known`` on were added after the importance in use was computed: a tag node that
+    meets one is unmatched (kept whole, as a style never seen). The tree is not changed."""
+    view = _PageView(model, tree, intern=False)
     leaves: list[tuple[int, int]] = []
     unmatched: list[int] = []
     internal: list[tuple[int, int]] = []
@@ -788,6 +806,9 @@ def map_page(
     stack: list[tuple[int, int]] = [(0, -1)]
     while stack:
         e, d = stack.pop()
+        if known is not None and e >= known:
+            unmatched.append(d)
+            continue
         if stop is not None and stop[e]:
             continue
         if d >= 0 and height[d] <= h:
@@ -818,5 +839,3 @@ def term_of(codes: NDArray[np.int64]) -> NDArray[np.int64]:
 
 def mean_or(values: NDArray[np.float64], default: float) -> float:
     return float(values.mean()) if len(values) else default
-
-

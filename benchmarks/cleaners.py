@@ -1,0 +1,395 @@
+"""The five cleaners of ``WISDOM_CLEANER`` on real sites, in one run (Lan Yi's thesis ch. 5).
+
+Setup (Debian packages, served as files; nothing is downloaded at run time)::
+
+    apt-get install python3.11-doc python-django-doc postgresql-doc-15
+    pip install -e '.[bench]'          # scikit-learn for k-means and the linear SVM
+
+    python benchmarks/cleaners.py [--runs 100] [--sample 500] [--json OUT]
+
+Each site is cleaned with its own memory store and its own cleaners, as one crawl would:
+every page is fed to the store (``feed_model``) and shown to each site-level cleaner
+(``Cleaners.observe``; the style trees take a seeded random sample of ``--sample`` pages,
+the thesis's k = 500, §5.3), then every page is cleaned. Page URLs are
+``http://127.0.0.1:8000/<relpath>``.
+
+1. **Article-body F1** (token-shingle P/R/F1 of :func:`wisdom_scrapy.evaluation.shingle_prf`,
+   mean over pages, and the corpus figure of ``corpus_shingle_prf``) on
+   * ``python3.11-doc``: gold = the text of ``div[role=main]`` of every article page
+     (``benchmarks.pydoc_quality.gold_of``: TOC pages are left out);
+   * the demo news site (``sample_project.demo_site``): gold = its ground truth's article text.
+   ``wisdom`` is ``analyze_page``'s article; the other cleaners are scored on their own
+   kept text (``apply_cleaned`` on the page), whatever role WISDOM gives the page.
+2. **Mining in miniature** (thesis §5.4–5.5, Tables 5-3/5-4 and 5-5): pages of
+   ``python3.11-doc``, ``python-django-doc`` and ``postgresql-doc-15`` labelled by what their
+   URL path says they are (:func:`label_of`: tutorial, reference, release notes, FAQ).
+   Features: ``none`` = every visible term of the page; ``template``, ``sst``,
+   ``infodiscoverer``, ``wisdom`` = term counts of the kept text; ``cst`` = the CST weights
+   (eq. 5-10). Every method goes through the same ``DictVectorizer`` → TF-IDF → L2 pipeline.
+   * k-means (``init="random"``, 30 iterations, as §5.1.1) over the three sites' pages pooled,
+     as many clusters as classes, F-score = mean over classes of the F of the class's cluster
+     under the best one-to-one class-to-cluster assignment; ``--runs`` seeded runs.
+   * Linear SVM, configuration 1: for every pair of classes and every site that has both,
+     train on that site, test on the other sites' pages of those classes; macro F1, averaged.
+3. **Speed**: building the SST and the CST from the sampled pages of ``python3.11-doc``
+   (``StyleTree.add_page`` on the page models the crawl already has), and cleaning one page
+   (importance computed once; map and decide per page), as ratios to lxml's parse time of the
+   same pages, in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from lxml import etree
+from lxml import html as lxml_html
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._common import environment, markdown_table, write_json
+from benchmarks.pydoc_quality import gold_of, mean_prf
+from wisdom_scrapy.analysis import PageAnalysis, analyze_page
+from wisdom_scrapy.cleaners import CLEANERS, Cleaners, apply_cleaned, clean_features
+from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.evaluation import PRF, corpus_shingle_prf, shingle_prf
+from wisdom_scrapy.feed import feed_model
+from wisdom_scrapy.store.memory import MemoryStore
+
+BASE = "http://127.0.0.1:8000/"
+SITES = {
+    "python3.11-doc": Path("/usr/share/doc/python3.11/html"),
+    "python-django-doc": Path("/usr/share/doc/python-django-doc/html"),
+    "postgresql-doc-15": Path("/usr/share/doc/postgresql-doc-15/html"),
+}
+METHODS = ("none", *CLEANERS)
+
+
+def label_of(site: str, rel: str) -> str | None:
+    """The kind of page the URL path says: "tutorial", "reference", "release", "faq" or None.
+
+    python3.11-doc: ``tutorial/``, ``library/`` and ``reference/``, ``whatsnew/``, ``faq/``;
+    python-django-doc: ``intro/`` (the tutorial), ``ref/``, ``releases/``, ``faq/``;
+    postgresql-doc-15 (flat file names): ``tutorial-*``, ``sql-*`` (the SQL command reference),
+    ``release-*``; it has no FAQ. Index pages of a section (``index.html``) are left out.
+    """
+    if rel.endswith("/index.html") or rel.startswith("_"):
+        return None
+    if site == "postgresql-doc-15":
+        for prefix, label in (("tutorial-", "tutorial"), ("sql-", "reference"),
+                              ("release-", "release")):  # fmt: skip
+            if rel.startswith(prefix):
+                return label
+        return None
+    top = rel.split("/", 1)[0]
+    table = {
+        "python3.11-doc": {"tutorial": "tutorial", "library": "reference",
+                           "reference": "reference", "whatsnew": "release", "faq": "faq"},
+        "python-django-doc": {"intro": "tutorial", "ref": "reference", "releases": "release",
+                              "faq": "faq"},
+    }  # fmt: skip
+    return table[site].get(top) if "/" in rel else None
+
+
+def site_pages(root: Path) -> list[tuple[str, bytes]]:
+    files = sorted(p for p in root.rglob("*.html") if "_modules" not in p.parts)
+    return [(f.relative_to(root).as_posix(), f.read_bytes()) for f in files]
+
+
+def demo_pages() -> tuple[list[tuple[str, bytes]], dict[str, str]]:
+    from sample_project.demo_site import generate_demo_site
+
+    pages, truth = generate_demo_site()
+    gold = {
+        path.lstrip("/"): page["text"]
+        for path, page in truth["pages"].items()
+        if page["role"] == "article"
+    }
+    return [(p.lstrip("/"), h.encode()) for p, h in sorted(pages.items())], gold
+
+
+class SiteRun:
+    """One site cleaned by every cleaner (module docstring)."""
+
+    def __init__(self, name: str, pages: list[tuple[str, bytes]], sample: int, seed: int) -> None:
+        self.name = name
+        self.pages = pages
+        self.site = name
+        self.store = MemoryStore()
+        self.cleaners = {c: Cleaners(c, None, sample_pages=sample) for c in CLEANERS}
+        self.build_seconds = {"sst": 0.0, "cst": 0.0}
+        self.built_pages: list[str] = []
+        order = list(range(len(pages)))
+        random.Random(seed).shuffle(order)  # the trees' sample: random pages, as §4.2.4
+        for i in order:
+            rel, html = pages[i]
+            model = self.model(rel, html)
+            feed_model(self.store, model, site=self.site)
+            for name, cleaners in self.cleaners.items():
+                t0 = time.perf_counter()
+                cleaners.observe(self.site, BASE + rel, model)
+                if name in self.build_seconds:
+                    self.build_seconds[name] += time.perf_counter() - t0
+            tree = getattr(self.cleaners["sst"].site(self.site), "tree", None)
+            if (
+                tree is not None
+                and BASE + rel in tree.urls
+                and len(self.built_pages) < len(tree.urls)
+            ):
+                self.built_pages.append(rel)
+        self.snapshot = self.store.snapshot(self.site)
+
+    @staticmethod
+    def model(rel: str, html: bytes) -> PageModel:
+        model = PageModel.from_html(html, BASE + rel)
+        model.page_counts()
+        return model
+
+    def cleaned(self, rel: str, html: bytes) -> Iterator[tuple[str, PageModel, PageAnalysis]]:
+        """(method, model, analysis) for every method on one page."""
+        model = self.model(rel, html)
+        url = BASE + rel
+        wisdom = analyze_page(None, url, model=model, snapshot=self.snapshot)
+        self.cleaners["wisdom"].apply(wisdom, self.site, model, self.snapshot)
+        none = PageAnalysis(url, "article", model.title, model=model)
+        none.features = clean_features(model, ~model.hidden)
+        yield "none", model, none
+        yield "wisdom", model, wisdom
+        for name in CLEANERS[1:]:
+            cleaner = self.cleaners[name].site(self.site)
+            if name == "infodiscoverer":
+                cleaner.entropy_of = lambda m: self.snapshot.entropy(m.vocab)  # type: ignore[attr-defined]
+            analysis = PageAnalysis(url, "article", model.title, model=model)
+            entropy = self.snapshot.entropy(model.vocab)
+            apply_cleaned(analysis, model, cleaner.clean(url, model, entropy), name)
+            yield name, model, analysis
+
+
+# --------------------------------------------------------------------------------------------
+# 1. article F1
+# --------------------------------------------------------------------------------------------
+
+
+def evaluate(
+    run: SiteRun, gold: Callable[[str, PageModel], str | None]
+) -> tuple[dict[str, Any], list[tuple[str, str, dict[str, dict[str, float]]]]]:
+    """One pass over the site: article scores of every method against ``gold`` (None: not an
+    article page), and (site, label, {method: features}) of every page :func:`label_of` labels.
+    """
+    rows: dict[str, list[PRF]] = {m: [] for m in METHODS}
+    pairs: dict[str, list[tuple[str, str]]] = {m: [] for m in METHODS}
+    docs = []
+    for rel, html in run.pages:
+        label = label_of(run.name, rel) if run.name in SITES else None
+        gold_text: str | None = None
+        feats: dict[str, dict[str, float]] = {}
+        for method, model, analysis in run.cleaned(rel, html):
+            feats[method] = dict(analysis.features)
+            if method == "none":
+                gold_text = gold(rel, model)
+            if gold_text is None:
+                continue
+            text = model.text_of(0) if method == "none" else analysis.article_text
+            rows[method].append(shingle_prf(text, gold_text))
+            pairs[method].append((text, gold_text))
+        if label is not None:
+            docs.append((run.name, label, feats))
+    out = {}
+    for m in METHODS:
+        mean = mean_prf(rows[m])
+        corpus = corpus_shingle_prf(pairs[m]) if pairs[m] else {"f1": 0.0}
+        out[m] = {"p": mean.precision, "r": mean.recall, "f1": mean.f1,
+                  "corpus_f1": corpus["f1"], "pages": len(rows[m])}  # fmt: skip
+    return out, docs
+
+
+def pydoc_gold(rel: str, model: PageModel) -> str | None:
+    g = gold_of(model)
+    return g[1] if g is not None and g[0] == "article" else None
+
+
+# --------------------------------------------------------------------------------------------
+# 2. mining
+# --------------------------------------------------------------------------------------------
+
+
+def _vectors(docs: list[dict[str, float]], fit: list[int] | None = None) -> Any:
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.feature_extraction.text import TfidfTransformer
+
+    counts = DictVectorizer().fit_transform(docs)
+    tfidf = TfidfTransformer()
+    tfidf.fit(counts if fit is None else counts[fit])
+    return tfidf.transform(counts)
+
+
+def cluster_f(labels: list[int], clusters: Any, k: int) -> float:
+    """Mean over classes of F under the best one-to-one class-to-cluster assignment."""
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
+    y = np.asarray(labels)
+    table = np.zeros((k, k))
+    np.add.at(table, (y, clusters), 1)
+    size_class = table.sum(1, keepdims=True)
+    size_cluster = table.sum(0, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(size_cluster > 0, table / size_cluster, 0.0)
+        r = np.where(size_class > 0, table / size_class, 0.0)
+        f = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
+    rows, cols = linear_sum_assignment(-f)
+    return float(f[rows, cols].sum() / k)
+
+
+def mining(docs: list[tuple[str, str, dict[str, dict[str, float]]]], runs: int) -> dict[str, Any]:
+    import numpy as np
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import f1_score
+    from sklearn.svm import LinearSVC
+
+    classes = sorted({lab for _, lab, _ in docs})
+    y = [classes.index(lab) for _, lab, _ in docs]
+    sites = [s for s, _, _ in docs]
+    out: dict[str, Any] = {}
+    for method in METHODS:
+        X = _vectors([f[method] for _, _, f in docs])
+        scores = []
+        for seed in range(runs):
+            km = KMeans(len(classes), init="random", n_init=1, max_iter=30, random_state=seed)
+            scores.append(cluster_f(y, km.fit_predict(X), len(classes)))
+        svm = []
+        ya, sa = np.asarray(y), np.asarray(sites)
+        for c1, c2 in combinations(range(len(classes)), 2):
+            pair = (ya == c1) | (ya == c2)
+            for site in sorted(set(sites)):
+                train = np.flatnonzero(pair & (sa == site))
+                test = np.flatnonzero(pair & (sa != site))
+                if len(set(ya[train])) < 2 or len(test) == 0 or len(set(ya[test])) < 2:
+                    continue
+                Xt = _vectors([docs[i][2][method] for i in range(len(docs))], fit=list(train))
+                clf = LinearSVC().fit(Xt[train], ya[train])
+                svm.append(f1_score(ya[test], clf.predict(Xt[test]), average="macro"))
+        out[method] = {
+            "kmeans_mean_f": statistics.fmean(scores),
+            "kmeans_f_lt_0.5": sum(s < 0.5 for s in scores),
+            "kmeans_f_ge_0.7": sum(s >= 0.7 for s in scores),
+            "kmeans_f_ge_0.8": sum(s >= 0.8 for s in scores),
+            "kmeans_f_ge_0.9": sum(s >= 0.9 for s in scores),
+            "svm_config1_f1": statistics.fmean(svm) if svm else float("nan"),
+            "svm_cases": len(svm),
+        }
+    return {"classes": classes, "pages": len(docs), "methods": out,
+            "per_site": {s: sites.count(s) for s in sorted(set(sites))}}  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# 3. speed
+# --------------------------------------------------------------------------------------------
+
+
+def speed(run: SiteRun) -> dict[str, float]:
+    """Tree building (already timed while observing) and per-page cleaning, as ratios to the
+    lxml parse time of the same pages."""
+    parser = lxml_html.HTMLParser(recover=True, encoding="utf-8", huge_tree=True)
+    html_of = dict(run.pages)
+    built = run.built_pages
+    t0 = time.perf_counter()
+    for rel in built:
+        etree.fromstring(html_of[rel], parser)
+    parse_built = time.perf_counter() - t0
+    out = {"sample_pages": float(len(built)), "parse_seconds": parse_built}
+    for name in ("sst", "cst"):
+        out[f"{name}_build_seconds"] = run.build_seconds[name]
+        out[f"{name}_build_ratio"] = run.build_seconds[name] / parse_built
+    sample = built[:50]
+    models = [run.model(rel, html_of[rel]) for rel in sample]
+    t0 = time.perf_counter()
+    for rel in sample:
+        etree.fromstring(html_of[rel], parser)
+    parse = time.perf_counter() - t0
+    for name in ("sst", "cst", "template"):
+        cleaner = run.cleaners[name].site(run.site)
+        cleaner.clean(BASE + sample[0], models[0], None)  # importance computed once, untimed
+        t0 = time.perf_counter()
+        for rel, model in zip(sample, models, strict=True):
+            cleaner.clean(BASE + rel, model, None)
+        out[f"{name}_clean_ratio"] = (time.perf_counter() - t0) / parse
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=100, help="seeded k-means runs")
+    ap.add_argument("--sample", type=int, default=500, help="pages per style tree (k)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    missing = [f"{n} ({p})" for n, p in SITES.items() if not p.is_dir()]
+    if missing:
+        sys.exit("missing Debian packages: " + ", ".join(missing) + "; see the docstring")
+
+    results: dict[str, Any] = {"environment": environment()}
+    t_start = time.perf_counter()
+    runs = {name: SiteRun(name, site_pages(root), args.sample, args.seed)
+            for name, root in SITES.items()}  # fmt: skip
+    pages, gold = demo_pages()
+    demo = SiteRun("demo", pages, args.sample, args.seed)
+
+    results["article_f1"] = {}
+    docs = []
+    for name, run in runs.items():
+        gold_fn = pydoc_gold if name == "python3.11-doc" else (lambda rel, model: None)
+        scores, site_docs = evaluate(run, gold_fn)
+        docs.extend(site_docs)
+        if name == "python3.11-doc":
+            results["article_f1"][name] = scores
+    results["article_f1"]["demo"] = evaluate(demo, lambda rel, model: gold.get(rel))[0]
+    results["mining"] = mining(docs, args.runs)
+    results["speed"] = speed(runs["python3.11-doc"])
+    results["seconds"] = time.perf_counter() - t_start
+
+    for site, scores in results["article_f1"].items():
+        print(f"\nArticle-body token-shingle F1, {site}:\n")
+        print(markdown_table(
+            ["cleaner", "mean P", "mean R", "mean F1", "corpus F1", "pages"],
+            [[m, f"{s['p']:.3f}", f"{s['r']:.3f}", f"{s['f1']:.3f}", f"{s['corpus_f1']:.3f}",
+              s["pages"]] for m, s in scores.items()],
+        ))  # fmt: skip
+    mine = results["mining"]
+    print(f"\nMining: {mine['pages']} pages {mine['per_site']}, classes {mine['classes']}, "
+          f"{args.runs} k-means runs\n")  # fmt: skip
+    print(markdown_table(
+        ["features", "k-means mean F", "F<0.5", "F≥0.7", "F≥0.8", "F≥0.9", "SVM config 1 F1"],
+        [[m, f"{s['kmeans_mean_f']:.3f}", s["kmeans_f_lt_0.5"], s["kmeans_f_ge_0.7"],
+          s["kmeans_f_ge_0.8"], s["kmeans_f_ge_0.9"], f"{s['svm_config1_f1']:.3f}"]
+         for m, s in mine["methods"].items()],
+    ))  # fmt: skip
+    sp = results["speed"]
+    print(f"\nSpeed (python3.11-doc, {int(sp['sample_pages'])} sampled pages), "
+          "ratio to lxml parse time:\n")  # fmt: skip
+    print(markdown_table(
+        ["step", "ratio"],
+        [["build SST (per page)", f"{sp['sst_build_ratio']:.1f}"],
+         ["build CST (per page)", f"{sp['cst_build_ratio']:.1f}"],
+         ["clean one page, SST", f"{sp['sst_clean_ratio']:.1f}"],
+         ["clean one page, CST", f"{sp['cst_clean_ratio']:.1f}"],
+         ["clean one page, template", f"{sp['template_clean_ratio']:.1f}"]],
+    ))  # fmt: skip
+    print(f"\n{results['seconds']:.0f} s")
+    if args.json:
+        write_json(args.json, results)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,448 @@
+"""Page cleaners selectable per crawl (``WISDOM_CLEANER``), all producing the same ArticleItem.
+
+=================  =========================================================================
+cleaner            what decides which parts of a page are kept
+=================  =========================================================================
+``wisdom``         WISDOM's k-MIB article structure (:mod:`wisdom_scrapy.analysis`), default
+``sst``            the site style tree: MapSST with MarkNoise/MarkMeaningful and the site's
+                   automatic threshold t (:mod:`wisdom_scrapy.mining.styletree`)
+``cst``            the compressed structure tree's feature weights (MapCST); a virtual leaf's
+                   text is kept when its mean feature weight passes the site's Otsu split
+``infodiscoverer`` InfoDiscoverer's informative content blocks, with its greedy per-site
+                   entropy threshold (:mod:`wisdom_scrapy.mining.infodiscoverer`)
+``template``       Bar-Yossef's template pagelets (k = 3) removed (:mod:`.mining.template`)
+=================  =========================================================================
+
+Every cleaner turns a page into a **keep mask** (nodes whose own text is kept) and a
+**feature vector** ``{term: weight}``: the term counts of the kept text, or, for ``cst``, the
+weighted features of eq. (5-10) summed per term over the page (MapCST). The mask gives the
+ArticleItem's ``text`` and ``html`` exactly as WISDOM's article does (the lowest common
+ancestor of the kept nodes, without the sub-trees that keep nothing); the vector is the item's
+``features`` field, a sparse mapping ready for ``sklearn.feature_extraction.DictVectorizer``.
+
+Page roles stay WISDOM's (a TOC page is a TocItem whatever the cleaner); a page WISDOM does
+not call a TOC becomes an ArticleItem when the cleaner keeps any text of it.
+
+Site-level cleaners learn from the crawl's pages as they are fed (:meth:`Cleaners.observe`,
+before the page is analysed) and keep what they learned in the store's keyed records
+(``put_records(site, "cleaner-<name>", ...)``) when the crawl stops, so a restarted crawl of
+the site starts from it. A style tree takes at most ``sample_pages`` pages (the thesis's
+k = 500); it is saved as soon as it is full and again at close.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from wisdom_scrapy.mining.infodiscoverer import choose_threshold, informative_mask
+from wisdom_scrapy.mining.styletree import (
+    CST_PARAMS,
+    SST_PARAMS,
+    CstWeights,
+    SstMarks,
+    StyleTree,
+    leaf_codes,
+    map_page,
+)
+from wisdom_scrapy.mining.template import TemplateDetector
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from wisdom_scrapy.analysis import PageAnalysis
+    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.store import EntropySnapshot, TermStore
+
+__all__ = ["CLEANERS", "Cleaned", "Cleaners", "clean_features", "site_cleaner"]
+
+logger = logging.getLogger(__name__)
+
+#: Values of ``WISDOM_CLEANER``.
+CLEANERS = ("wisdom", "sst", "cst", "infodiscoverer", "template")
+#: A cached importance is recomputed when the tree has grown by this factor (or got full).
+_GROWTH = 1.1
+
+
+@dataclass
+class Cleaned:
+    """One cleaned page: ``keep`` (own text kept, per node), ``features`` (term → weight)."""
+
+    keep: NDArray[np.bool_]
+    features: dict[str, float]
+    figures: dict[str, float] = field(default_factory=dict)
+
+
+def _counts(model: PageModel, occ_keep: NDArray[np.bool_], weights: Any = None) -> dict[str, float]:
+    """{term: Σ weight} over the kept term occurrences (weight 1 when ``weights`` is None)."""
+    ids = model.term_ids
+    if not len(ids):
+        return {}
+    w = occ_keep.astype(np.float64) if weights is None else np.where(occ_keep, weights, 0.0)
+    sums = np.bincount(ids, w, minlength=len(model.vocab))
+    vocab = model.vocab
+    return {vocab[i]: round(float(sums[i]), 6) for i in np.flatnonzero(sums > 0).tolist()}
+
+
+def _owner(model: PageModel) -> NDArray[np.int64]:
+    return np.repeat(np.arange(model.n), np.diff(model.term_start))
+
+
+def clean_features(model: PageModel, keep: NDArray[np.bool_]) -> dict[str, float]:
+    """Term counts of the text of the kept nodes (a bag of words, as the thesis feeds the
+    template- and SST-cleaned pages to mining)."""
+    return _counts(model, keep[_owner(model)] & ~model.hidden[_owner(model)])
+
+
+class SiteCleaner:
+    """What one site's cleaner learns and how it cleans a page (subclasses per method)."""
+
+    name = ""
+
+    def observe(self, url: str, model: PageModel) -> bool:
+        """Learn from one fetched page; True if something changed."""
+        return False
+
+    def clean(self, url: str, model: PageModel, entropy: NDArray[np.float64] | None) -> Cleaned:
+        raise NotImplementedError
+
+    @property
+    def full(self) -> bool:
+        return False
+
+    def to_bytes(self) -> bytes:
+        return b""
+
+    def load(self, blob: bytes) -> None:
+        """Restore what an earlier crawl saved (:meth:`to_bytes`)."""
+
+
+class _TreeCleaner(SiteCleaner):
+    def __init__(self, params: Any) -> None:
+        self.tree = StyleTree(params)
+        self._cached: Any = None
+        self._cached_pages = 0
+
+    @property
+    def full(self) -> bool:
+        return self.tree.full
+
+    def observe(self, url: str, model: PageModel) -> bool:
+        return self.tree.add_page(model, url)
+
+    def _importance(self) -> Any:
+        pages = self.tree.pages
+        stale = self._cached is None or pages > self._cached_pages * _GROWTH
+        if stale or (self.tree.full and self._cached_pages != pages):
+            self._cached, self._cached_pages = self._compute(), pages
+        return self._cached
+
+    def _compute(self) -> Any:
+        raise NotImplementedError
+
+    def to_bytes(self) -> bytes:
+        return self.tree.to_bytes()
+
+    def load(self, blob: bytes) -> None:
+        self.tree = StyleTree.from_bytes(blob)
+        self._cached = None
+
+
+class SstCleaner(_TreeCleaner):
+    """MapSST (Fig. 4-7) over the site style tree, with the §4.2.5 enhancements."""
+
+    name = "sst"
+
+    def _compute(self) -> tuple[SstMarks, NDArray[np.int64]]:
+        marks = self.tree.sst_marks()
+        return marks, marks.local_noise(self.tree.params.epsilon)
+
+    def clean(self, url: str, model: PageModel, entropy: NDArray[np.float64] | None) -> Cleaned:
+        marks, local = self._importance()
+        page = map_page(self.tree, model, stop=marks.noisy, known=marks.arrays.n)
+        end = model.subtree_end
+        keep = np.zeros(model.n, bool)
+        for d in page.unmatched:  # a style the site never showed here: possibly meaningful
+            keep[d : end[d]] = True
+        for _, d in page.internal:
+            keep[d] = True
+        owner = _owner(model)
+        occ_keep = np.zeros(len(owner), bool)
+        ts = model.term_start
+        leaf_m, leaf_imp = marks.arrays.leaf_m, marks.leaf_imp
+        for e, d in page.leaves:
+            if leaf_m[e] > 0 and leaf_imp[e] <= marks.threshold:
+                continue  # this element's leaf content is noise on the site
+            codes = leaf_codes(page, e, d)
+            noisy = np.isin(codes, local) if len(local) else np.zeros(len(codes), bool)
+            if len(codes) and noisy.all():
+                continue  # nothing but locally noisy features (§4.2.5 (3))
+            keep[d : end[d]] = True
+            occ_keep[ts[d] : ts[end[d]]] = ~noisy
+        keep &= ~model.hidden
+        leaf_nodes = np.zeros(model.n, bool)
+        for _, d in page.leaves:
+            leaf_nodes[d : end[d]] = True
+        occ_keep |= keep[owner] & ~leaf_nodes[owner]  # unmatched sub-trees, internal own text
+        figures = {"sst_threshold": marks.threshold, "sst_pages": float(self.tree.pages)}
+        return Cleaned(keep, _counts(model, occ_keep), figures)
+
+
+class CstCleaner(_TreeCleaner):
+    """MapCST (Fig. 4-10): weighted features; text of the virtual leaves that weigh enough."""
+
+    name = "cst"
+
+    def _compute(self) -> CstWeights:
+        return self.tree.cst_weights()
+
+    def clean(self, url: str, model: PageModel, entropy: NDArray[np.float64] | None) -> Cleaned:
+        w: CstWeights = self._importance()
+        page = map_page(self.tree, model, known=w.arrays.n)
+        end, ts = model.subtree_end, model.term_start
+        owner = _owner(model)
+        weight = np.ones(len(owner))  # unmatched sub-trees: weight 1 (MapCST line 18)
+        keep = np.ones(model.n, bool)
+        for e, d in page.internal:  # own text of matched internal nodes: structure only
+            weight[ts[d] : ts[d + 1]] = w.path_imp[e]
+        for e, d in page.leaves:
+            codes = leaf_codes(page, e, d)
+            if not len(codes):
+                continue
+            values = w.lookup(codes)
+            weight[ts[d] : ts[end[d]]] = values
+            if values.mean() < w.leaf_threshold:
+                keep[d : end[d]] = False
+        keep &= ~model.hidden
+        figures = {
+            "cst_leaf_threshold": w.leaf_threshold,
+            "cst_m": w.m,
+            "cst_pages": float(self.tree.pages),
+        }
+        return Cleaned(keep, _counts(model, ~model.hidden[owner], weight), figures)
+
+
+class TemplateCleaner(SiteCleaner):
+    """Bar-Yossef's local template detection (pagelets, k = 3)."""
+
+    name = "template"
+
+    def __init__(self) -> None:
+        self.detector = TemplateDetector()
+
+    def observe(self, url: str, model: PageModel) -> bool:
+        return self.detector.add_page(model, url)
+
+    def clean(self, url: str, model: PageModel, entropy: NDArray[np.float64] | None) -> Cleaned:
+        keep = self.detector.keep_mask(model, url) & ~model.hidden
+        figures = {"template_pages": float(self.detector.pages)}
+        return Cleaned(keep, clean_features(model, keep), figures)
+
+    def to_bytes(self) -> bytes:
+        return self.detector.to_bytes()
+
+    def load(self, blob: bytes) -> None:
+        self.detector = TemplateDetector.from_bytes(blob)
+
+
+class InfoDiscovererCleaner(SiteCleaner):
+    """InfoDiscoverer's informative blocks. The threshold is the paper's greedy choice
+    (:func:`~wisdom_scrapy.mining.infodiscoverer.choose_threshold`) over the site's first
+    ``SAMPLE`` pages (the paper samples ten), made once the site's entropies are known."""
+
+    name = "infodiscoverer"
+    SAMPLE = 10
+
+    def __init__(self) -> None:
+        self.sample: list[PageModel] = []
+        self.threshold: float | None = None
+        self.entropy_of: Callable[[PageModel], NDArray[np.float64]] | None = None
+
+    def observe(self, url: str, model: PageModel) -> bool:
+        if self.threshold is None and len(self.sample) < self.SAMPLE and model.n:
+            self.sample.append(model)
+            return True
+        return False
+
+    def clean(self, url: str, model: PageModel, entropy: NDArray[np.float64] | None) -> Cleaned:
+        if entropy is None:  # no site entropy yet: nothing can be judged redundant
+            keep = ~model.hidden
+            return Cleaned(keep, clean_features(model, keep), {})
+        if self.threshold is None:
+            sample = [(m, self.entropy_of(m)) for m in self.sample] if self.entropy_of else []
+            self.threshold = choose_threshold(sample or [(model, entropy)])
+            self.sample = []
+        keep = informative_mask(model, entropy, self.threshold) & ~model.hidden
+        figures = {"infodiscoverer_threshold": self.threshold}
+        return Cleaned(keep, clean_features(model, keep), figures)
+
+    def to_bytes(self) -> bytes:
+        return b"" if self.threshold is None else repr(self.threshold).encode()
+
+    def load(self, blob: bytes) -> None:
+        if blob:
+            self.threshold = float(blob.decode())
+
+
+def site_cleaner(name: str, *, sample_pages: int = 500) -> SiteCleaner:
+    """A fresh cleaner of one site for ``WISDOM_CLEANER`` = ``name`` (not "wisdom")."""
+    if name == "sst":
+        return SstCleaner(replace(SST_PARAMS, sample_pages=sample_pages))
+    if name == "cst":
+        return CstCleaner(replace(CST_PARAMS, sample_pages=sample_pages))
+    if name == "template":
+        return TemplateCleaner()
+    if name == "infodiscoverer":
+        return InfoDiscovererCleaner()
+    raise ValueError(f"unknown cleaner {name!r}: use one of {', '.join(CLEANERS)}")
+
+
+def _lca(model: PageModel, nodes: NDArray[np.int64]) -> int:
+    lo, hi = int(nodes.min()), int(nodes.max())
+    a = lo
+    while not (a <= hi < model.subtree_end[a]):
+        a = int(model.parent[a])
+    return a
+
+
+def apply_cleaned(analysis: PageAnalysis, model: PageModel, cleaned: Cleaned, name: str) -> None:
+    """Put a cleaner's result in ``analysis`` (article text, html, block, features, role)."""
+    from wisdom_scrapy.analysis import Block
+
+    analysis.features = cleaned.features
+    analysis.figures.update(cleaned.figures)
+    if analysis.role == "toc":
+        return
+    texty = np.flatnonzero(cleaned.keep & (model.own_len > 0))
+    analysis.blocks = [b for b in analysis.blocks if b.kind == "toc"]
+    analysis._html = None
+    if not len(texty):
+        analysis.role, analysis.article_text = "other", ""
+        analysis.article_node = analysis.article_exclude = None
+        return
+    body = _lca(model, texty)
+    end = model.subtree_end
+    csum = np.concatenate([[0], np.cumsum(cleaned.keep & (model.own_len > 0))])
+    has_kept = csum[end] - csum[np.arange(model.n)] > 0
+    exclude = ~has_kept
+    exclude[:body] = False
+    exclude[end[body] :] = False
+    top = exclude.copy()
+    top[1:] &= ~exclude[model.parent[1:]]
+    analysis.article_node, analysis.article_exclude = body, exclude
+    analysis.article_text = model.text_of(body, exclude=np.flatnonzero(top))
+    analysis.role = "article" if analysis.article_text.strip() else "other"
+    analysis.metadata = []
+    analysis.blocks.insert(0, Block("article", body, model.path(body), name, {}))
+
+
+class Cleaners:
+    """The cleaner of a crawl, one instance per site, persisted in the store's records."""
+
+    def __init__(
+        self,
+        name: str,
+        store: TermStore | None,
+        *,
+        sample_pages: int = 500,
+        count: Callable[[str], None] = lambda name: None,
+    ) -> None:
+        if name not in CLEANERS:
+            raise ValueError(f"unknown cleaner {name!r}: use one of {', '.join(CLEANERS)}")
+        self.name = name
+        self.store = store
+        self.sample_pages = sample_pages
+        self.count = count
+        self._sites: dict[str, SiteCleaner] = {}
+        self._dirty: set[str] = set()
+        self._saved_full: set[str] = set()
+
+    @property
+    def kind(self) -> str:
+        """The store record kind of this cleaner ("cleaner-sst" …)."""
+        return f"cleaner-{self.name}"
+
+    def site(self, site: str) -> SiteCleaner:
+        cleaner = self._sites.get(site)
+        if cleaner is None:
+            cleaner = self._sites[site] = site_cleaner(self.name, sample_pages=self.sample_pages)
+            if self.store is not None:
+                blob = self.store.records(site, self.kind).get("state")
+                if blob:
+                    try:
+                        cleaner.load(blob)
+                        self.count(f"wisdom/cleaner/{self.name}/loaded")
+                    except ValueError:
+                        logger.warning("wisdom_scrapy: stored %s state of %s unreadable; "
+                                       "learning it again", self.kind, site)  # fmt: skip
+                        self.count(f"wisdom/cleaner/{self.name}/unreadable")
+        return cleaner
+
+    def observe(self, site: str, url: str, model: PageModel) -> None:
+        """Learn from a fetched page (nothing for ``wisdom``)."""
+        if self.name == "wisdom":
+            return
+        cleaner = self.site(site)
+        if cleaner.observe(url, model):
+            self._dirty.add(site)
+            self.count(f"wisdom/cleaner/{self.name}/pages")
+            if cleaner.full and site not in self._saved_full:
+                self._saved_full.add(site)
+                self.save(site)
+
+    def apply(
+        self,
+        analysis: PageAnalysis,
+        site: str,
+        model: PageModel,
+        snapshot: EntropySnapshot | None,
+    ) -> PageAnalysis:
+        """Replace ``analysis``'s article with this cleaner's (``wisdom``: add features)."""
+        if self.name == "wisdom":
+            if analysis.article_node is not None:
+                keep = np.zeros(model.n, bool)
+                body = analysis.article_node
+                keep[body : model.subtree_end[body]] = True
+                if analysis.article_exclude is not None:
+                    keep &= ~analysis.article_exclude
+                analysis.features = clean_features(model, keep)
+            return analysis
+        cleaner = self.site(site)
+        entropy = None
+        if snapshot is not None and snapshot.n_pages >= 2:
+            entropy = snapshot.entropy(model.vocab)
+            if isinstance(cleaner, InfoDiscovererCleaner):
+                cleaner.entropy_of = lambda m: snapshot.entropy(m.vocab)
+        apply_cleaned(analysis, model, cleaner.clean(analysis.url, model, entropy), self.name)
+        return analysis
+
+    def wrap(self, analyze: Callable[..., PageAnalysis]) -> Callable[..., PageAnalysis]:
+        """``analyze`` (:func:`~wisdom_scrapy.analysis.analyze_page`'s signature) followed by
+        :meth:`apply`: what the crawl's extractor calls for every page."""
+
+        def analyze_and_clean(html: Any, url: str, store: Any = None, **kwargs: Any) -> Any:
+            analysis = analyze(html, url, store, **kwargs)
+            model = analysis.model or kwargs.get("model")
+            if model is None:
+                return analysis
+            site = kwargs.get("site") or url
+            return self.apply(analysis, site, model, kwargs.get("snapshot"))
+
+        return analyze_and_clean
+
+    def save(self, site: str | None = None) -> None:
+        """Write what changed to the store (one site, or every changed site)."""
+        if self.store is None:
+            return
+        for s in [site] if site else sorted(self._dirty):
+            cleaner = self._sites.get(s)
+            if cleaner is None:
+                continue
+            blob = cleaner.to_bytes()
+            if blob:
+                self.store.put_records(s, self.kind, {"state": blob})
+            self._dirty.discard(s)
