@@ -220,11 +220,16 @@ def pydoc_gold(rel: str, model: PageModel) -> str | None:
 # --------------------------------------------------------------------------------------------
 
 
-def _vectors(docs: list[dict[str, float]], fit: list[int] | None = None) -> Any:
+def _counts(docs: list[dict[str, float]]) -> Any:
     from sklearn.feature_extraction import DictVectorizer
+
+    return DictVectorizer().fit_transform(docs)
+
+
+def _tfidf(counts: Any, fit: Any = None) -> Any:
+    """TF-IDF (IDF from the rows ``fit``, all rows by default), L2-normalised rows."""
     from sklearn.feature_extraction.text import TfidfTransformer
 
-    counts = DictVectorizer().fit_transform(docs)
     tfidf = TfidfTransformer()
     tfidf.fit(counts if fit is None else counts[fit])
     return tfidf.transform(counts)
@@ -259,7 +264,8 @@ def mining(docs: list[tuple[str, str, dict[str, dict[str, float]]]], runs: int) 
     sites = [s for s, _, _ in docs]
     out: dict[str, Any] = {}
     for method in METHODS:
-        X = _vectors([f[method] for _, _, f in docs])
+        counts = _counts([f[method] for _, _, f in docs])
+        X = _tfidf(counts)
         scores = []
         for seed in range(runs):
             km = KMeans(len(classes), init="random", n_init=1, max_iter=30, random_state=seed)
@@ -273,7 +279,7 @@ def mining(docs: list[tuple[str, str, dict[str, dict[str, float]]]], runs: int) 
                 test = np.flatnonzero(pair & (sa != site))
                 if len(set(ya[train])) < 2 or len(test) == 0 or len(set(ya[test])) < 2:
                     continue
-                Xt = _vectors([docs[i][2][method] for i in range(len(docs))], fit=list(train))
+                Xt = _tfidf(counts, fit=train)
                 clf = LinearSVC().fit(Xt[train], ya[train])
                 svm.append(f1_score(ya[test], clf.predict(Xt[test]), average="macro"))
         out[method] = {
