@@ -346,8 +346,10 @@ def main(argv: list[str] | None = None) -> int:
 
     results: dict[str, Any] = {"environment": environment()}
     t_start = time.perf_counter()
-    runs = {name: SiteRun(name, site_pages(root), args.sample, args.seed)
-            for name, root in SITES.items()}  # fmt: skip
+    runs = {}
+    for name, root in SITES.items():
+        runs[name] = SiteRun(name, site_pages(root), args.sample, args.seed)
+        print(f"{name}: {len(runs[name].pages)} pages learnt", file=sys.stderr, flush=True)
     pages, gold = demo_pages()
     demo = SiteRun("demo", pages, args.sample, args.seed)
 
@@ -356,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, run in runs.items():
         gold_fn = pydoc_gold if name == "python3.11-doc" else (lambda rel, model: None)
         scores, site_docs = evaluate(run, gold_fn)
+        print(f"{name}: cleaned", file=sys.stderr, flush=True)
         docs.extend(site_docs)
         if name == "python3.11-doc":
             results["article_f1"][name] = scores
