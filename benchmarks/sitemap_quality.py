@@ -292,28 +292,37 @@ def main() -> None:
     opts = parser.parse_args()
     names = ["pydoc", "demo"] if opts.site == "all" else [opts.site]
     results = [run_site(n, opts.keep) for n in names]
+    print("| site | pages | level | system | gold | common | P | R | F1 |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
-        print(f"== {r['site']}: {r['pages']} pages, home {r['home']}")
         for k in (1, 2):
             lv = r[f"level{k}"]
             print(
-                f"  level {k}: P {lv['precision']:.3f}  R {lv['recall']:.3f}  F1 {lv['f1']:.3f}"
-                f"  (system {lv['system']}, gold {lv['gold']}, common {lv['common']})"
+                f"| {r['site']} | {r['pages']} | {k} | {lv['system']} | {lv['gold']} | "
+                f"{lv['common']} | {lv['precision']:.3f} | {lv['recall']:.3f} | {lv['f1']:.3f} |"
             )
-        print(f"  sitemap analysis while crawling: {r['sitemap_ms_per_page']} ms/page")
+    print()
+    print(
+        "| site | sitemap ms/page (crawl) | candidate blocks (distinct) | cluster: index s "
+        "(alignments) | cluster: all pairs s (alignments) | same clusters |"
+    )
+    print("| --- | --- | --- | --- | --- | --- |")
+    for r in results:
         c = r["clustering"]
         print(
-            f"  clustering {c['blocks']} candidate blocks ({c['distinct']} distinct): "
-            f"index {c['index_seconds']} s / {c['index_alignments']} alignments, all pairs "
-            f"{c['all_pairs_seconds']} s / {c['all_pairs_alignments']} alignments, "
-            f"agreement {c['index_pairs_agreeing']:.4f}"
+            f"| {r['site']} | {r['sitemap_ms_per_page']} | {c['blocks']} ({c['distinct']}) | "
+            f"{c['index_seconds']} ({c['index_alignments']}) | {c['all_pairs_seconds']} "
+            f"({c['all_pairs_alignments']}) | {c['index_pairs_agreeing']:.4f} |"
         )
+    for r in results:
         if "partition" in r:
             p = r["partition"]
+            print()
+            print("| partitioner (SMG §5.1) | pages | P | R | F1 | blocks/page | ms/page |")
+            print("| --- | --- | --- | --- | --- | --- | --- |")
             print(
-                f"  partitioner on {p['pages']} pages: P {p['precision']}  R {p['recall']}  "
-                f"F1 {p['f1']}  ({p['blocks_per_page']} blocks/page, "
-                f"{p['partition_ms_per_page']} ms/page)"
+                f"| {r['site']} | {p['pages']} | {p['precision']} | {p['recall']} | {p['f1']} | "
+                f"{p['blocks_per_page']} | {p['partition_ms_per_page']} |"
             )
     if opts.json:
         opts.json.write_text(json.dumps(results, indent=1))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from tests.crawling import run_crawl
+from tests.crawling import CrawlResult, run_crawl
 from wisdom_scrapy.mining.lamis import hits, link_weights
 from wisdom_scrapy.mining.sitemap import (
     GAP_EXTEND,
@@ -236,17 +236,19 @@ def test_page_blocks_round_trip() -> None:
     assert PageBlocks.decode(page.encode()) == page
 
 
-def test_demo_crawl_exports_the_sitemap(tmp_path: Path) -> None:
-    uri = tmp_path / "out" / "sitemap"
-    result = run_crawl(
+def _demo_crawl(tmp_path: Path, **settings: object) -> CrawlResult:
+    """``scrapy crawl demo`` on a fresh build, free port, a SQLite store in ``tmp_path``."""
+    return run_crawl(
         "demo",
         tmp_path,
         args={"site_dir": str(tmp_path / "demo"), "port": "0"},
-        settings={
-            "WISDOM_STORE_URI": f"sqlite:///{tmp_path / 'w.db'}",
-            "WISDOM_SITEMAP_URI": str(uri),
-        },
+        settings={"WISDOM_STORE_URI": f"sqlite:///{tmp_path / 'w.db'}", **settings},
     )
+
+
+def test_demo_crawl_exports_the_sitemap(tmp_path: Path) -> None:
+    uri = tmp_path / "out" / "sitemap"
+    result = _demo_crawl(tmp_path, WISDOM_SITEMAP_URI=str(uri))
     assert result.returncode == 0, result.log[-3000:]
     assert result.stats.get("wisdom/errors/sitemap") is None
     assert result.stats["wisdom/sitemap/pages"] > 100
@@ -271,15 +273,8 @@ def test_closed_before_idle_writes_through_a_feed_storage(tmp_path: Path) -> Non
     """A spider stopped early (CLOSESPIDER_PAGECOUNT) emits no SitemapItem but still writes the
     files, here through Scrapy's file:// feed storage; the records stay in the store."""
     out = tmp_path / "out"
-    result = run_crawl(
-        "demo",
-        tmp_path,
-        args={"site_dir": str(tmp_path / "demo"), "port": "0"},
-        settings={
-            "WISDOM_STORE_URI": f"sqlite:///{tmp_path / 'w.db'}",
-            "WISDOM_SITEMAP_URI": (out / "map").as_uri(),
-            "CLOSESPIDER_PAGECOUNT": 30,
-        },
+    result = _demo_crawl(
+        tmp_path, WISDOM_SITEMAP_URI=(out / "map").as_uri(), CLOSESPIDER_PAGECOUNT=30
     )
     assert result.returncode == 0, result.log[-3000:]
     assert not [i for i in result.items if "tree" in i]
