@@ -9,6 +9,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from tests.conftest import free_port
 from tests.crawling import REPO, CrawlResult, run_crawl
 from wisdom_scrapy.report import CRAWL_FIGURES, SiteReportData, render_report
 from wisdom_scrapy.settings import SettingsError, WisdomSettings
-from wisdom_scrapy.store import open_store
+from wisdom_scrapy.store import TermStore, open_store
 from wisdom_scrapy.view import ROLE_COLOURS, page_view
 
 
@@ -349,3 +350,48 @@ def test_show_command_fetches_a_url(demo: Demo, tmp_path: Path) -> None:
     failed = scrapy("wisdom-show", "http://127.0.0.1:1/x.html", "--store", demo.store_uri,
                     "-o", str(tmp_path / "none.html"))  # fmt: skip
     assert failed.returncode == 1 and not (tmp_path / "none.html").exists()
+
+
+def test_report_data_round_trip_on_every_backend(new_store: Callable[[], TermStore]) -> None:
+    """What a crawl stores for the report (``put_records(site, "report")``) comes back whole
+    from every backend, and the report drawn from it shows the store's own figures."""
+    from wisdom_scrapy.feed import feed_page
+    from wisdom_scrapy.report import REPORT_KIND, load_report_data
+
+    store = new_store()
+    site = "example.test"
+    for k in range(3):
+        page = f"<html><body><p>common words here</p><p>page {k} unique{k}</p></body></html>"
+        feed_page(store, page, f"http://{site}/{k}.html")
+    assert load_report_data(store, site).pages_analysed == 0  # nothing stored yet
+    data = SiteReportData(
+        site, pages_analysed=3, redundant={"html/body/p": [3, 51, "common words here"]},
+        page_entropy=[0.5, float("nan")], crawl={"wisdom/pages_fed": 3.0},
+    )  # fmt: skip
+    store.put_records(site, REPORT_KIND, {"latest": data.to_bytes()})
+    back = load_report_data(store, site)
+    assert back.redundant == data.redundant and back.crawl == data.crawl
+    assert back.page_entropy[0] == 0.5 and back.page_entropy[1] != back.page_entropy[1]  # NaN
+    doc = lxml.html.fromstring(render_report([back], store))
+    facts = doc.xpath("//section[@class='site']/p")[0].text_content()
+    assert f"{store.page_count(site)} pages in the store" in facts
+    assert f"{len(store.snapshot(site).values)} distinct terms" in facts
+
+
+def test_show_file_needs_a_site_when_the_store_has_several(demo: Demo, tmp_path: Path) -> None:
+    other = f"sqlite:///{tmp_path / 'two.db'}"
+    with open_store(other) as store:
+        from wisdom_scrapy.feed import feed_page
+
+        feed_page(store, "<p>one</p>", "http://a.test/")
+        feed_page(store, "<p>two</p>", "http://b.test/")
+    page = str(demo.site_dir / "index.html")
+    done = scrapy("wisdom-show", page, "--store", other, "-o", str(tmp_path / "v.html"))
+    assert done.returncode != 0 and "a.test, b.test" in done.stderr
+    done = scrapy("wisdom-show", page, "--store", other, "--site", "c.test")
+    assert done.returncode != 0 and "c.test" in done.stderr
+    done = scrapy("wisdom-show", page, "--store", other, "--site", "a.test",
+                  "-o", str(tmp_path / "v.html"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    head = lxml.html.parse(str(tmp_path / "v.html")).getroot().xpath("//div[@class='wv-head']")
+    assert "single-page mode" in head[0].text_content()  # a.test knows 1 page: no entropy

@@ -164,12 +164,19 @@ class ShowCommand(fetch.Command):
         store = _open(self, opts)
         try:
             site = opts.site
-            if not site:
+            if site:
+                _sites(store, [site])  # a clear error for a site the store does not know
+            elif url.startswith("file:") and not opts.url:
                 known = store.sites()
-                if url.startswith("file:") and not opts.url and len(known) == 1:
-                    site = known[0]
-                else:
-                    site = ws.site_key(url)
+                if len(known) != 1:
+                    raise UsageError(
+                        "a FILE needs --url or --site when the store does not hold exactly one "
+                        f"site (it holds: {', '.join(known) or 'none'})",
+                        print_help=False,
+                    )
+                site = known[0]
+            else:
+                site = ws.site_key(url)
             html = page_view(body, url, store, site=site, params=ws.wisdom, encoding=encoding)
         finally:
             store.close()

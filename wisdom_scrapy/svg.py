@@ -39,11 +39,12 @@ def histogram_svg(
     hi: float = 1.0,
     xlabel: str = "",
     width: int = 560,
-    height: int = 220,
+    height: int = 240,
 ) -> str:
     """Histogram of one or more series over [lo, hi] (bars of a bin side by side), with a
     legend giving each series' size and mean. NaN values are left out."""
-    left, right, top, bottom = 44, 12, 26, 34
+    left, right, bottom = 44, 12, 34
+    top = 26 + 14 * len(series)  # the legend sits between the title and the plot
     plot_w, plot_h = width - left - right, height - top - bottom
     edges = np.linspace(lo, hi, bins + 1)
     counts = {}
@@ -86,8 +87,8 @@ def histogram_svg(
                 f"[{edges[b]:.2f}, {edges[b + 1]:.2f})</title></rect>"
             )
         mean = f", mean {float(v.mean()):.3f}" if len(v) else ""
-        lx = left + plot_w - 200
-        ly = top + 4 + 14 * s
+        lx = left
+        ly = 22 + 14 * s
         body.append(f'<rect x="{lx}" y="{ly}" width="10" height="10" fill="{colour}"/>')
         body.append(
             f'<text x="{lx + 14}" y="{ly + 9}" {_FONT}>{escape(name)} (n={len(v)}{mean})</text>'

@@ -18,7 +18,7 @@ could inject.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING
@@ -164,7 +164,8 @@ def view_blocks(
     """The informative blocks of the analysis and the page's redundant blocks, with figures.
 
     Figures come from WISDOM's node features over the snapshot's entropies (none in
-    single-page mode, where entropy says nothing): CII, mean API over scored anchors, SII of
+    single-page mode, where entropy says nothing): CII, mean API over scored anchors (only
+    when some anchor of the block could be scored), SII of
     the block's mining feature (CLEN for article and metadata blocks, the TOC's feature for TOC
     blocks, CLEN for redundant ones) and the mean entropy H of the block's terms.
     """
@@ -182,10 +183,11 @@ def view_blocks(
         name = toc_feature if b.kind == "toc" else "clen"
         b.figures = {
             "cii": float(features.cii[b.node]),
-            "api": float(features.mean_api[b.node]),
             "sii": float(features.sii(name)[b.node]),
             "entropy": float(mean_h[b.node]),
         }
+        if features.known_a[b.node] > 0:  # API only where a linked page's terms were known
+            b.figures["api"] = float(features.mean_api[b.node])
     return blocks
 
 
@@ -337,16 +339,20 @@ def page_view(
     site: str | None = None,
     params: WisdomParams | None = None,
     encoding: str | None = None,
+    target_terms: Callable[[str], Collection[str] | None] | None = None,
 ) -> str:
     """Analyse a page with its site's entropies from ``store`` and render its annotated view.
 
-    ``site`` defaults to the URL's host (the default ``WISDOM_SITE_KEY``). The linked pages'
-    terms are not at hand, so TOC blocks are mined by anchor length (WISDOM §4.4's fallback
-    when API cannot score a page's anchors).
+    ``site`` defaults to the URL's host (the default ``WISDOM_SITE_KEY``). Without
+    ``target_terms`` (the terms of a linked page, as in :func:`~wisdom_scrapy.analysis.
+    analyze_page`) the linked pages are unknown, so TOC blocks are mined by anchor length
+    (WISDOM §4.4's fallback when API cannot score a page's anchors) and no API is shown.
     """
     params = params or DEFAULT_PARAMS
     site = site or host_key(url)
     model = PageModel.from_html(html, url, encoding=encoding)
     snapshot = store.snapshot(site) if store is not None else None
-    analysis = analyze_page(None, url, model=model, snapshot=snapshot, params=params)
+    analysis = analyze_page(
+        None, url, model=model, snapshot=snapshot, params=params, target_terms=target_terms
+    )
     return render_page_view(analysis, snapshot, site=site)
