@@ -42,17 +42,19 @@ class CrawlResult:
     items: list[dict[str, Any]] = field(default_factory=list)
 
 
-def run_crawl(
+def crawl_command(
     spider: str,
     tmp_path: Path,
     *,
     args: dict[str, str] | None = None,
     settings: dict[str, Any] | None = None,
-    timeout: float = 240,
-) -> CrawlResult:
-    """``scrapy crawl SPIDER`` from the repo root, items to a JSON-lines feed in ``tmp_path``."""
-    items_path = tmp_path / f"{spider}-items.jsonl"
-    stats_path = tmp_path / f"{spider}-stats.json"
+    name: str | None = None,
+) -> tuple[list[str], Path, Path]:
+    """(``scrapy crawl SPIDER`` command, items path, stats path); files are named after
+    ``name`` (default: the spider), so several crawls can share ``tmp_path``."""
+    name = name or spider
+    items_path = tmp_path / f"{name}-items.jsonl"
+    stats_path = tmp_path / f"{name}-stats.json"
     all_settings: dict[str, Any] = {
         "EXTENSIONS": {"tests.crawling.StatsDump": 0},
         "TEST_STATS_PATH": str(stats_path),
@@ -65,10 +67,12 @@ def run_crawl(
     for key, value in all_settings.items():
         text = json.dumps(value) if isinstance(value, (dict, list, bool)) else str(value)
         cmd += ["-s", f"{key}={text}"]
-    proc = subprocess.run(
-        cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout, check=False
-    )
-    result = CrawlResult(proc.returncode, proc.stderr + proc.stdout)
+    return cmd, items_path, stats_path
+
+
+def read_result(returncode: int, log: str, items_path: Path, stats_path: Path) -> CrawlResult:
+    """What a finished crawl left: its exit code, log, stats and items."""
+    result = CrawlResult(returncode, log)
     if stats_path.exists():
         result.stats = json.loads(stats_path.read_text())
     if items_path.exists():
@@ -77,3 +81,19 @@ def run_crawl(
         text = items_path.read_text(encoding="utf-8")
         result.items = [json.loads(line) for line in text.split("\n") if line]
     return result
+
+
+def run_crawl(
+    spider: str,
+    tmp_path: Path,
+    *,
+    args: dict[str, str] | None = None,
+    settings: dict[str, Any] | None = None,
+    timeout: float = 240,
+) -> CrawlResult:
+    """``scrapy crawl SPIDER`` from the repo root, items to a JSON-lines feed in ``tmp_path``."""
+    cmd, items_path, stats_path = crawl_command(spider, tmp_path, args=args, settings=settings)
+    proc = subprocess.run(
+        cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    return read_result(proc.returncode, proc.stderr + proc.stdout, items_path, stats_path)

@@ -8,11 +8,16 @@
         "wisdom_scrapy.focus.WisdomFocusMiddleware": 940,
         "wisdom_scrapy.sitemap.WisdomSitemapMiddleware": 930,
     }
+
+With ``SCHEDULER = "wisdom_scrapy.distributed.RedisScheduler"`` (a distributed crawl) it also
+inserts ``"wisdom_scrapy.distributed.DistributedMiddleware": 5``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from scrapy.utils.misc import load_object
 
 from wisdom_scrapy.focus import WisdomFocusMiddleware
 from wisdom_scrapy.middlewares import WisdomAnalysisMiddleware, WisdomFeedMiddleware
@@ -50,3 +55,11 @@ class Addon:
     def update_settings(self, settings: BaseSettings) -> None:
         for name, component, order in COMPONENTS:
             settings.setdefault_in_component_priority_dict(name, component, order)
+        scheduler = settings.get("SCHEDULER")
+        if scheduler and getattr(load_object(scheduler), "wisdom_distributed", False):
+            from wisdom_scrapy.distributed import DistributedMiddleware
+
+            # nearest the engine: it sees the spider output after every other middleware
+            settings.setdefault_in_component_priority_dict(
+                "SPIDER_MIDDLEWARES", DistributedMiddleware, 5
+            )

@@ -258,7 +258,12 @@ class WisdomFocusMiddleware:
 
     def on_idle(self) -> None:
         """Final link analysis of every site that grew; its SiteStructureItem joins the late
-        items (scores of late items are then final). Raises DontCloseSpider to emit them."""
+        items (scores of late items are then final). Raises DontCloseSpider to emit them.
+        In a distributed crawl only the finaliser does this, once the whole crawl is finished
+        (:meth:`WisdomRuntime.may_finalise`)."""
+        if not self.runtime.may_finalise():
+            self.runtime.on_idle()
+            return
         try:
             items = self.tracker.structure_items()
         except Exception:

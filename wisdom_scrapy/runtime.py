@@ -36,6 +36,8 @@ logger = logging.getLogger(__name__)
 _ATTR = "_wisdom_runtime"
 # Meta key of the request wisdom_scrapy schedules at idle to emit late items.
 LATE_ITEMS_META = "wisdom_late_items"
+# Crawler attribute of a distributed crawl's coordinator (wisdom_scrapy.distributed.RedisScheduler).
+COORDINATOR_ATTR = "_wisdom_coordinator"
 
 
 class WisdomRuntime:
@@ -166,6 +168,14 @@ class WisdomRuntime:
     def take_ready(self) -> list[Any]:
         ready, self.ready = self.ready, []
         return ready
+
+    def may_finalise(self) -> bool:
+        """Whether this process should do the crawl's site-level end work now (call it at spider
+        idle): always in a single-process crawl; in a distributed one
+        (:mod:`wisdom_scrapy.distributed`) only in the one worker that holds the finaliser lock,
+        once no worker has anything left to crawl."""
+        coordinator = self.crawler.__dict__.get(COORDINATOR_ATTR)
+        return coordinator is None or bool(coordinator.may_finalise())
 
     def on_idle(self) -> None:
         """Nothing left to crawl: emit what is held or pending, through the normal item flow.

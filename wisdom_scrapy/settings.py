@@ -50,6 +50,9 @@ WISDOM_CLEANER             ``wisdom``               the article cleaner: ``wisdo
                                                     ``cst``, ``infodiscoverer`` or ``template``
 WISDOM_STYLETREE_PAGES     500                      pages a site's style tree is built from
                                                     (the thesis's k, §5.3; later pages are cleaned)
+WISDOM_WORKER_TIMEOUT      60.0                     distributed crawl: seconds without a heartbeat
+                                                    after which a worker is dead and its
+                                                    in-flight requests are crawled again
 =========================  =======================  =============================================
 """
 
@@ -94,6 +97,7 @@ DEFAULTS: dict[str, Any] = {
     "WISDOM_REPORT_URI": None,
     "WISDOM_CLEANER": "wisdom",
     "WISDOM_STYLETREE_PAGES": 500,
+    "WISDOM_WORKER_TIMEOUT": 60.0,
 }
 
 #: Values of ``WISDOM_FOCUS``.
@@ -183,6 +187,13 @@ def _report_uri(settings: BaseSettings) -> str:
     return text
 
 
+def _worker_timeout(settings: BaseSettings) -> float:
+    value: float = _get(settings, "WISDOM_WORKER_TIMEOUT", "float")
+    if not value >= 1.0:
+        raise SettingsError(f"WISDOM_WORKER_TIMEOUT={value!r} must be at least 1 (seconds)")
+    return value
+
+
 def _optional_float(settings: BaseSettings, name: str) -> float | None:
     return None if settings.get(name) is None else float(_get(settings, name, "float"))
 
@@ -252,6 +263,7 @@ class WisdomSettings:
     report_uri: str = ""
     cleaner: str = "wisdom"
     styletree_pages: int = 500
+    worker_timeout: float = 60.0
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> WisdomSettings:
@@ -287,4 +299,5 @@ class WisdomSettings:
             report_uri=_report_uri(settings),
             cleaner=_cleaner(settings),
             styletree_pages=_positive(settings, "WISDOM_STYLETREE_PAGES"),
+            worker_timeout=_worker_timeout(settings),
         )

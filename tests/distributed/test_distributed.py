@@ -1,0 +1,170 @@
+"""Several real Scrapy workers on one scrapy-redis frontier and one Redis store (issue 7).
+
+The demo news site is served on 127.0.0.1 and crawled three ways with the ``site`` spider: by one
+process (the reference), by two workers at once, and by two workers one of which is killed with
+SIGKILL mid-crawl and restarted. Every crawl keeps every link (``WISDOM_FOCUS =
+"deprioritize"``: with ``"drop"`` the set of pages would depend on the order pages arrive in,
+which differs between any two crawls), so all three must end with the same store: the same pages,
+link graph and term-entropy table, and the same page roles from the one site-level analysis.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from sample_project.demo_site import build_demo_site
+from tests.distributed.workers import Worker, distributed_settings, start_worker
+from wisdom_scrapy.store import open_store
+from wisdom_scrapy.testing import StaticServer
+from wisdom_scrapy.urls import host_key
+
+COMMON = {"WISDOM_FOCUS": "deprioritize", "WISDOM_WORKER_TIMEOUT": 3}
+
+
+@pytest.fixture(scope="module")
+def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Start URL of the demo site, served for the whole module."""
+    server = StaticServer(build_demo_site(tmp_path_factory.mktemp("demo")))
+    server.start()
+    try:
+        yield server.url + "index.html"
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def reference(
+    site_url: str, redis_server: str, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    """One process crawling the whole site into its own store (prefix ``single``)."""
+    out = tmp_path_factory.mktemp("single")
+    uri = f"{redis_server}?prefix=single"
+    settings = {**COMMON, "WISDOM_STORE_URI": uri}
+    worker = start_worker("site", out, "single", args={"url": site_url}, settings=settings)
+    result = worker.wait()
+    assert result.returncode == 0, result.log[-3000:]
+    fetched = worker.fetched()
+    assert len(fetched) == len(set(fetched)) > 500
+    return {"fetched": set(fetched), "store": store_tables(uri, site_url),
+            "structure": structure_of([result.items])}
+
+
+def store_tables(uri: str, site_url: str) -> dict[str, Any]:
+    """A site's pages, link graph and term table (TF, S, entropy) as the store has them."""
+    site = host_key(site_url)
+    with open_store(uri) as store:
+        terms, tf, s = store.all_term_sums(site)
+        snapshot = store.snapshot(site)
+        links = store.links(site)
+    return {
+        "pages": snapshot.n_pages,
+        "links": {url: sorted(out) for url, out in links.items()},
+        "tf": dict(zip(terms, tf.tolist(), strict=True)),
+        "s": dict(zip(terms, s.tolist(), strict=True)),
+        "entropy": dict(snapshot.values),
+    }
+
+
+def assert_same_store(got: dict[str, Any], want: dict[str, Any]) -> None:
+    assert got["pages"] == want["pages"]
+    assert got["links"] == want["links"]
+    assert got["tf"] == want["tf"]  # integer sums: exact
+    assert got["s"].keys() == want["s"].keys()
+    for table in ("s", "entropy"):
+        worst = max(abs(got[table][t] - want[table][t]) for t in want[table])
+        assert worst <= 1e-9, f"{table} differs by {worst}"
+
+
+def structure_of(item_lists: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """Page roles and TOC → articles of the crawl's last SiteStructureItem (asserting that the
+    crawl emitted SiteStructureItems from one process only)."""
+    emitting = [items for items in item_lists if any("tocs" in i for i in items)]
+    assert len(emitting) == 1, f"{len(emitting)} processes emitted a SiteStructureItem"
+    item = [i for i in emitting[0] if "tocs" in i][-1]
+    return {
+        "roles": item["roles"],
+        "tocs": {t["url"]: sorted(t["articles"]) for t in item["tocs"]},
+        "articles": sorted(a["url"] for a in item["articles"]),
+    }
+
+
+def wait_for(condition: Any, what: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def frontier_url(redis_uri: str) -> str:
+    """The frontier's database (1) on the store's server (database 0)."""
+    return redis_uri.rsplit("/", 1)[0] + "/1"
+
+
+def worker_settings(redis_uri: str) -> dict[str, Any]:
+    return distributed_settings(frontier_url(redis_uri), f"{redis_uri}?prefix=dist", **COMMON)
+
+
+def start_workers(names: list[str], out: Path, site_url: str, redis_uri: str) -> list[Worker]:
+    with redis.Redis.from_url(frontier_url(redis_uri)) as client:
+        client.flushdb()
+    return [start_worker("site", out, n, args={"url": site_url},
+                         settings=worker_settings(redis_uri)) for n in names]
+
+
+def finish(workers: list[Worker]) -> list[dict[str, Any]]:
+    results = [w.wait() for w in workers]
+    for w, r in zip(workers, results, strict=True):
+        assert r.returncode == 0, f"{w.name}: {r.log[-3000:]}"
+    return [r.__dict__ for r in results]
+
+
+def test_two_workers_crawl_the_site_once(
+    site_url: str, redis_uri: str, reference: dict[str, Any], tmp_path: Path
+) -> None:
+    workers = start_workers(["w0", "w1"], tmp_path, site_url, redis_uri)
+    results = finish(workers)
+    fetched = [w.fetched() for w in workers]
+    everything = [url for urls in fetched for url in urls]
+    assert len(everything) == len(set(everything)), "a page was fetched twice"
+    assert set(everything) == reference["fetched"]
+    assert all(len(urls) > 50 for urls in fetched), [len(urls) for urls in fetched]
+    assert_same_store(store_tables(f"{redis_uri}?prefix=dist", site_url), reference["store"])
+    assert structure_of([r["items"] for r in results]) == reference["structure"]
+    # the shared frontier is gone once the last worker closed (SCHEDULER_PERSIST is off)
+    with redis.Redis.from_url(frontier_url(redis_uri)) as client:
+        assert client.keys("site:*") == []
+
+
+def test_killed_worker_restarts_and_the_store_is_complete(
+    site_url: str, redis_uri: str, reference: dict[str, Any], tmp_path: Path
+) -> None:
+    workers = start_workers(["w0", "w1"], tmp_path, site_url, redis_uri)
+    victim = workers[1]
+    frontier = redis.Redis.from_url(frontier_url(redis_uri))
+
+    def victim_busy() -> bool:  # mid-crawl, with requests in flight
+        if len(victim.fetched()) < 100:
+            return False
+        keys = frontier.keys("site:requests:inflight:*")
+        mine = [k for k in keys if f":{victim.process.pid}:".encode() in k]
+        return bool(mine) and frontier.zcard(mine[0]) > 0
+
+    wait_for(victim_busy, "worker w1 to be mid-crawl")
+    victim.kill()
+    frontier.close()
+    restarted = start_worker("site", tmp_path, "w1-restarted", args={"url": site_url},
+                             settings=worker_settings(redis_uri))
+    results = finish([workers[0], restarted])
+    fetched = [url for w in (*workers, restarted) for url in w.fetched()]
+    assert set(fetched) == reference["fetched"]
+    recovered = sum(r["stats"].get("wisdom/distributed/recovered", 0) for r in results)
+    assert recovered > 0, "the killed worker's in-flight requests were not put back"
+    assert_same_store(store_tables(f"{redis_uri}?prefix=dist", site_url), reference["store"])
+    assert structure_of([r["items"] for r in results]) == reference["structure"]

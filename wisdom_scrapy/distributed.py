@@ -1,0 +1,300 @@
+"""Several Scrapy processes crawling one site: scrapy-redis's frontier, made crash-safe and
+end-aware for wisdom_scrapy.
+
+A distributed crawl is scrapy-redis's shared frontier (a Redis sorted set, so the priorities the
+focusing middleware gives carry across workers, and a Redis set of request fingerprints) plus
+the shared Redis term-entropy store (``WISDOM_STORE_URI = "redis://…"``)::
+
+    SCHEDULER = "wisdom_scrapy.distributed.RedisScheduler"
+    DUPEFILTER_CLASS = "scrapy_redis.dupefilter.RFPDupeFilter"
+    REDIS_URL = "redis://127.0.0.1:6379/1"
+    WISDOM_STORE_URI = "redis://127.0.0.1:6379/0"
+
+Every worker runs the same ``scrapy crawl``; the spider seeds with its ``async def start()``
+(the first worker's start requests are queued, the others' are dupe-filtered).
+
+:class:`RedisScheduler` is ``scrapy_redis.scheduler.Scheduler`` (0.9.1) with what it lacks on
+Scrapy 2.19 and for a crawl that must end with one site-level analysis:
+
+* **Process-local requests.** Requests whose callback is not a spider method (wisdom_scrapy's
+  request that emits late items at spider idle) cannot be pickled into the shared queue: plain
+  scrapy-redis fails at idle with ``ValueError: Function <bound method
+  WisdomRuntime._late_items …> is not an instance method in: <SiteSpider …>`` and the held items
+  are lost. They stay in a local queue, served first (``wisdom/distributed/local_requests``).
+* **Crash safety.** A popped request moves, atomically, from the queue into the worker's
+  in-flight set, and leaves it once the spider's output for its response has gone through
+  every spider middleware (:class:`DistributedMiddleware`: the page is stored and the requests
+  it led to are queued), or when the worker goes idle (then everything it popped is done). A
+  worker whose heartbeat key has expired (``WISDOM_WORKER_TIMEOUT``) is dead: the next worker
+  to go idle puts its in-flight requests back in the queue (``wisdom/distributed/recovered``).
+  A page fetched again that way changes nothing in the store (its digest is stored).
+* **The end of the crawl.** scrapy-redis closes a worker as soon as the queue is empty, and its
+  close flushes the shared fingerprints and queue under workers still running. Here a worker
+  whose queue is empty waits (``DontCloseSpider``) while another worker is busy (it popped a
+  request since it last went idle); the crawl is finished when the queue is empty and no live
+  worker is busy, and only the last worker to close flushes the shared keys (unless
+  ``SCHEDULER_PERSIST``).
+* **One finaliser.** The first worker to see the crawl finished takes the finaliser lock (a
+  Redis key); ``WisdomRuntime.may_finalise()`` is True in that worker only, so site-level work
+  (the site structure, the sitemap) runs once for the whole crawl. A finaliser that dies before
+  closing loses the lock to the next worker that goes idle.
+* Stats are counted without the ``spider`` argument Scrapy 2.19 deprecates.
+
+Only scrapy-redis's ``PriorityQueue`` (its default) is supported. The coordination keys are
+named after the queue key (``<spider>:requests:workers``, ``…:busy``, ``…:alive:<id>``,
+``…:inflight:<id>``, ``…:finaliser``); the scripts build key names, so one Redis server (not a
+cluster) holds the frontier.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.utils.asyncio import create_looping_call
+from scrapy_redis.queue import PriorityQueue
+from scrapy_redis.scheduler import Scheduler
+
+from wisdom_scrapy.runtime import COORDINATOR_ATTR
+from wisdom_scrapy.settings import WisdomSettings
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+__all__ = ["DistributedMiddleware", "RedisScheduler"]
+
+logger = logging.getLogger(__name__)
+
+# States of the crawl as a worker at idle sees them (returned by _SETTLE).
+WORK_QUEUED, OTHERS_BUSY, FINISHED, FINALISER = 0, 1, 2, 3
+
+_POP = r"""
+-- KEYS: 1 queue, 2 this worker's in-flight, 3 busy; ARGV: 1 worker id
+local top = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if #top == 0 then return false end
+redis.call('ZREM', KEYS[1], top[1])
+redis.call('ZADD', KEYS[2], top[2], top[1])
+redis.call('SADD', KEYS[3], ARGV[1])
+return top[1]
+"""
+
+_RECOVER = r"""
+local function recover(workers, busy, queue, lock, base)
+  local n = 0
+  for _, w in ipairs(redis.call('SMEMBERS', workers)) do
+    if redis.call('EXISTS', base .. ':alive:' .. w) == 0 then
+      local inflight = base .. ':inflight:' .. w
+      local items = redis.call('ZRANGE', inflight, 0, -1, 'WITHSCORES')
+      for i = 1, #items, 2 do redis.call('ZADD', queue, items[i + 1], items[i]) end
+      n = n + #items / 2
+      redis.call('DEL', inflight)
+      redis.call('SREM', workers, w)
+      redis.call('SREM', busy, w)
+      if redis.call('GET', lock) == w then redis.call('DEL', lock) end
+    end
+  end
+  return n
+end
+"""
+
+_SETTLE = (
+    _RECOVER
+    + r"""
+-- A worker went idle. KEYS: 1 workers, 2 busy, 3 queue, 4 finaliser lock
+-- ARGV: 1 key base, 2 worker id, 3 heartbeat ttl (ms). Returns {state, recovered}.
+local base, me = ARGV[1], ARGV[2]
+redis.call('SET', base .. ':alive:' .. me, '1', 'PX', ARGV[3])
+redis.call('SADD', KEYS[1], me)
+redis.call('SREM', KEYS[2], me)
+redis.call('DEL', base .. ':inflight:' .. me)
+local n = recover(KEYS[1], KEYS[2], KEYS[3], KEYS[4], base)
+if redis.call('ZCARD', KEYS[3]) > 0 then return {0, n} end
+if redis.call('SCARD', KEYS[2]) > 0 then return {1, n} end
+local holder = redis.call('GET', KEYS[4])
+if not holder then
+  redis.call('SET', KEYS[4], me)
+  return {3, n}
+end
+if holder == me then return {3, n} end
+return {2, n}
+"""
+)
+
+_LEAVE = (
+    _RECOVER
+    + r"""
+-- A worker closes. KEYS: 1 workers, 2 busy, 3 queue, 4 finaliser lock
+-- ARGV: 1 key base, 2 worker id. Its in-flight requests go back to the queue.
+-- Returns the number of live workers left.
+local base, me = ARGV[1], ARGV[2]
+local inflight = base .. ':inflight:' .. me
+local items = redis.call('ZRANGE', inflight, 0, -1, 'WITHSCORES')
+for i = 1, #items, 2 do redis.call('ZADD', KEYS[3], items[i + 1], items[i]) end
+redis.call('DEL', inflight, base .. ':alive:' .. me)
+redis.call('SREM', KEYS[1], me)
+redis.call('SREM', KEYS[2], me)
+recover(KEYS[1], KEYS[2], KEYS[3], KEYS[4], base)
+return redis.call('SCARD', KEYS[1])
+"""
+)
+
+
+class RedisScheduler(Scheduler):
+    """scrapy-redis's scheduler with local requests, crash safety, a coordinated end and a
+    finaliser lock (module docstring)."""
+
+    #: Marks a scheduler that needs :class:`DistributedMiddleware` (the add-on inserts it).
+    wisdom_distributed = True
+    crawler: Crawler
+    worker_timeout: float
+    worker: str
+    local: deque[Request]
+    popped: dict[Request, bytes]
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RedisScheduler:
+        instance: RedisScheduler = cls.from_settings(crawler.settings)
+        instance.stats = crawler.stats
+        instance.crawler = crawler
+        instance.worker_timeout = WisdomSettings.from_settings(crawler.settings).worker_timeout
+        instance.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        instance.local = deque()
+        instance.popped = {}
+        crawler.signals.connect(instance.on_idle, signal=signals.spider_idle)
+        setattr(crawler, COORDINATOR_ATTR, instance)
+        return instance
+
+    # -- scrapy-redis hooks --------------------------------------------------------------------
+
+    def open(self, spider: Spider) -> None:
+        super().open(spider)
+        if not isinstance(self.queue, PriorityQueue):
+            raise NotConfigured(
+                f"SCHEDULER_QUEUE_CLASS={self.queue_cls!r}: wisdom_scrapy.distributed."
+                "RedisScheduler needs scrapy_redis.queue.PriorityQueue (the default)"
+            )
+        base = self.queue.key
+        self.keys = [f"{base}:workers", f"{base}:busy", base, f"{base}:finaliser"]
+        self.base = base
+        self.inflight_key = f"{base}:inflight:{self.worker}"
+        self.pop_script = self.server.register_script(_POP)
+        self.settle_script = self.server.register_script(_SETTLE)
+        self.leave_script = self.server.register_script(_LEAVE)
+        self._beat()
+        self.heartbeat = create_looping_call(self._beat)
+        self.heartbeat.start(self.worker_timeout / 4, now=False)
+        logger.info("wisdom_scrapy: distributed worker %s on queue %r", self.worker, base)
+
+    def close(self, reason: str) -> None:
+        if self.heartbeat.running:
+            self.heartbeat.stop()
+        left = int(self.leave_script(keys=self.keys, args=[self.base, self.worker]))
+        if not self.persist and left == 0:  # the last worker: the crawl's state goes
+            self.flush()
+            self.server.delete(*self.keys)
+
+    def enqueue_request(self, request: Request) -> bool:
+        if not request.dont_filter and self.df.request_seen(request):
+            self.df.log(request, self.spider)
+            return False
+        try:
+            data = self.queue._encode_request(request)
+        except ValueError:  # the callback is not a spider method: this process's own work
+            self.local.append(request)
+            self._inc("wisdom/distributed/local_requests")
+            return True
+        self.server.execute_command("ZADD", self.queue.key, -request.priority, data)
+        self._inc("scheduler/enqueued/redis")
+        return True
+
+    def next_request(self) -> Request | None:
+        if self.local:
+            return self.local.popleft()
+        data = self.pop_script(keys=[self.queue.key, self.inflight_key, self.keys[1]],
+                               args=[self.worker])
+        if not data:
+            return None
+        request: Request = self.queue._decode_request(data)
+        self.popped[request] = data
+        self._inc("scheduler/dequeued/redis")
+        return request
+
+    def has_pending_requests(self) -> bool:
+        return bool(self.local) or len(self.queue) > 0
+
+    def __len__(self) -> int:
+        return len(self.local) + len(self.queue)
+
+    # -- coordination --------------------------------------------------------------------------
+
+    def done(self, request: Request) -> None:
+        """The spider's output for ``request``'s response has been handled: off the in-flight
+        set (a redirected or retried request is a new one, and leaves it at idle)."""
+        data = self.popped.pop(request, None)
+        if data is not None:
+            self.server.zrem(self.inflight_key, data)
+
+    def settle(self) -> int:
+        """This worker is idle: recover dead workers' requests, then the crawl's state
+        (``WORK_QUEUED``, ``OTHERS_BUSY``, ``FINISHED`` or ``FINALISER``)."""
+        self.popped.clear()  # the engine is idle: every request this worker popped is done
+        state, recovered = self.settle_script(
+            keys=self.keys, args=[self.base, self.worker, int(self.worker_timeout * 1000)]
+        )
+        if recovered:
+            self._inc("wisdom/distributed/recovered", int(recovered))
+            logger.warning(
+                "wisdom_scrapy: %d request(s) of dead workers put back in the queue", recovered
+            )
+        return int(state)
+
+    def may_finalise(self) -> bool:
+        """True in the finaliser once the crawl is finished (``WisdomRuntime.may_finalise``)."""
+        return self.settle() == FINALISER
+
+    def on_idle(self) -> None:
+        """Keep the worker open while the crawl goes on elsewhere (spider_idle)."""
+        if self.settle() in (WORK_QUEUED, OTHERS_BUSY):
+            raise DontCloseSpider("wisdom_scrapy: other workers are still crawling")
+
+    def _beat(self) -> None:
+        with self.server.pipeline(transaction=False) as pipe:
+            pipe.set(f"{self.base}:alive:{self.worker}", "1", px=int(self.worker_timeout * 1000))
+            pipe.sadd(self.keys[0], self.worker)
+            pipe.execute()
+
+    def _inc(self, name: str, n: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(name, n)
+
+
+class DistributedMiddleware:
+    """Spider middleware, nearest the engine: once the spider's output for a response has gone
+    through every other spider middleware (the page stored, its requests queued), the request
+    leaves the worker's in-flight set. Does nothing without :class:`RedisScheduler`."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> DistributedMiddleware:
+        return cls(crawler)
+
+    async def process_spider_output(
+        self, response: Response, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
+        async for obj in result:
+            yield obj
+        scheduler: RedisScheduler | None = self.crawler.__dict__.get(COORDINATOR_ATTR)
+        if scheduler is not None and response.request is not None:
+            scheduler.done(response.request)
