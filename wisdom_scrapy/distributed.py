@@ -31,14 +31,16 @@ Scrapy 2.19 and for a crawl that must end with one site-level analysis:
 * **The end of the crawl.** scrapy-redis closes a worker as soon as the queue is empty, and its
   close flushes the shared fingerprints and queue under workers still running. Here a worker
   whose queue is empty waits (``DontCloseSpider``) while another worker is busy (it popped a
-  request since it last went idle); the crawl is finished when the queue is empty and no live
-  worker is busy, and only the last worker to close flushes the shared keys (unless
-  ``SCHEDULER_PERSIST``).
+  request since it last went idle, or has not been idle yet); the crawl is finished when the
+  queue is empty and no live worker is busy, and only the last worker to close flushes the
+  shared keys (unless ``SCHEDULER_PERSIST``).
 * **One finaliser.** The first worker to see the crawl finished takes the finaliser lock (a
   Redis key); ``WisdomRuntime.may_finalise()`` is True in that worker only, so site-level work
   (the site structure, the sitemap) runs once for the whole crawl. A finaliser that dies before
-  closing loses the lock to the next worker that goes idle.
-* Stats are counted without the ``spider`` argument Scrapy 2.19 deprecates.
+  closing loses the lock to the next worker that goes idle; the last worker to close removes
+  it, so the next crawl on the same keys has a finaliser of its own.
+* Stats are counted without the ``spider`` argument Scrapy 2.19 deprecates, and Scrapy's own
+  ``DUPEFILTER_CLASS`` (per process; scrapy-redis 0.9.1 fails on it) becomes scrapy-redis's.
 
 Only scrapy-redis's ``PriorityQueue`` (its default) is supported. The coordination keys are
 named after the queue key (``<spider>:requests:workers``, ``…:busy``, ``…:alive:<id>``,
@@ -56,8 +58,10 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
+from scrapy.dupefilters import RFPDupeFilter as ScrapyDupeFilter
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.utils.asyncio import create_looping_call
+from scrapy.utils.misc import load_object
 from scrapy_redis.queue import PriorityQueue
 from scrapy_redis.scheduler import Scheduler
 
@@ -70,11 +74,13 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from scrapy.settings import BaseSettings
 
 __all__ = ["DistributedMiddleware", "RedisScheduler"]
 
 logger = logging.getLogger(__name__)
 
+SHARED_DUPEFILTER = "scrapy_redis.dupefilter.RFPDupeFilter"
 # States of the crawl as a worker at idle sees them (returned by _SETTLE).
 WORK_QUEUED, OTHERS_BUSY, FINISHED, FINALISER = 0, 1, 2, 3
 
@@ -144,9 +150,35 @@ redis.call('DEL', inflight, base .. ':alive:' .. me)
 redis.call('SREM', KEYS[1], me)
 redis.call('SREM', KEYS[2], me)
 recover(KEYS[1], KEYS[2], KEYS[3], KEYS[4], base)
-return redis.call('SCARD', KEYS[1])
+local left = redis.call('SCARD', KEYS[1])
+if left == 0 then redis.call('DEL', KEYS[4]) end  -- the next crawl gets its own finaliser
+return left
 """
 )
+
+
+def _shared_dupefilter(settings: BaseSettings) -> BaseSettings:
+    """Settings whose ``DUPEFILTER_CLASS`` is shared by the workers.
+
+    Scrapy's default filter keeps fingerprints in one process (and scrapy-redis 0.9.1 fails on
+    it with ``AttributeError: type object 'RFPDupeFilter' has no attribute 'from_settings'``,
+    Scrapy 2.19 removed it): it becomes scrapy-redis's. Any other class must be one scrapy-redis
+    can build per spider (``from_spider``), else the crawl stops with an error naming it.
+    """
+    name = settings.get("DUPEFILTER_CLASS")
+    dupefilter = load_object(name)
+    if hasattr(dupefilter, "from_spider"):
+        return settings
+    if dupefilter is not ScrapyDupeFilter:
+        raise NotConfigured(
+            f"DUPEFILTER_CLASS={name!r} keeps fingerprints in one process: a distributed crawl "
+            f"needs a shared one, e.g. {SHARED_DUPEFILTER!r}"
+        )
+    shared = settings.copy()
+    shared.frozen = False  # the crawler's settings are frozen; this copy is the scheduler's
+    shared.set("DUPEFILTER_CLASS", SHARED_DUPEFILTER, priority=settings.getpriority(
+        "DUPEFILTER_CLASS") or 0)
+    return shared
 
 
 class RedisScheduler(Scheduler):
@@ -163,7 +195,7 @@ class RedisScheduler(Scheduler):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisScheduler:
-        instance: RedisScheduler = cls.from_settings(crawler.settings)
+        instance: RedisScheduler = cls.from_settings(_shared_dupefilter(crawler.settings))
         instance.stats = crawler.stats
         instance.crawler = crawler
         instance.worker_timeout = WisdomSettings.from_settings(crawler.settings).worker_timeout
@@ -190,6 +222,9 @@ class RedisScheduler(Scheduler):
         self.pop_script = self.server.register_script(_POP)
         self.settle_script = self.server.register_script(_SETTLE)
         self.leave_script = self.server.register_script(_LEAVE)
+        # busy until its first idle: a worker that has not queued its start requests yet must
+        # keep the others from declaring the crawl finished
+        self.server.sadd(self.keys[1], self.worker)
         self._beat()
         self.heartbeat = create_looping_call(self._beat)
         self.heartbeat.start(self.worker_timeout / 4, now=False)
