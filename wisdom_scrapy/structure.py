@@ -583,10 +583,14 @@ def analyse_site(
     site, for the pages the recorder has no record of. ``template=False`` keeps template links
     (the unreduced graph of the paper's plain HITS). ``link_analysis=False`` weighs every link's
     information in full in the hub mass (ã ≡ 1: the roles without HITS, for comparison).
+
+    Pages are taken in URL order, not in the order they were recorded: floating-point sums
+    depend on their order, and roles near the TOC/article line flipped with it, so two crawls
+    of one site (or one process and several) found different roles for the same pages.
     """
     records = recorder.records
-    urls = list(records)
-    extra = [u for u in (store_links or {}) if u not in records]
+    urls = sorted(records)
+    extra = sorted(u for u in (store_links or {}) if u not in records)
     urls += extra
     index = {u: i for i, u in enumerate(urls)}
     n = len(urls)
@@ -906,7 +910,8 @@ class StructureTracker:
             if not n or (only_changed and n == state.emitted_pages):
                 continue
             analysis = self.analyse(site)
-            state.emitted_pages = n
+            # the analysis may have loaded other processes' records: count them as emitted
+            state.emitted_pages = len(state.recorder.records)
             items.append(structure_item(site, analysis))
         return items
 
