@@ -197,6 +197,8 @@ class RedisScheduler(Scheduler):
     local: deque[Request]
     popped: dict[Request, bytes]
     fingerprints: set[str]
+    state: int  # what the last settle() found
+    closed: bool
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisScheduler:
@@ -208,6 +210,8 @@ class RedisScheduler(Scheduler):
         instance.local = deque()
         instance.popped = {}
         instance.fingerprints = set()
+        instance.state = OTHERS_BUSY
+        instance.closed = False
         crawler.signals.connect(instance.on_idle, signal=signals.spider_idle)
         setattr(crawler, COORDINATOR_ATTR, instance)
         return instance
@@ -237,6 +241,7 @@ class RedisScheduler(Scheduler):
         logger.info("wisdom_scrapy: distributed worker %s on queue %r", self.worker, base)
 
     def close(self, reason: str) -> None:
+        self.closed = True
         if self.heartbeat.running:
             self.heartbeat.stop()
         left = int(self.leave_script(keys=self.keys, args=[self.base, self.worker]))
@@ -302,15 +307,19 @@ class RedisScheduler(Scheduler):
         state, recovered = self.settle_script(
             keys=self.keys, args=[self.base, self.worker, int(self.worker_timeout * 1000)]
         )
+        self.state = int(state)
         if recovered:
             self._inc("wisdom/distributed/recovered", int(recovered))
             logger.warning(
                 "wisdom_scrapy: %d request(s) of dead workers put back in the queue", recovered
             )
-        return int(state)
+        return self.state
 
     def may_finalise(self) -> bool:
-        """True in the finaliser once the crawl is finished (``WisdomRuntime.may_finalise``)."""
+        """True in the finaliser once the crawl is finished (``WisdomRuntime.may_finalise``);
+        after the scheduler closed (spider_closed handlers), what its last idle found."""
+        if self.closed:
+            return self.state == FINALISER
         return self.settle() == FINALISER
 
     def on_idle(self) -> None:

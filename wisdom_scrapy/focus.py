@@ -278,7 +278,10 @@ class WisdomFocusMiddleware:
     def on_closed(self, reason: str) -> None:
         """A spider closed without going idle (``CLOSESPIDER_*``, a shutdown) cannot emit items
         any more: the sites that grew since their last SiteStructureItem are analysed once more
-        for the stats (``wisdom/structure/<role>_pages``) and the log."""
+        for the stats (``wisdom/structure/<role>_pages``) and the log (in a distributed crawl,
+        by the finaliser only)."""
+        if not self.runtime.may_finalise():
+            return
         try:
             items = self.tracker.structure_items()
         except Exception:

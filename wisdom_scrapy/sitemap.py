@@ -189,7 +189,11 @@ class WisdomSitemapMiddleware:
         return out
 
     def on_idle(self) -> None:
-        """Sitemaps of the sites that grew, as SitemapItems among the late items."""
+        """Sitemaps of the sites that grew, as SitemapItems among the late items (in a
+        distributed crawl, by the finaliser only: :meth:`WisdomRuntime.may_finalise`)."""
+        if not self.runtime.may_finalise():
+            self.runtime.on_idle()
+            return
         built = self._build_grown("idle")
         for site, sitemap in built:
             self.runtime.ready.append(self.item(site, sitemap))
@@ -211,7 +215,10 @@ class WisdomSitemapMiddleware:
         )
 
     def on_closed(self, reason: str) -> Any:
-        """Write the sitemaps (building those not built at idle) to ``WISDOM_SITEMAP_URI``."""
+        """Write the sitemaps (building those not built at idle) to ``WISDOM_SITEMAP_URI``
+        (in a distributed crawl, the finaliser only)."""
+        if not self.runtime.may_finalise():
+            return None
         self._build_grown("close")
         if not self.uri or not self.sitemaps:
             return None

@@ -5,7 +5,8 @@ process (the reference), by two workers at once, and by two workers one of which
 SIGKILL mid-crawl and restarted. Every crawl keeps every link (``WISDOM_FOCUS =
 "deprioritize"``: with ``"drop"`` the set of pages would depend on the order pages arrive in,
 which differs between any two crawls), so all three must end with the same store: the same pages,
-link graph and term-entropy table, and the same page roles from the one site-level analysis.
+link graph and term-entropy table, and the same page roles and sitemap from the one site-level
+analysis (done by one worker, the finaliser).
 """
 
 from __future__ import annotations
@@ -49,14 +50,15 @@ def reference(
     """One process crawling the whole site into its own store (prefix ``single``)."""
     out = tmp_path_factory.mktemp("single")
     uri = f"{redis_server}?prefix=single"
-    settings = {**COMMON, "WISDOM_STORE_URI": uri}
+    settings = {**COMMON, "WISDOM_STORE_URI": uri, "WISDOM_SITEMAP_URI": str(out / "sitemap")}
     worker = start_worker("site", out, "single", args={"url": site_url}, settings=settings)
     result = worker.wait()
     assert result.returncode == 0, result.log[-3000:]
     fetched = worker.fetched()
     assert len(fetched) == len(set(fetched)) > 500
     return {"fetched": set(fetched), "store": store_tables(uri, site_url),
-            "structure": structure_of([result.items])}
+            "site_level": site_level([result.items]),
+            "sitemap_json": (out / "sitemap.json").read_text()}
 
 
 def store_tables(uri: str, site_url: str) -> dict[str, Any]:
@@ -85,16 +87,21 @@ def assert_same_store(got: dict[str, Any], want: dict[str, Any]) -> None:
         assert worst <= 1e-9, f"{table} differs by {worst}"
 
 
-def structure_of(item_lists: list[list[dict[str, Any]]]) -> dict[str, Any]:
-    """Page roles and TOC → articles of the crawl's last SiteStructureItem (asserting that the
-    crawl emitted SiteStructureItems from one process only)."""
-    emitting = [items for items in item_lists if any("tocs" in i for i in items)]
-    assert len(emitting) == 1, f"{len(emitting)} processes emitted a SiteStructureItem"
-    item = [i for i in emitting[0] if "tocs" in i][-1]
+def site_level(item_lists: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """What the crawl's site-level end work produced: page roles and TOC → articles of its last
+    SiteStructureItem and the tree of its last SitemapItem, asserting that each came from one
+    process only."""
+    out: dict[str, Any] = {}
+    for name, key in (("structure", "tocs"), ("sitemap", "tree")):
+        emitting = [items for items in item_lists if any(key in i for i in items)]
+        assert len(emitting) == 1, f"{len(emitting)} processes emitted {name} items"
+        out[name] = [i for i in emitting[0] if key in i][-1]
+    structure, sitemap = out["structure"], out["sitemap"]
     return {
-        "roles": item["roles"],
-        "tocs": {t["url"]: sorted(t["articles"]) for t in item["tocs"]},
-        "articles": sorted(a["url"] for a in item["articles"]),
+        "roles": structure["roles"],
+        "tocs": {t["url"]: sorted(t["articles"]) for t in structure["tocs"]},
+        "articles": sorted(a["url"] for a in structure["articles"]),
+        "sitemap": {k: sitemap[k] for k in ("url", "title", "tree", "entries", "pages")},
     }
 
 
@@ -111,9 +118,12 @@ def frontier_url(redis_uri: str) -> str:
     return redis_uri.rsplit("/", 1)[0] + "/1"
 
 
-def worker_settings(redis_uri: str, **extra: Any) -> dict[str, Any]:
+def worker_settings(redis_uri: str, out: Path, **extra: Any) -> dict[str, Any]:
+    """Settings of every worker: one frontier, one store, one sitemap path (the finaliser alone
+    writes it)."""
     return distributed_settings(
-        frontier_url(redis_uri), f"{redis_uri}?prefix=dist", **COMMON, **extra
+        frontier_url(redis_uri), f"{redis_uri}?prefix=dist", **COMMON,
+        WISDOM_SITEMAP_URI=str(out / "sitemap"), **extra,
     )
 
 
@@ -123,7 +133,7 @@ def start_workers(
     with redis.Redis.from_url(frontier_url(redis_uri)) as client:
         client.flushdb()
     return [start_worker("site", out, n, args={"url": site_url},
-                         settings=worker_settings(redis_uri, **extra)) for n in names]
+                         settings=worker_settings(redis_uri, out, **extra)) for n in names]
 
 
 def finish(workers: list[Worker]) -> list[dict[str, Any]]:
@@ -144,7 +154,8 @@ def test_two_workers_crawl_the_site_once(
     assert set(everything) == reference["fetched"]
     assert all(len(urls) > 50 for urls in fetched), [len(urls) for urls in fetched]
     assert_same_store(store_tables(f"{redis_uri}?prefix=dist", site_url), reference["store"])
-    assert structure_of([r["items"] for r in results]) == reference["structure"]
+    assert site_level([r["items"] for r in results]) == reference["site_level"]
+    assert (tmp_path / "sitemap.json").read_text() == reference["sitemap_json"]
     # the shared frontier is gone once the last worker closed (SCHEDULER_PERSIST is off)
     with redis.Redis.from_url(frontier_url(redis_uri)) as client:
         assert client.keys("site:*") == []
@@ -170,11 +181,12 @@ def test_killed_worker_restarts_and_the_store_is_complete(
     frontier.close()
     restarted = start_worker("site", tmp_path, "w1-restarted", args={"url": site_url},
                              settings=worker_settings(
-                                 redis_uri, WISDOM_WORKER_TIMEOUT=KILL_TIMEOUT))
+                                 redis_uri, tmp_path, WISDOM_WORKER_TIMEOUT=KILL_TIMEOUT))
     results = finish([workers[0], restarted])
     fetched = [url for w in (*workers, restarted) for url in w.fetched()]
     assert set(fetched) == reference["fetched"]
     recovered = sum(r["stats"].get("wisdom/distributed/recovered", 0) for r in results)
     assert recovered > 0, "the killed worker's in-flight requests were not put back"
     assert_same_store(store_tables(f"{redis_uri}?prefix=dist", site_url), reference["store"])
-    assert structure_of([r["items"] for r in results]) == reference["structure"]
+    assert site_level([r["items"] for r in results]) == reference["site_level"]
+    assert (tmp_path / "sitemap.json").read_text() == reference["sitemap_json"]

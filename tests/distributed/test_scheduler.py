@@ -192,3 +192,17 @@ def test_a_per_process_dupefilter_is_an_error_naming_it(
 ) -> None:
     with pytest.raises(NotConfigured, match=r"DUPEFILTER_CLASS=.*_ProcessFilter"):
         workers(DUPEFILTER_CLASS=_ProcessFilter)
+
+
+def test_after_close_the_finaliser_is_what_the_last_idle_found(
+    workers: Callable[..., RedisScheduler],
+) -> None:
+    a, b = workers(), workers()
+    b.settle()
+    assert a.settle() == FINALISER
+    assert b.settle() == FINISHED
+    a.close("finished")
+    b.close("finished")
+    assert a.may_finalise()  # spider_closed handlers (sitemap files) run in the finaliser only
+    assert not b.may_finalise()
+    assert a.server.keys("t:*") == []  # asking did not register the closed workers again
