@@ -169,6 +169,13 @@ class WisdomRuntime:
         ready, self.ready = self.ready, []
         return ready
 
+    @property
+    def distributed(self) -> bool:
+        """True in a worker of a distributed crawl: what other workers need from a page (its
+        records) must reach the store with the page, before the request counts as done (a
+        worker may be killed at any time), not in batches."""
+        return COORDINATOR_ATTR in self.crawler.__dict__
+
     def may_finalise(self) -> bool:
         """Whether this process should do the crawl's site-level end work now (call it at spider
         idle): always in a single-process crawl; in a distributed one

@@ -5,7 +5,8 @@
 * partitions every fetched HTML page into blocks as it arrives (H2S + SEG + R_SEG, from the
   page model the runtime already built: the page is not parsed again) and keeps the blocks'
   record in the store (``put_records(site, "sitemap", …)``, in batches of ``FLUSH_PAGES`` and
-  before every build), so a restarted crawl or another
+  before every build; page by page in a distributed crawl, where the finaliser builds from the
+  other workers' records and a worker may be killed at any time), so a restarted crawl or another
   process sharing the store builds the sitemap from every page any of them fetched;
 * at spider idle builds each grown site's sitemap from all its records and emits a
   :class:`~wisdom_scrapy.items.SitemapItem` through the normal item flow (the runtime's late
@@ -130,7 +131,7 @@ class WisdomSitemapMiddleware:
         record = page_blocks(model, params, same_site, seq)
         pending = self._pending.setdefault(site, {})
         pending[model.url] = record.encode()
-        if len(pending) >= FLUSH_PAGES:
+        if len(pending) >= (1 if self.runtime.distributed else FLUSH_PAGES):
             self._flush(site)
         if site not in self._homes:
             stored = self.runtime.store.records(site, HOME_KIND).get("home")
