@@ -38,6 +38,22 @@ class Demo:
         (sitemap,) = [i for i in crawl.items if "tree" in i]
         self.sitemap: dict[str, Any] = sitemap
 
+    @property
+    def truth(self) -> dict[str, Any]:
+        pages: dict[str, Any] = json.loads((self.root / "demo" / GROUND_TRUTH_FILE).read_text())
+        return pages["pages"]
+
+    def url_of(self, path: str) -> str:
+        return f"http://{self.site}{path}"
+
+    def article(self) -> dict[str, Any]:
+        """The ArticleItem of the first ground-truth article page (by path) with metadata."""
+        items = {i["url"]: i for i in self.crawl.items if "url" in i}
+        return next(
+            items[self.url_of(path)] for path, page in sorted(self.truth.items())
+            if page["role"] == "article" and items.get(self.url_of(path), {}).get("metadata")
+        )  # fmt: skip
+
     def local_file(self, url: str) -> Path:
         return self.site_dir / url.split(self.site, 1)[1].lstrip("/")
 
@@ -105,14 +121,8 @@ def assert_real_picture(image: np.ndarray) -> None:
 def test_annotated_view_of_article_and_toc_pages_in_chromium(demo: Demo, tmp_path: Path) -> None:
     """An article page and a TOC page of the demo's ground truth, as the crawl's store sees
     them: the view's role is the ground truth's, and every role's outline is on screen."""
-    truth = json.loads((demo.root / "demo" / GROUND_TRUTH_FILE).read_text())["pages"]
-    items = {i["url"]: i for i in demo.crawl.items if "url" in i}
-    base = f"http://{demo.site}"
-    article = next(
-        items[base + path] for path, page in sorted(truth.items())
-        if page["role"] == "article" and items.get(base + path, {}).get("metadata")
-    )  # fmt: skip
-    toc = base + next(p for p, page in sorted(truth.items()) if page["role"] == "toc")
+    article = demo.article()
+    toc = demo.url_of(next(p for p, page in sorted(demo.truth.items()) if page["role"] == "toc"))
     shots = {}
     for name, url in (("article", article["url"]), ("toc", toc)):
         out = tmp_path / f"view-{name}.html"
@@ -298,7 +308,7 @@ def test_commands_outside_a_project_with_help(tmp_path: Path) -> None:
     for name in ("wisdom-show", "wisdom-report", "wisdom-stats"):
         assert name in listing
     show_help = scrapy("wisdom-show", "--help", cwd=tmp_path).stdout
-    for option in ("--store", "--url", "--site", "--output", "--encoding"):
+    for option in ("--store", "--url", "--site", "--output", "--cleaner", "--encoding"):
         assert option in show_help
     assert "--store" in scrapy("wisdom-report", "--help", cwd=tmp_path).stdout
     assert "--json" in scrapy("wisdom-stats", "--help", cwd=tmp_path).stdout
@@ -395,3 +405,23 @@ def test_show_file_needs_a_site_when_the_store_has_several(demo: Demo, tmp_path:
     assert done.returncode == 0, done.stderr
     head = lxml.html.parse(str(tmp_path / "v.html")).getroot().xpath("//div[@class='wv-head']")
     assert "single-page mode" in head[0].text_content()  # a.test knows 1 page: no entropy
+
+
+def test_view_strikes_out_what_the_chosen_cleaner_removes(demo: Demo) -> None:
+    """``WISDOM_CLEANER`` / ``--cleaner``: the struck-out text is that cleaner's removal."""
+    from wisdom_scrapy.cleaners import Cleaners
+
+    url = demo.article()["url"]
+    body = demo.local_file(url).read_bytes()
+    removed = {}
+    with open_store(demo.store_uri) as store:
+        for name in ("wisdom", "infodiscoverer"):
+            html = page_view(body, url, store, site=demo.site, cleaners=Cleaners(name, store))
+            doc = lxml.html.fromstring(html)
+            head = doc.xpath("string(//div[@class='wv-head'])")
+            assert f"cleaner {name}" in " ".join(head.split())
+            removed[name] = " ".join(
+                " ".join(e.text_content() for e in doc.xpath("//*[@class='wx']")).split()
+            )
+    assert removed["wisdom"] and removed["infodiscoverer"]
+    assert removed["wisdom"] != removed["infodiscoverer"]

@@ -21,6 +21,7 @@ from scrapy.exceptions import UsageError
 from scrapy.http import TextResponse
 from scrapy.utils.conf import arglist_to_dict
 
+from wisdom_scrapy.cleaners import CLEANERS, Cleaners
 from wisdom_scrapy.report import load_report_data, render_report, write_report
 from wisdom_scrapy.settings import SettingsError, WisdomSettings
 from wisdom_scrapy.store import StoreError, TermStore, open_store
@@ -118,6 +119,12 @@ class ShowCommand(fetch.Command):
             "current folder",
         )
         parser.add_argument(
+            "--cleaner",
+            choices=sorted(CLEANERS),
+            help="the cleaner whose removals are struck out (its state learned by the crawl is "
+            "read from the store); default: the project's WISDOM_CLEANER",
+        )
+        parser.add_argument(
             "--encoding",
             metavar="NAME",
             help="with a FILE: its character encoding; default: detected from the file",
@@ -177,7 +184,12 @@ class ShowCommand(fetch.Command):
                 site = known[0]
             else:
                 site = ws.site_key(url)
-            html = page_view(body, url, store, site=site, params=ws.wisdom, encoding=encoding)
+            cleaners = Cleaners(
+                opts.cleaner or ws.cleaner, store, sample_pages=ws.styletree_pages
+            )
+            html = page_view(
+                body, url, store, site=site, params=ws.wisdom, encoding=encoding, cleaners=cleaners
+            )
         finally:
             store.close()
         digest = hashlib.sha1(url.encode()).hexdigest()[:10]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from html import escape
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,7 @@ from wisdom_scrapy.urls import host_key
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from wisdom_scrapy.cleaners import Cleaners
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
 __all__ = ["ROLE_COLOURS", "ViewBlock", "page_view", "removed_mask", "render_page_view"]
@@ -300,9 +302,10 @@ def render_page_view(
     snapshot: EntropySnapshot | None = None,
     *,
     site: str = "",
+    cleaner: str = "wisdom",
 ) -> str:
     """The annotated view of an analysed page (``analysis.model`` must be set): a complete,
-    self-contained HTML document."""
+    self-contained HTML document. ``cleaner``: the cleaner whose removals are struck out."""
     blocks = view_blocks(analysis, snapshot)
     counts: dict[str, int] = {}
     for b in blocks:
@@ -318,7 +321,7 @@ def render_page_view(
     head = (
         f'<div class="wv-head"><b>{escape(analysis.title or analysis.url)}</b><br>'
         f"{escape(analysis.url)} · site {escape(site)} · role <b>{escape(analysis.role)}</b> · "
-        f"{escape(mode)}<div class=\"wv-legend\">{legend}"
+        f"{escape(mode)} · cleaner {escape(cleaner)}<div class=\"wv-legend\">{legend}"
         "<span>struck out: text no item keeps</span></div></div>"
     )
     return (
@@ -340,8 +343,13 @@ def page_view(
     params: WisdomParams | None = None,
     encoding: str | None = None,
     target_terms: Callable[[str], Collection[str] | None] | None = None,
+    cleaners: Cleaners | None = None,
 ) -> str:
     """Analyse a page with its site's entropies from ``store`` and render its annotated view.
+
+    With ``cleaners`` (the crawl's ``WISDOM_CLEANER``, its learned state read from the store)
+    the struck-out text is what that cleaner removes, as in the crawl's ArticleItem; the
+    outlined blocks stay WISDOM's.
 
     ``site`` defaults to the URL's host (the default ``WISDOM_SITE_KEY``). Without
     ``target_terms`` (the terms of a linked page, as in :func:`~wisdom_scrapy.analysis.
@@ -352,7 +360,11 @@ def page_view(
     site = site or host_key(url)
     model = PageModel.from_html(html, url, encoding=encoding)
     snapshot = store.snapshot(site) if store is not None else None
-    analysis = analyze_page(
-        None, url, model=model, snapshot=snapshot, params=params, target_terms=target_terms
+    analyze: Callable[..., PageAnalysis] = partial(analyze_page, params=params)
+    if cleaners is not None:
+        analyze = cleaners.wrap(analyze)
+    analysis = analyze(
+        None, url, store, site=site, model=model, snapshot=snapshot, target_terms=target_terms
     )
-    return render_page_view(analysis, snapshot, site=site)
+    cleaner = cleaners.name if cleaners is not None else "wisdom"
+    return render_page_view(analysis, snapshot, site=site, cleaner=cleaner)
