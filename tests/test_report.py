@@ -292,8 +292,9 @@ def test_report_uri_setting_is_validated() -> None:
     assert WisdomSettings.from_settings(Settings()).report_uri == ""
     ok = Settings({"WISDOM_REPORT_URI": "file:///tmp/r.html"})
     assert WisdomSettings.from_settings(ok).report_uri == "file:///tmp/r.html"
-    with pytest.raises(SettingsError, match="WISDOM_REPORT_URI"):
-        WisdomSettings.from_settings(Settings({"WISDOM_REPORT_URI": "s3://bucket/r.html"}))
+    for bad in ("s3://bucket/r.html", "file://relative/r.html", "file://"):
+        with pytest.raises(SettingsError, match="WISDOM_REPORT_URI"):
+            WisdomSettings.from_settings(Settings({"WISDOM_REPORT_URI": bad}))
 
 
 def test_commands_are_registered_entry_points() -> None:

@@ -61,6 +61,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from scrapy.utils.misc import load_object
 
@@ -178,11 +179,13 @@ def _report_uri(settings: BaseSettings) -> str:
     if value is None or value == "":
         return ""
     text = str(value)
-    scheme = text.split("://", 1)[0].lower() if "://" in text else ""
-    if scheme not in ("", "file") or (scheme == "file" and len(text) <= len("file://")):
+    parts = urlsplit(text) if "://" in text else None
+    if parts is not None and (
+        parts.scheme.lower() != "file" or parts.netloc not in ("", "localhost") or not parts.path
+    ):
         raise SettingsError(
-            f"WISDOM_REPORT_URI={value!r}: use a file path or a file:// URI (the report is one "
-            "HTML file)"
+            f"WISDOM_REPORT_URI={value!r}: use a file path or a file:///absolute/path URI (the "
+            "report is one HTML file)"
         )
     return text
 
