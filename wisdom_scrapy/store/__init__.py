@@ -29,7 +29,8 @@ def open_store(uri: str) -> TermStore:
     """Open the store a URI names, checking that it is usable now.
 
     ``memory://``; ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db`` (the
-    folder is created); ``redis://[:password@]host:port/db`` (``rediss://`` for TLS), optionally
+    folder is created; ``?timeout=SECONDS``, default 30, bounds the wait for another process'
+    lock); ``redis://[:password@]host:port/db`` (``rediss://`` for TLS), optionally
     with ``?prefix=NAME`` to keep several projects apart in one Redis database.
     Raises :class:`StoreError` naming the (password-redacted) URI when it is not.
     """

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import numpy as np
 
@@ -60,18 +61,40 @@ _CHUNK = 900
 
 def sqlite_path(uri: str) -> str:
     """File path of a ``sqlite:///relative`` or ``sqlite:////absolute`` URI."""
+    return _parse_uri(uri)[0]
+
+
+def _parse_uri(uri: str) -> tuple[str, float | None]:
+    """(file path, ``?timeout=`` seconds or None) of a SQLite store URI."""
     prefix = "sqlite:///"
-    if not uri.startswith(prefix) or len(uri) == len(prefix):
+    path, _, query = uri.partition("?")
+    if not path.startswith(prefix) or len(path) == len(prefix):
         raise StoreError(f"not a sqlite URI with a path: {uri!r} (use sqlite:///path/to/file.db)")
-    return uri[len(prefix) :]
+    timeout = None
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        try:
+            if name != "timeout":
+                raise ValueError(f"unknown option {name!r}")
+            timeout = float(value)
+            if not timeout >= 0:
+                raise ValueError("timeout must be a non-negative number of seconds")
+        except ValueError as exc:
+            raise StoreError(f"SQLite store URI {uri!r}: {exc} (option: ?timeout=SECONDS)") from exc
+    return path[len(prefix) :], timeout
 
 
 class SQLiteStore(TermStore):
-    """Term-entropy store in one SQLite file (see the module docstring)."""
+    """Term-entropy store in one SQLite file (see the module docstring).
+
+    ``timeout`` (the URI's ``?timeout=SECONDS`` wins) bounds the wait for a lock another
+    process holds; past it the update fails with :class:`StoreError` (a crawl counts the page
+    under ``wisdom/store_errors``).
+    """
 
     def __init__(self, uri: str, *, timeout: float = 30.0) -> None:
         self.uri = uri
-        self.path = sqlite_path(uri)
+        self.path, uri_timeout = _parse_uri(uri)
+        timeout = timeout if uri_timeout is None else uri_timeout
         self._lock = threading.Lock()
         self._site_ids: dict[str, int] = {}
         self._term_ids: dict[int, dict[str, int]] = {}
