@@ -17,12 +17,13 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 class StatsDump:
-    """Test-only extension: writes the crawl's final stats as JSON to ``TEST_STATS_PATH``."""
+    """Test-only extension: writes the crawl's final stats as JSON to ``TEST_STATS_PATH``
+    (when the engine stops: after every spider_closed handler has counted its last figures)."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.path = crawler.settings.get("TEST_STATS_PATH")
-        crawler.signals.connect(self.closed, signal=signals.spider_closed)
+        crawler.signals.connect(self.closed, signal=signals.engine_stopped)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StatsDump:
@@ -97,3 +98,41 @@ def run_crawl(
         cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout, check=False
     )
     return read_result(proc.returncode, proc.stderr + proc.stdout, items_path, stats_path)
+
+
+class Crawl:
+    """A crawl (:func:`crawl_command`) run as a background subprocess, log to
+    ``tmp_path/NAME.log``: :meth:`start` it, signal it (``process``), then :meth:`wait` for its
+    :class:`CrawlResult`."""
+
+    def __init__(
+        self,
+        spider: str,
+        tmp_path: Path,
+        *,
+        args: dict[str, str] | None = None,
+        settings: dict[str, Any] | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.cmd, self.items_path, self.stats_path = crawl_command(
+            spider, tmp_path, args=args, settings=settings, name=name
+        )
+        self.log_path = tmp_path / f"{name or spider}.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Crawl:
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(self.cmd, cwd=REPO, stdin=subprocess.DEVNULL,
+                                            stdout=log, stderr=subprocess.STDOUT)
+        return self
+
+    def wait(self, timeout: float = 240) -> CrawlResult:
+        assert self.process is not None, "start() first"
+        try:
+            returncode = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise
+        log = self.log_path.read_text(errors="replace")
+        return read_result(returncode, log, self.items_path, self.stats_path)

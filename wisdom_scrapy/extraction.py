@@ -34,6 +34,7 @@ import numpy as np
 
 from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
 from wisdom_scrapy.mining.lamis import link_weights
+from wisdom_scrapy.store import StoreError
 from wisdom_scrapy.text import extract_terms
 
 if TYPE_CHECKING:
@@ -239,37 +240,74 @@ class Extractor:
         ready = []
         for toc_url, (held, targets) in list(state.pending_tocs.items()):
             if url in targets and self._targets_ready(targets):
+                item = self._finish(site, state, held)
+                if item is None:  # the store failed: it stays pending
+                    break
                 del state.pending_tocs[toc_url]
-                ready.append(self._finish(site, state, held))
+                ready.append(item)
         return ready
 
     def submit(self, site: str, url: str, model: PageModel, title: str = "") -> list[Any]:
-        """Analyse a page of ``site`` now, or hold it; return the items ready now."""
+        """Analyse a page of ``site`` now, or hold it; return the items ready now.
+
+        Never raises :class:`StoreError`: when the store fails, the page is held (counted under
+        ``wisdom/analysis/store_errors``) and analysed with a later page of its site or at idle.
+        """
         state = self._sites.setdefault(site, _SiteState())
-        held = _Held(url, model, title)
+        state.held.append(_Held(url, model, title))
         if not state.warm:
-            n = self.store.page_count(site)
+            try:
+                n = self.store.page_count(site)
+            except StoreError as exc:
+                self._store_failed(url, exc)
+                return []
             if n < self.params.warmup_pages:
-                state.held.append(held)
                 self.count("wisdom/warmup/held")
                 return []
             state.warm = True
             logger.info("wisdom_scrapy: site %s warm (%d pages in the store)", site, n)
-            backlog, state.held = [held, *state.held], []
-            return [item for h in backlog for item in self._analyse(site, state, h)]
-        return self._analyse(site, state, held)
+        return self._drain(site, state)
 
     def flush(self) -> list[Any]:
-        """At idle/close: analyse everything still held or pending, with what is known."""
+        """At idle/close: analyse everything still held or pending, with what is known.
+
+        A page the store still fails for leaves unanalysed (its PageItem with role ""), counted
+        under ``wisdom/analysis/unanalysed``: it is never dropped.
+        """
         ready: list[Any] = []
         for site, state in self._sites.items():
-            backlog, state.held = state.held, []
-            for held in backlog:
-                ready.extend(self._analyse(site, state, held, final=True))
+            ready.extend(self._drain(site, state, final=True))
             while state.pending_tocs:
                 _, (held, _) = state.pending_tocs.popitem(last=False)
-                ready.append(self._finish(site, state, held))
+                ready.append(self._finish(site, state, held) or self._unanalysed(held))
+            ready.extend(self._unanalysed(held) for held in state.held)
+            state.held = []
         return ready
+
+    def _drain(self, site: str, state: _SiteState, final: bool = False) -> list[Any]:
+        """Analyse the held pages of a warm site in order, up to the first store failure."""
+        ready: list[Any] = []
+        while state.held:
+            try:
+                ready.extend(self._analyse(site, state, state.held[0], final))
+            except StoreError as exc:
+                self._store_failed(state.held[0].url, exc)
+                break
+            state.held.pop(0)
+        return ready
+
+    def _store_failed(self, url: str, exc: StoreError) -> None:
+        self.count("wisdom/analysis/store_errors")
+        logger.warning("wisdom_scrapy: analysis of %s postponed, the store failed: %s", url, exc)
+
+    def _unanalysed(self, held: _Held) -> PageItem:
+        self.count("wisdom/analysis/unanalysed")
+        return PageItem(url=held.url, title=held.title)
+
+    def waiting_urls(self) -> dict[str, list[str]]:
+        """URLs of the pages held or pending, per site."""
+        return {site: [h.url for h in s.held] + list(s.pending_tocs)
+                for site, s in self._sites.items()}
 
     def waiting(self) -> int:
         """Pages held or pending: what :meth:`flush` would emit."""
@@ -309,15 +347,25 @@ class Extractor:
                 self.count("wisdom/toc/pending")
                 ready = []
                 while len(state.pending_tocs) > self.params.max_pending_tocs:
-                    _, (oldest, _) = state.pending_tocs.popitem(last=False)
-                    ready.append(self._finish(site, state, oldest))
+                    oldest_url, (oldest, _) = next(iter(state.pending_tocs.items()))
+                    item = self._finish(site, state, oldest)
+                    if item is None:  # the store failed: the oldest stays pending
+                        break
+                    del state.pending_tocs[oldest_url]
+                    ready.append(item)
                 return ready
         return [self._item(site, analysis, held, state)]
 
-    def _finish(self, site: str, state: _SiteState, held: _Held) -> Any:
-        """Analyse a pending TOC page again, now with its fetched targets, and emit it."""
+    def _finish(self, site: str, state: _SiteState, held: _Held) -> Any | None:
+        """Analyse a pending TOC page again, now with its fetched targets, and emit it
+        (None when the store fails: the caller keeps it pending)."""
+        try:
+            analysis = self._run(site, state, held)
+        except StoreError as exc:
+            self._store_failed(held.url, exc)
+            return None
         self.count("wisdom/toc/completed")
-        return self._item(site, self._run(site, state, held), held, state)
+        return self._item(site, analysis, held, state)
 
     def _item(self, site: str, analysis: PageAnalysis, held: _Held, state: _SiteState) -> Any:
         for observe in self.observers:

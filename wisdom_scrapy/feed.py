@@ -8,6 +8,8 @@ per page. In a crawl the model is built from the tree Scrapy already parsed
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
 
     from wisdom_scrapy.store.base import TermStore
 
-__all__ = ["FeedResult", "feed_model", "feed_page", "feed_tree"]
+__all__ = ["FeedResult", "PageUpdate", "RetryQueue", "feed_model", "feed_page", "feed_tree"]
 
 
 @dataclass(frozen=True)
@@ -32,17 +34,68 @@ class FeedResult:
     links: int
 
 
+@dataclass(frozen=True)
+class PageUpdate:
+    """What the store keeps of one page: its term counts and out-links under its site."""
+
+    site: str
+    url: str
+    counts: Mapping[str, int]
+    links: list[tuple[str, str]]
+
+    @classmethod
+    def of(cls, model: PageModel, site: str | None = None) -> PageUpdate:
+        links = [(link.url, link.text) for link in model.links()]
+        return cls(site or host_key(model.url), model.url, model.page_counts(), links)
+
+    def apply(self, store: TermStore) -> FeedResult:
+        changed = store.add_page(self.site, self.url, self.counts, self.links)
+        return FeedResult(self.site, changed, sum(self.counts.values()), len(self.links))
+
+
 def feed_model(store: TermStore, model: PageModel, *, site: str | None = None) -> FeedResult:
     """Add a modelled page's term counts and out-links to ``store`` under ``site``.
 
     ``site`` defaults to the page's host (with port). Pages with no visible term still count as
     pages of the site (N grows, as WISDOM's entropy over the site's pages requires).
     """
-    site = site or host_key(model.url)
-    counts = model.page_counts()
-    links = [(link.url, link.text) for link in model.links()]
-    changed = store.add_page(site, model.url, counts, links)
-    return FeedResult(site, changed, sum(counts.values()), len(links))
+    return PageUpdate.of(model, site).apply(store)
+
+
+class RetryQueue:
+    """Page updates the store failed to take, kept (counts and links, not the page) to be
+    applied again later, oldest first; at most ``limit`` pages.
+
+    Applying an update twice is harmless (the store ignores an unchanged page), so a retry
+    after a lost reply cannot count a page twice.
+    """
+
+    def __init__(self, limit: int = 1000) -> None:
+        self.limit = limit
+        self._updates: OrderedDict[tuple[str, str], PageUpdate] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._updates)
+
+    def add(self, update: PageUpdate) -> bool:
+        """Keep ``update`` for a retry; False (not kept) when the queue is full."""
+        key = (update.site, update.url)
+        if key not in self._updates and len(self._updates) >= self.limit:
+            return False
+        self._updates[key] = update  # a newer version of a page replaces the older
+        return True
+
+    def retry(self, store: TermStore) -> Iterator[FeedResult]:
+        """Apply the kept updates in order; stops (raising StoreError) at the first failure,
+        which stays queued with the ones after it."""
+        while self._updates:
+            key, update = next(iter(self._updates.items()))
+            result = update.apply(store)
+            del self._updates[key]
+            yield result
+
+    def urls(self) -> list[str]:
+        return [url for _, url in self._updates]
 
 
 def feed_tree(

@@ -21,12 +21,14 @@ from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.cleaners import Cleaners
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.extraction import ExtractionParams, Extractor
-from wisdom_scrapy.feed import feed_model
+from wisdom_scrapy.feed import FeedResult, PageUpdate, RetryQueue
 from wisdom_scrapy.items import PageItem
+from wisdom_scrapy.resume import PendingPages
 from wisdom_scrapy.settings import WisdomSettings
 from wisdom_scrapy.store import StoreError, TermStore, open_store, redact_uri
 
 if TYPE_CHECKING:
+    from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
@@ -59,6 +61,7 @@ class WisdomRuntime:
         self.models: weakref.WeakKeyDictionary[Response, PageModel] = weakref.WeakKeyDictionary()
         self.ready: list[Any] = []  # late items, emitted with the next response's output
         self.fed_sites: Counter[str] = Counter()  # pages fed per site (progress, report)
+        self.retry_queue = RetryQueue()  # page updates the store refused, retried later
         self._late_request_pending = False
         params = ExtractionParams(
             warmup_pages=self.settings.warmup_pages,
@@ -73,6 +76,12 @@ class WisdomRuntime:
         )
         analyze = self.cleaners.wrap(partial(analyze_page, params=self.settings.wisdom))
         self.extractor = Extractor(self.store, params, analyze, count=self.inc)
+        # with JOBDIR, waiting pages are mirrored in the store so a resumed crawl re-fetches them
+        self.pending: PendingPages | None = None
+        if crawler.settings.get("JOBDIR"):
+            self.pending = PendingPages(self.store, self.extractor.waiting_urls, self.inc)
+            crawler.signals.connect(self.on_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.on_closed, signal=signals.spider_closed)
         crawler.signals.connect(self.close, signal=signals.engine_stopped)
         crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
 
@@ -107,8 +116,10 @@ class WisdomRuntime:
         spider's output, so the page's terms are computed once.
 
         Non-HTML, empty and oversized bodies are skipped and counted under
-        ``wisdom/skipped/<reason>``; a store failure is logged and counted under
-        ``wisdom/store_errors`` (the page is then missing from the store, and the count says so).
+        ``wisdom/skipped/<reason>``. A store failure is logged and counted under
+        ``wisdom/store_errors``; the page's update (its counts and links) is kept and applied
+        again after the next successful update, at idle and at close (``wisdom/store/retried``).
+        Pages never stored are counted under ``wisdom/pages_lost`` and logged as errors.
         """
         if response.meta.get(LATE_ITEMS_META):
             return False
@@ -134,18 +145,16 @@ class WisdomRuntime:
         self.models[response] = model
         site = self.site_of(response.url)
         self.fed_sites[site] += 1
-        changed = False
+        update = PageUpdate.of(model, site)
         try:
-            result = feed_model(self.store, model, site=site)
+            result = update.apply(self.store)
         except StoreError as exc:
-            self.inc("wisdom/store_errors")
-            logger.warning("wisdom_scrapy: page %s not stored: %s", response.url, exc)
+            self._unstored(update, exc)
+            changed = False
         else:
-            changed = result.changed
-            self.inc("wisdom/pages_fed" if changed else "wisdom/pages_unchanged")
-            self.inc("wisdom/terms", result.terms)
-            self.inc("wisdom/links", result.links)
+            changed = self._stored(result)
             self.inc("wisdom/bytes/fed", len(response.body))
+            self.retry_unstored()
         try:
             self.cleaners.observe(site, response.url, model)
         except StoreError as exc:
@@ -154,7 +163,39 @@ class WisdomRuntime:
         except Exception:
             self.failed("cleaner", response.url)
         self.ready.extend(self.extractor.page_fetched(site, response.url, model))
+        self.sync_pending()
         return changed
+
+    def _stored(self, result: FeedResult) -> bool:
+        self.inc("wisdom/pages_fed" if result.changed else "wisdom/pages_unchanged")
+        self.inc("wisdom/terms", result.terms)
+        self.inc("wisdom/links", result.links)
+        return result.changed
+
+    def _unstored(self, update: PageUpdate, exc: StoreError) -> None:
+        """A page the store failed to take: queued for a retry, or lost when the queue is full."""
+        self.inc("wisdom/store_errors")
+        if self.retry_queue.add(update):
+            logger.warning("wisdom_scrapy: page %s not stored yet (retried later): %s",
+                           update.url, exc)
+        else:
+            self.inc("wisdom/pages_lost")
+            logger.error("wisdom_scrapy: page %s not stored (retry queue full): %s",
+                         update.url, exc)
+
+    def retry_unstored(self) -> None:
+        """Store the pages a failing store refused earlier (after a success, at idle, at close);
+        stops at the first failure."""
+        if not len(self.retry_queue):
+            return
+        try:
+            for result in self.retry_queue.retry(self.store):
+                self._stored(result)
+                self.inc("wisdom/store/retried")
+        except StoreError as exc:
+            self.inc("wisdom/store_errors")
+            logger.warning("wisdom_scrapy: %d pages still not stored: %s",
+                           len(self.retry_queue), exc)
 
     def extract(self, response: Response, page: PageItem) -> list[Any]:
         """Items for a page the spider yielded (now, or later: see :mod:`.extraction`)."""
@@ -163,7 +204,26 @@ class WisdomRuntime:
             self.skip("page_item_without_page")
             return [page]
         site = self.site_of(page.url)
-        return self.extractor.submit(site, page.url, model, page.title)
+        callback = response.request and response.request.callback
+        if self.pending is not None and not self.pending.received(site, page.url, callback):
+            self.inc("wisdom/resumed_duplicates")
+            return []
+        items = self.extractor.submit(site, page.url, model, page.title)
+        self.sync_pending()
+        return items
+
+    def sync_pending(self) -> None:
+        if self.pending is not None:
+            self.pending.sync()
+
+    def on_opened(self, spider: Spider) -> None:
+        """Resumed crawl (JOBDIR): fetch again the pages the interrupted one left waiting."""
+        assert self.pending is not None and self.crawler.engine is not None
+        try:
+            self.pending.resume(spider, self.crawler.engine.crawl)
+        except StoreError as exc:
+            self.inc("wisdom/store_errors")
+            logger.error("wisdom_scrapy: cannot read the pages left waiting: %s", exc)
 
     def take_ready(self) -> list[Any]:
         ready, self.ready = self.ready, []
@@ -190,6 +250,7 @@ class WisdomRuntime:
         Items can only enter the flow as spider output, so this schedules one request for an
         empty ``data:`` URL whose callback returns them; the spider stays open until it ran.
         """
+        self.retry_unstored()
         if self._late_request_pending or not (self.ready or self.extractor.waiting()):
             return
         self._late_request_pending = True
@@ -207,8 +268,18 @@ class WisdomRuntime:
     def _late_items(self, response: Response) -> list[Any]:
         self._late_request_pending = False
         items = self.extractor.flush() + self.take_ready()
+        self.sync_pending()
         self.inc("wisdom/items/late", len(items))
         return items
+
+    def on_closed(self) -> None:
+        """Last retry of the pages the store refused; those left are counted under
+        ``wisdom/pages_lost`` and logged (here, so the crawl's stats dump shows them)."""
+        self.retry_unstored()
+        if len(self.retry_queue):
+            self.inc("wisdom/pages_lost", len(self.retry_queue))
+            logger.error("wisdom_scrapy: %d pages were never stored: %s",
+                         len(self.retry_queue), " ".join(self.retry_queue.urls()))
 
     def close(self) -> None:
         """Save the cleaner's state and close the store (engine stopped); its data stays."""
