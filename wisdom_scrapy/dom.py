@@ -719,8 +719,9 @@ class PageModel:
         self, node: int = 0, *, exclude: Iterable[int] | NDArray[np.bool_] | None = None
     ) -> str:
         """Cleaned HTML of ``node``'s subtree: a copy without hidden subtrees (scripts, styles,
-        …), comments, processing instructions, ``exclude``d subtrees and ``on*`` attributes.
-        Text after a removed element (its tail) is kept. The page's tree is not modified."""
+        …), comments, processing instructions, ``exclude``d subtrees and ``on*`` attributes,
+        and defused (:func:`_defuse`: no ``javascript:`` URL, no plugin element). Text after a
+        removed element (its tail) is kept. The page's tree is not modified."""
         if self.n == 0:
             return ""
         p0 = self._check_node(node)
@@ -756,6 +757,7 @@ class PageModel:
         for el in _WITH_EVENT_HANDLERS(clone):  # XPath: only elements that have one are visited
             for attr in [a for a in el.attrib if a.lower().startswith("on")]:
                 del el.attrib[attr]
+        _defuse(clone)
         return lxml_html.tostring(clone, encoding="unicode")
 
     # ---------------------------------------------------------------- links
@@ -1224,6 +1226,33 @@ _NOT_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\ufff
 _WITH_EVENT_HANDLERS = etree.XPath(
     "descendant-or-self::*[@*[starts-with(translate(local-name(), 'ON', 'on'), 'on')]]"
 )
+
+
+# Elements with an attribute that may hold a URL with a scheme, or HTML (srcdoc); plugin elements.
+_WITH_URL_SCHEME = etree.XPath("descendant-or-self::*[@*[contains(., ':')] or @srcdoc]")
+_PLUGINS = etree.XPath("descendant::*[self::object or self::embed or self::applet]")
+_URL_ATTRIBUTES = frozenset({
+    "href", "src", "action", "formaction", "data", "poster", "background", "lowsrc", "dynsrc",
+    "cite", "codebase", "longdesc", "ping", "srcset", "xlink:href",
+    "{http://www.w3.org/1999/xlink}href",
+})  # fmt: skip
+_ACTIVE_SCHEMES = ("javascript:", "vbscript:", "data:")
+_URL_IGNORED = re.compile(r"[\x00-\x20\x7f]+")  # browsers skip these inside a scheme
+
+
+def _defuse(root: etree._Element) -> None:
+    """Make a copied subtree safe to show: drop URL attributes with an active scheme
+    (``javascript:``, ``vbscript:``, ``data:``, however spaced or cased, as browsers read them),
+    ``srcdoc`` (a whole document), and plugin elements (``object``, ``embed``, ``applet``)."""
+    for el in _WITH_URL_SCHEME(root):
+        for name, value in list(el.attrib.items()):
+            if name.lower() == "srcdoc" or (
+                name.lower() in _URL_ATTRIBUTES
+                and _URL_IGNORED.sub("", value).lower().startswith(_ACTIVE_SCHEMES)
+            ):
+                del el.attrib[name]
+    for el in _PLUGINS(root):
+        _drop_keep_tail(el)
 
 
 def _drop_keep_tail(el: etree._Element) -> None:
