@@ -1,0 +1,240 @@
+"""Memory benchmark: peak RSS of a long crawl against the number of pages crawled.
+
+Serves Debian documentation sites on 127.0.0.1, each copy on its own port (so each copy is a
+site of its own, as several sites of one crawl are), and crawls all of them in one
+``scrapy crawl site`` subprocess with the project's settings (the add-on on, a fresh SQLite
+store). :class:`MemorySampler`, a Scrapy extension inside the crawl, samples the process' resident
+set size (``VmRSS``) and its peak (``VmHWM``) from ``/proc/self/status`` every ``--every`` HTML
+responses, and writes the samples with the crawl's stats when the engine stops.
+
+It reports RSS at checkpoints against pages crawled, the peak, and the growth per 1,000 pages
+after warm-up (least squares over the samples past the first ``--warmup`` pages), beside the
+store's file size. ``--baseline`` also runs the same crawl with the extension off
+(``-s ADDONS={}``), whose growth is Scrapy's own (duplicate filter, scheduler, stats).
+
+::
+
+    python benchmarks/memory.py                                 # pydoc:3,django:2,postgres:2
+    python benchmarks/memory.py --sites pydoc:1 --every 50      # a quick run (530 pages)
+    python benchmarks/memory.py --baseline --json memory.json
+
+The documentation packages are installed by ``--install`` (``apt-get install python3.11-doc
+python-django-doc postgresql-doc-15``) when missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make ``_common`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _common import REPO_ROOT, environment, markdown_table, write_json
+else:
+    from ._common import REPO_ROOT, environment, markdown_table, write_json
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse
+
+#: name -> (Debian package, served directory, start page)
+SITES = {
+    "pydoc": ("python3.11-doc", Path("/usr/share/doc/python3.11/html"), "index.html"),
+    "django": ("python-django-doc", Path("/usr/share/doc/python-django-doc/html"), "index.html"),
+    "postgres": ("postgresql-doc-15", Path("/usr/share/doc/postgresql-doc-15/html"), "index.html"),
+}
+SAMPLES_SETTING = "MEMORY_SAMPLES_FILE"
+EVERY_SETTING = "MEMORY_SAMPLE_EVERY"
+
+
+def _status_kib(field: str) -> int:
+    """A ``/proc/self/status`` field in KiB (VmRSS: resident now, VmHWM: peak resident)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+class MemorySampler:
+    """Scrapy extension: (HTML pages, responses, RSS, peak RSS, seconds) every N HTML pages.
+
+    Enabled with ``-s EXTENSIONS='{"benchmarks.memory.MemorySampler": 0}'`` and
+    ``-s MEMORY_SAMPLES_FILE=PATH``; writes ``{"samples": [...], "stats": {...}}`` at
+    ``engine_stopped``.
+    """
+
+    def __init__(self, crawler: Any, path: str, every: int) -> None:
+        self.crawler = crawler
+        self.path = Path(path)
+        self.every = every
+        self.pages = self.responses = 0
+        self.started = time.monotonic()
+        self.samples: list[dict[str, float]] = []
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> MemorySampler:
+        path = crawler.settings.get(SAMPLES_SETTING)
+        if not path:
+            raise NotConfigured(f"{SAMPLES_SETTING} is not set")
+        ext = cls(crawler, path, crawler.settings.getint(EVERY_SETTING, 100))
+        crawler.signals.connect(ext.response_received, signal=signals.response_received)
+        crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)
+        ext.sample()
+        return ext
+
+    def sample(self) -> None:
+        self.samples.append({
+            "pages": self.pages,
+            "responses": self.responses,
+            "rss_mib": _status_kib("VmRSS") / 1024,
+            "peak_mib": _status_kib("VmHWM") / 1024,
+            "seconds": round(time.monotonic() - self.started, 1),
+        })
+
+    def response_received(self, response: Any) -> None:
+        self.responses += 1
+        if isinstance(response, HtmlResponse) and response.status == 200:
+            self.pages += 1
+            if self.pages % self.every == 0:
+                self.sample()
+
+    def engine_stopped(self) -> None:
+        self.sample()
+        stats = self.crawler.stats.get_stats()
+        self.path.write_text(json.dumps({"samples": self.samples, "stats": stats}, default=str))
+
+
+def ensure_installed(names: list[str], install: bool) -> None:
+    missing = [SITES[n][0] for n in names if not SITES[n][1].is_dir()]
+    if not missing:
+        return
+    if not install:
+        raise SystemExit(f"missing {', '.join(missing)}: rerun with --install (apt-get install)")
+    subprocess.run(["apt-get", "install", "-y", "-qq", *missing], check=True)
+
+
+def parse_sites(spec: str) -> list[str]:
+    """``pydoc:3,django:2`` -> one name per served copy."""
+    names = []
+    for part in spec.split(","):
+        name, _, count = part.strip().partition(":")
+        if name not in SITES:
+            raise SystemExit(f"--sites: unknown site {name!r} (known: {', '.join(SITES)})")
+        names += [name] * int(count or 1)
+    return names
+
+
+def crawl(urls_file: Path, out: Path, label: str, every: int, extra: list[str]) -> dict[str, Any]:
+    samples = out / f"{label}.json"
+    cmd = [
+        sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"urls={urls_file}",
+        "-s", f"WISDOM_STORE_URI=sqlite:///{out / f'{label}.db'}",
+        "-s", 'EXTENSIONS={"benchmarks.memory.MemorySampler": 0}',
+        "-s", f"{SAMPLES_SETTING}={samples}", "-s", f"{EVERY_SETTING}={every}",
+        "-s", "LOG_LEVEL=INFO", "-s", "LOGSTATS_INTERVAL=600", *extra,
+    ]  # fmt: skip
+    print("$", " ".join(cmd), file=sys.stderr)
+    with (out / f"{label}.log").open("wb") as log:
+        done = subprocess.run(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
+                              check=False)
+    if done.returncode or not samples.exists():
+        tail = (out / f"{label}.log").read_text(errors="replace")[-3000:]
+        raise SystemExit(f"{label} crawl failed ({done.returncode}):\n{tail}")
+    data: dict[str, Any] = json.loads(samples.read_text())
+    db = out / f"{label}.db"
+    data["store_mib"] = db.stat().st_size / 2**20 if db.exists() else 0.0
+    return data
+
+
+def growth_per_1000(samples: list[dict[str, float]], warmup: int) -> float:
+    """Least-squares slope of RSS (MiB) per 1,000 pages over the samples past ``warmup``."""
+    points = [(s["pages"], s["rss_mib"]) for s in samples if s["pages"] >= warmup]
+    if len(points) < 2:
+        return float("nan")
+    n = len(points)
+    mx = sum(p for p, _ in points) / n
+    my = sum(r for _, r in points) / n
+    var = sum((p - mx) ** 2 for p, _ in points)
+    cov = sum((p - mx) * (r - my) for p, r in points)
+    return 1000 * cov / var if var else float("nan")
+
+
+def checkpoints(samples: list[dict[str, float]], marks: list[int]) -> list[dict[str, float]]:
+    """The first sample at or past each mark (and the last sample)."""
+    chosen = [next((s for s in samples if s["pages"] >= m), None) for m in marks]
+    picked = [s for s in chosen if s is not None] + [samples[-1]]
+    return list({s["pages"]: s for s in picked}.values())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sites", default="pydoc:3,django:2,postgres:2",
+                        help="name:copies,... (each copy served on its own port)")
+    parser.add_argument("--every", type=int, default=100, help="sample every N HTML pages")
+    parser.add_argument("--warmup", type=int, default=1000, help="pages before the slope")
+    parser.add_argument("--baseline", action="store_true", help="also crawl with ADDONS={}")
+    parser.add_argument("--install", action="store_true", help="apt-get missing doc packages")
+    parser.add_argument("--json", type=Path, help="write every figure here")
+    parser.add_argument("--keep", type=Path, help="keep logs, stores and samples here")
+    args = parser.parse_args(argv)
+    from wisdom_scrapy.testing import StaticServer
+
+    names = parse_sites(args.sites)
+    ensure_installed(sorted(set(names)), args.install)
+    with ExitStack() as stack:
+        out = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        out.mkdir(parents=True, exist_ok=True)
+        starts = []
+        for name in names:
+            server = stack.enter_context(StaticServer(SITES[name][1]))
+            starts.append(server.url + SITES[name][2])
+        urls_file = out / "start-urls.txt"
+        urls_file.write_text("\n".join(starts) + "\n")
+        runs = {"on": crawl(urls_file, out, "on", args.every, [])}
+        if args.baseline:
+            runs["off"] = crawl(urls_file, out, "off", args.every, ["-s", "ADDONS={}"])
+    report(runs, names, args)
+
+
+def report(runs: dict[str, dict[str, Any]], names: list[str], args: argparse.Namespace) -> None:
+    marks = [500, 1000, 2000, 3000, 4000, 5000, 6000, 8000, 10000]
+    rows, figures = [], {}
+    for label, data in runs.items():
+        samples = data["samples"]
+        last = samples[-1]
+        slope = growth_per_1000(samples, args.warmup)
+        figures[label] = {
+            "pages": last["pages"],
+            "responses": last["responses"],
+            "peak_rss_mib": round(last["peak_mib"], 1),
+            "growth_mib_per_1000_pages": round(slope, 2),
+            "store_mib": round(data["store_mib"], 1),
+            "seconds": last["seconds"],
+            "checkpoints": checkpoints(samples, marks),
+            "wisdom_stats": {k: v for k, v in data["stats"].items() if k.startswith("wisdom/")},
+        }
+        for s in checkpoints(samples, marks):
+            rows.append([label, int(s["pages"]), f"{s['rss_mib']:.0f}", f"{s['peak_mib']:.0f}",
+                         f"{s['seconds']:.0f}"])
+    print(f"sites: {args.sites} ({len(names)} served copies); samples every {args.every} pages\n")
+    print(markdown_table(["crawl", "HTML pages", "RSS MiB", "peak RSS MiB", "seconds"], rows))
+    print()
+    print(markdown_table(
+        ["crawl", "pages", "peak RSS MiB", f"growth MiB / 1000 pages (after {args.warmup})",
+         "store file MiB", "seconds"],
+        [[k, f["pages"], f["peak_rss_mib"], f["growth_mib_per_1000_pages"], f["store_mib"],
+          f["seconds"]] for k, f in figures.items()],
+    ))
+    if args.json:
+        write_json(args.json, {"environment": environment(), "sites": args.sites, **figures})
+
+
+if __name__ == "__main__":
+    main()
