@@ -16,7 +16,7 @@ from tests.crawling import run_crawl
 from tests.reliability._server import serve_pages
 from wisdom_scrapy.dom import PageModel, parse_html
 
-PASSWORD = "s3cr3t-Pa55word"  # noqa: S105 - a test fixture's password
+PASSWORD = "s3cr3t-Pa55word"
 SECRET_FILE_TEXT = "TOP-SECRET-FILE-CONTENT"
 HTML = "text/html; charset=utf-8"
 
