@@ -180,8 +180,8 @@ class _PageView:
         self.end = model.subtree_end
 
     def children(self, d: int) -> list[int]:
-        if d < 0:
-            return [self.body]
+        if d < 0:  # the virtual root's child: the body (none on an empty page)
+            return [self.body] if self.model.n else []
         vis = self._vis
         return [c for c in self._ci[self._cs[d] : self._cs[d + 1]] if vis[c]]
 
