@@ -15,9 +15,13 @@ from hypothesis import strategies as st
 
 from tests.reliability._shape import check_shape
 from wisdom_scrapy.analysis import analyze_page
+from wisdom_scrapy.cleaners import CLEANERS, site_cleaner
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.extraction import items_from_analysis
-from wisdom_scrapy.mining import density, infodiscoverer, lamis, wisdom
+from wisdom_scrapy.mining import density, infodiscoverer, lamis, sitemap, wisdom
+from wisdom_scrapy.segment import h2s
+from wisdom_scrapy.segment.partition import partition
+from wisdom_scrapy.segment.seg import SegParams
 from wisdom_scrapy.store import EntropySnapshot
 from wisdom_scrapy.text import extract_terms
 
@@ -126,6 +130,40 @@ def run_stages(model: PageModel, seed: int) -> None:
                                   snapshot, extract_terms)
     for scores in (lamis.hits(graph.weights), lamis.salsa(graph.weights)):
         assert np.isfinite(scores.hub).all() and np.isfinite(scores.authority).all()
+    run_smg(model, snapshot)
+    run_cleaners(model, entropy)
+
+
+def run_cleaners(model: PageModel, entropy: np.ndarray) -> None:
+    """Every site cleaner (site style tree, compressed structure tree, template pagelets,
+    InfoDiscoverer): learn the page beside a plain page of its site, clean it, save and load."""
+    plain = PageModel.from_html("<div class='nav'><a href='/'>home</a></div><p>plain text</p>",
+                                "http://fuzz.example/plain.html")
+    for name in CLEANERS:
+        if name == "wisdom":
+            continue
+        cleaner = site_cleaner(name, sample_pages=2)
+        for page in (plain, model, plain):
+            cleaner.observe(page.url, page)
+        cleaned = cleaner.clean(model.url, model, entropy)
+        assert cleaned is not None
+        site_cleaner(name, sample_pages=2).load(cleaner.to_bytes())
+
+
+def run_smg(model: PageModel, snapshot: EntropySnapshot) -> None:
+    """SMG: H2S translation, SEG partitioning, block records and a sitemap of the page, alone
+    and beside a well-formed page of the same site."""
+    seq = h2s.translate(model)
+    assert len(seq.symbols) == len(seq.length)
+    blocks = partition(model, seq, SegParams())
+    assert all(0 <= b.start <= b.end <= len(seq) for b in blocks)
+    record = sitemap.page_blocks(model, SegParams(), same_site=lambda u: True, seq=seq)
+    home = PageModel.from_html(f"<ul><li><a href='{model.url}'>the fuzzed page</a></li></ul>",
+                               "http://fuzz.example/")
+    records = {model.url: record,
+               home.url: sitemap.page_blocks(home, SegParams(), same_site=lambda u: True)}
+    result = sitemap.build_sitemap(records, snapshot)
+    assert result.pages >= 0 and isinstance(result.tree, list)
 
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
