@@ -14,7 +14,7 @@ store's file size. ``--baseline`` also runs the same crawl with the extension of
 
 ::
 
-    python benchmarks/memory.py                                 # pydoc:3,django:2,postgres:2
+    python benchmarks/memory.py                                 # pydoc:1,django:2,postgres:3
     python benchmarks/memory.py --sites pydoc:1 --every 50      # a quick run (530 pages)
     python benchmarks/memory.py --baseline --json memory.json
 
@@ -175,12 +175,14 @@ def checkpoints(samples: list[dict[str, float]], marks: list[int]) -> list[dict[
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sites", default="pydoc:3,django:2,postgres:2",
+    parser.add_argument("--sites", default="pydoc:1,django:2,postgres:3",
                         help="name:copies,... (each copy served on its own port)")
     parser.add_argument("--every", type=int, default=100, help="sample every N HTML pages")
     parser.add_argument("--warmup", type=int, default=1000, help="pages before the slope")
     parser.add_argument("--baseline", action="store_true", help="also crawl with ADDONS={}")
     parser.add_argument("--install", action="store_true", help="apt-get missing doc packages")
+    parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a Scrapy setting for the crawls (repeatable)")
     parser.add_argument("--json", type=Path, help="write every figure here")
     parser.add_argument("--keep", type=Path, help="keep logs, stores and samples here")
     args = parser.parse_args(argv)
@@ -197,9 +199,10 @@ def main(argv: list[str] | None = None) -> None:
             starts.append(server.url + SITES[name][2])
         urls_file = out / "start-urls.txt"
         urls_file.write_text("\n".join(starts) + "\n")
-        runs = {"on": crawl(urls_file, out, "on", args.every, [])}
+        extra = [a for value in args.set for a in ("-s", value)]
+        runs = {"on": crawl(urls_file, out, "on", args.every, extra)}
         if args.baseline:
-            runs["off"] = crawl(urls_file, out, "off", args.every, ["-s", "ADDONS={}"])
+            runs["off"] = crawl(urls_file, out, "off", args.every, [*extra, "-s", "ADDONS={}"])
     report(runs, names, args)
 
 
