@@ -26,20 +26,29 @@ def _pages(result: CrawlResult) -> list[str]:
     return [i["url"] for i in result.items if "tocs" not in i]
 
 
+def _interrupted(tmp_path: Path, doc_url: str, sig: int) -> tuple[str, CrawlResult]:
+    """A JOBDIR crawl sent ``sig`` once 15 pages are stored (during warm-up: pages are held in
+    memory then): (store URI, its result)."""
+    path = tmp_path / "store.db"
+    first = crawl(tmp_path, doc_url, f"sqlite:///{path}", name="first", **_jobdir(tmp_path))
+    first.start()
+    wait_until(lambda: _sqlite_pages(path) >= 15, what="15 pages in the store")
+    assert first.process is not None
+    first.process.send_signal(sig)
+    return f"sqlite:///{path}", first.wait(120)
+
+
+def _jobdir(tmp_path: Path) -> dict[str, str]:
+    return {"JOBDIR": str(tmp_path / "job")}
+
+
 def test_sigint_then_resume(reference, doc_url, tmp_path: Path) -> None:
     """Ctrl-C during warm-up (pages held in memory), then the same command again: the items of
     both runs together are the uninterrupted crawl's, each once, and so is the store."""
-    path = tmp_path / "store.db"
-    uri = f"sqlite:///{path}"
-    jobdir = {"JOBDIR": str(tmp_path / "job")}
-    first = crawl(tmp_path, doc_url, uri, name="first", **jobdir).start()
-    wait_until(lambda: _sqlite_pages(path) >= 15, what="15 pages in the store")
-    assert first.process is not None
-    first.process.send_signal(signal.SIGINT)
-    one = first.wait(120)
+    uri, one = _interrupted(tmp_path, doc_url, signal.SIGINT)
     assert one.returncode == 0, one.log[-3000:]
     assert "shutdown" in one.log
-    two = crawl(tmp_path, doc_url, uri, name="second", **jobdir).start().wait(300)
+    two = crawl(tmp_path, doc_url, uri, name="second", **_jobdir(tmp_path)).start().wait(300)
     assert_clean(two)
     both = Counter(_pages(one) + _pages(two))
     assert max(both.values()) == 1, [u for u, n in both.items() if n > 1]  # none twice
@@ -52,19 +61,13 @@ def test_sigkill_then_resume(reference, doc_url, tmp_path: Path) -> None:
     (its seen-requests file is buffered), so the resumed crawl fetches the site again. The store
     counts no page twice, the pages that were waiting at the kill (recorded in the store as
     they started waiting) are fetched again and leave as items, each item once."""
-    path = tmp_path / "store.db"
-    uri = f"sqlite:///{path}"
-    jobdir = {"JOBDIR": str(tmp_path / "job")}
-    first = crawl(tmp_path, doc_url, uri, name="first", **jobdir).start()
-    wait_until(lambda: _sqlite_pages(path) >= 15, what="15 pages in the store")
-    assert first.process is not None
-    first.process.kill()
-    assert first.wait(120).returncode == -signal.SIGKILL
+    uri, one = _interrupted(tmp_path, doc_url, signal.SIGKILL)
+    assert one.returncode == -signal.SIGKILL
     with open_store(uri) as store:
         (site,) = store.sites()
         waiting = {u for u, v in store.records(site, KIND).items() if v}
     assert waiting  # the kill came during warm-up: pages were held
-    two = crawl(tmp_path, doc_url, uri, name="second", **jobdir).start().wait(300)
+    two = crawl(tmp_path, doc_url, uri, name="second", **_jobdir(tmp_path)).start().wait(300)
     assert_clean(two)
     assert two.stats["wisdom/resumed_pages"] == len(waiting)
     pages = Counter(_pages(two))
