@@ -427,13 +427,16 @@ class PageModel:
         """
         if self._node_list is None and self._root is not None:
             steps = self.path(node).split("/")
-            expr = "self::" + steps[0].split("[", 1)[0] + "".join("/" + s for s in steps[1:])
-            try:
-                found = self._root.xpath(expr)
-            except etree.XPathError:  # a tag name XPath cannot spell (o:p, …)
-                found = []
-            if len(found) == 1:
-                return found[0]
+            # Tag names come from the page: only plain names may enter the expression (a
+            # recovered "<div=x>" would turn it into a comparison, "<a(b)>" into a call).
+            if all(map(_PLAIN_STEP.fullmatch, steps)):
+                expr = "self::" + steps[0].split("[", 1)[0] + "".join("/" + s for s in steps[1:])
+                try:
+                    found = self._root.xpath(expr)
+                except etree.XPathError:  # a tag name XPath cannot spell (o:p, …)
+                    found = []
+                if isinstance(found, list) and len(found) == 1:
+                    return found[0]
         return self._nodes[self._el_pos[node]]
 
     def attribute_values(self, name: str) -> list[str | None]:
@@ -1220,6 +1223,11 @@ def _joined_nonspace_len(pieces: list[str]) -> tuple[str, NDArray[np.int64]]:
 
 # characters lxml refuses in text it is given (libxml2's HTML parser lets some through)
 _NOT_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+# One step of PageModel.path that is safe to put in an XPath expression: a plain tag name and
+# an optional position.
+_PLAIN_STEP = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*(\[[0-9]+\])?")
 
 
 # Elements carrying an event-handler attribute (onclick, onload, …), the node itself included.
