@@ -164,32 +164,45 @@ class SstCleaner(_TreeCleaner):
     def clean(self, url: str, model: PageModel, entropy: NDArray[np.float64] | None) -> Cleaned:
         marks, local = self._importance()
         page = map_page(self.tree, model, stop=marks.noisy, known=marks.arrays.n)
-        end = model.subtree_end
-        keep = np.zeros(model.n, bool)
-        for d in page.unmatched:  # a style the site never showed here: possibly meaningful
-            keep[d : end[d]] = True
-        for _, d in page.internal:
-            keep[d] = True
+        n, end, ts = model.n, model.subtree_end, model.term_start
+        # unmatched sub-trees (a style the site never showed here: possibly meaningful) and
+        # the own text of matched internal nodes are kept
+        unmatched = np.asarray(page.unmatched, np.int64)
+        keep = _ranges(unmatched, end[unmatched], n)
+        keep[[d for _, d in page.internal]] = True
         owner = _owner(model)
         occ_keep = np.zeros(len(owner), bool)
-        ts = model.term_start
-        leaf_m, leaf_imp = marks.arrays.leaf_m, marks.leaf_imp
-        for e, d in page.leaves:
-            if leaf_m[e] > 0 and leaf_imp[e] <= marks.threshold:
-                continue  # this element's leaf content is noise on the site
-            codes = leaf_codes(page, e, d)
+        if page.leaves:  # every virtual leaf at once
+            le = np.fromiter((e for e, _ in page.leaves), np.int64, len(page.leaves))
+            ld = np.fromiter((d for _, d in page.leaves), np.int64, len(page.leaves))
+            lo, hi = ts[ld], ts[end[ld]]
+            lens = hi - lo
+            which = np.repeat(np.arange(len(ld)), lens)
+            occ = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens) + lo[which]
+            codes = (le[which] << 32) | page.view.terms[occ]
             noisy = np.isin(codes, local) if len(local) else np.zeros(len(codes), bool)
-            if len(codes) and noisy.all():
-                continue  # nothing but locally noisy features (§4.2.5 (3))
-            keep[d : end[d]] = True
-            occ_keep[ts[d] : ts[end[d]]] = ~noisy
+            all_noisy = (lens > 0) & (np.bincount(which, noisy, len(ld)) == lens)
+            a = marks.arrays
+            # a leaf whose element's leaf content is noise on the site, or that holds nothing
+            # but locally noisy features (§4.2.5 (3)), is dropped
+            dropped = ((a.leaf_m[le] > 0) & (marks.leaf_imp[le] <= marks.threshold)) | all_noisy
+            keep |= _ranges(ld[~dropped], end[ld[~dropped]], n)
+            in_leaf = _ranges(ld, end[ld], n)
+            occ_keep[occ] = ~noisy & ~dropped[which]
+        else:
+            in_leaf = np.zeros(n, bool)
         keep &= ~model.hidden
-        leaf_nodes = np.zeros(model.n, bool)
-        for _, d in page.leaves:
-            leaf_nodes[d : end[d]] = True
-        occ_keep |= keep[owner] & ~leaf_nodes[owner]  # unmatched sub-trees, internal own text
+        occ_keep |= keep[owner] & ~in_leaf[owner]
         figures = {"sst_threshold": marks.threshold, "sst_pages": float(self.tree.pages)}
         return Cleaned(keep, _counts(model, occ_keep), figures)
+
+
+def _ranges(starts: NDArray[Any], stops: NDArray[Any], n: int) -> NDArray[np.bool_]:
+    """Node mask of the union of the ranges [start, stop) (sub-trees)."""
+    diff = np.zeros(n + 1, np.int64)
+    np.add.at(diff, starts, 1)
+    np.add.at(diff, stops, -1)
+    return np.cumsum(diff[:n]) > 0
 
 
 class CstCleaner(_TreeCleaner):
