@@ -20,8 +20,10 @@ ArticleItem's ``text`` and ``html`` exactly as WISDOM's article does (the lowest
 ancestor of the kept nodes, without the sub-trees that keep nothing); the vector is the item's
 ``features`` field, a sparse mapping ready for ``sklearn.feature_extraction.DictVectorizer``.
 
-Page roles stay WISDOM's (a TOC page is a TocItem whatever the cleaner); a page WISDOM does
-not call a TOC becomes an ArticleItem when the cleaner keeps any text of it.
+Page roles stay WISDOM's: the cleaner replaces the body of the pages WISDOM calls articles (a
+TOC page is a TocItem, an "other" page a PageItem, whatever the cleaner), so every cleaner
+emits the same set of ArticleItems and only their bodies differ; an article page of which the
+cleaner keeps no text becomes "other".
 
 Site-level cleaners learn from the crawl's pages as they are fed (:meth:`Cleaners.observe`,
 before the page is analysed) and keep what they learned in the store's keyed records
@@ -328,7 +330,7 @@ def apply_cleaned(analysis: PageAnalysis, model: PageModel, cleaned: Cleaned, na
 
     analysis.features = cleaned.features
     analysis.figures.update(cleaned.figures)
-    if analysis.role == "toc":
+    if analysis.role != "article":
         return
     texty = np.flatnonzero(cleaned.keep & (model.own_len > 0))
     analysis.blocks = [b for b in analysis.blocks if b.kind == "toc"]
