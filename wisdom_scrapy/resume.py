@@ -30,7 +30,7 @@ from wisdom_scrapy.store import StoreError, TermStore
 if TYPE_CHECKING:
     from scrapy import Spider
 
-__all__ = ["KIND", "PendingPages"]
+__all__ = ["KIND", "RESUMED_META", "PendingPages"]
 
 logger = logging.getLogger(__name__)
 
