@@ -199,6 +199,69 @@ def test_sitemap_analyzer_builds_two_levels() -> None:
     assert build_sitemap(pages, _snapshot(entropy), levels=1).entries() == [3]
 
 
+def _news_site() -> dict[str, PageBlocks]:
+    """A news site: a menu of four sections on every page (template words for anchors), a
+    home page with a list of the latest stories (informative anchors) under a link to their
+    section, section pages listing their stories, stories citing their section, and on
+    section and story pages a "help" bar made from one template whose links go to help pages
+    (cited in the stories' text) that do not hold it."""
+    base = "http://s/"
+    menu_links = [(f"{base}sec{i}.html", f"Section {i}") for i in range(4)]
+    bar_seq = "DTATATAD"
+
+    def menu() -> BlockInfo:
+        return BlockInfo("D" + "IATAI" * 4 + "D", 0.0, 30, 30, 1.0, list(menu_links), 0,
+                         ["section"])  # fmt: skip
+
+    def bar(i: int) -> BlockInfo:
+        links = [(f"{base}help{i}.html", f"Help topic {i}"), (f"{base}faq{i}.html", f"FAQ {i}")]
+        return BlockInfo(bar_seq, 0.1, 30, 25, 1.0, links, 0, [f"help{i}"])
+
+    stories = {i: [(f"{base}s{i}/a{k}.html", f"Story {i} {k} headline") for k in range(10)]
+               for i in range(4)}  # fmt: skip
+    every = [link for i in range(4) for link in [(f"{base}sec{i}.html", f"Latest on topic {i}"),
+                                                  *stories[i][:3]]]  # fmt: skip
+    pages = {base + "index.html": PageBlocks(base + "index.html", "Home", [
+        menu(),
+        BlockInfo("L" + "IATAI" * len(every) + "L", 0.2, 400, 300, 0.9, every, 0,
+                  ["stori", "headlin"]),
+    ])}  # fmt: skip
+    for i in range(4):
+        pages[f"{base}sec{i}.html"] = PageBlocks(f"{base}sec{i}.html", f"Section {i}", [
+            menu(),
+            bar(i),
+            BlockInfo("L" + "IATAI" * 10 + "L", 0.3, 80, 70, 1.0, stories[i], 0, [f"topic{i}"]),
+        ])  # fmt: skip
+        for k, (url, _) in enumerate(stories[i]):
+            cited = [
+                (f"{base}sec{i}.html", f"More on topic {i}"),
+                (f"{base}help{10 * i + k}.html", "Help topic guide"),
+            ]
+            pages[url] = PageBlocks(url, "Story", [
+                menu(),
+                bar(10 * i + k),
+                BlockInfo("PTQTAPTAP", 0.2, 900, 40, 0.0, cited, 0, [url[-7:-5], "prose"]),
+            ])  # fmt: skip
+    for url in {u for p in list(pages.values()) for b in p.blocks[1:2] for u, _ in b.links}:
+        pages.setdefault(url, PageBlocks(url, "Help", [menu()]))
+    return pages
+
+
+def test_sitemap_menu_outranks_a_home_story_list() -> None:
+    """§4.4 steps 5–6: the menu repeats on the pages it links to, so its |b| is its whole
+    cluster (every page) and it beats the home page's story list, whose informative anchors
+    give it a hub ~50× the menu's (before, with |b| from step 5 alone, the story list won);
+    below, each section's own story list, not the menu again nor the help bar."""
+    pages = _news_site()
+    anchors = {t for p in pages.values() for b in p.blocks for _, a in b.links
+               for t in extract_terms(a)}  # fmt: skip
+    terms = anchors | {t for p in pages.values() for b in p.blocks for t in b.terms}
+    entropy = dict.fromkeys(terms, 0.1) | {"section": 0.95}
+    sitemap = build_sitemap(pages, _snapshot(entropy))
+    assert sitemap.urls(1) == [f"http://s/sec{i}.html" for i in range(4)]
+    assert sitemap.urls(2) == [f"http://s/s{i}/a{k}.html" for i in range(4) for k in range(10)]
+
+
 def test_nested_lists_keep_their_top_level() -> None:
     links = [("http://s/a", "A"), ("http://s/a1", "A.1"), ("http://s/b", "B")]
     links.append(("http://s/n", "Next"))
