@@ -270,6 +270,56 @@ def test_nested_lists_keep_their_top_level() -> None:
     assert BlockInfo("IATAI", 0.0, 10, 9, 1.0, links[:2], 0, [], []).top_links() == links[:2]
 
 
+def test_nested_parents() -> None:
+    u = {k: f"http://s/{k}" for k in ("a", "b", "b1", "b2", "c")}
+    links = [(u["a"], "A"), (u["a"], "A §1"), (u["b"], "B"), (u["b1"], "B.1"), (u["b2"], "B.1.1")]
+    links.append((u["c"], "C"))
+    block = BlockInfo("LIATAI", 0.0, 10, 9, 1.0, links, 0, [], [1, 2, 1, 2, 3, 1])
+    # a section of a page under the page itself is not nested under anything else
+    assert block.nested_parents() == {u["b1"]: {u["b"]}, u["b2"]: {u["b1"]}}
+
+
+def test_flat_index_does_not_promote_pages_a_table_of_contents_nests() -> None:
+    """Level 2: the chapter index nests x1–x3 under its chapters, so the flat index beside
+    it (one level up in no list) keeps only y; the chapters' own pages stay under the
+    chapter index."""
+    base = "http://s/"
+    menu = [(f"{base}A.html", "Chapters"), (f"{base}B.html", "Index")]
+    names = ["c1", "x1", "x2", "c2", "x3", "y"]
+    url = {n: f"{base}{n}.html" for n in names}
+
+    def menu_block() -> BlockInfo:
+        return BlockInfo("DIATAIIATAID", 0.0, 20, 20, 1.0, list(menu), 0, ["menu"])
+
+    toc = [(url[n], f"Part {n}") for n in ("c1", "x1", "x2", "c2", "x3")]
+    flat = [(url[n], f"Entry {n}") for n in ("x1", "x2", "x3", "y")]
+    pages = {
+        base + "index.html": PageBlocks(base + "index.html", "Home", [menu_block()]),
+        menu[0][0]: PageBlocks(menu[0][0], "Chapters", [
+            menu_block(),
+            BlockInfo("L" + "IATAI" * 5 + "L", 0.2, 50, 45, 1.0, toc, 0, ["part"],
+                      [1, 2, 2, 1, 2]),
+        ]),
+        menu[1][0]: PageBlocks(menu[1][0], "Index", [
+            menu_block(),
+            BlockInfo("P" + "QATAQ" * 4 + "P", 0.2, 50, 45, 1.0, flat, 0, ["entri"],
+                      [0, 0, 0, 0]),
+        ]),
+    }  # fmt: skip
+    for n in names:
+        pages[url[n]] = PageBlocks(url[n], n, [
+            menu_block(), BlockInfo("PTQTQTPTP", 0.2, 900, 0, 0.0, [], 0, [n, "prose"]),
+        ])  # fmt: skip
+    terms = {t for p in pages.values() for b in p.blocks for t in b.terms}
+    terms |= {t for p in pages.values() for b in p.blocks for _, a in b.links
+              for t in extract_terms(a)}  # fmt: skip
+    sitemap = build_sitemap(pages, _snapshot(dict.fromkeys(terms, 0.1)))
+    assert sitemap.urls(1) == [menu[0][0], menu[1][0]]
+    chapters, index = sitemap.tree
+    assert [e["url"] for e in chapters["children"]] == [url["c1"], url["c2"]]
+    assert [e["url"] for e in index["children"]] == [url["y"]]
+
+
 def test_page_blocks_of_a_real_page_nest_lists() -> None:
     from wisdom_scrapy.dom import PageModel
     from wisdom_scrapy.mining.sitemap import page_blocks

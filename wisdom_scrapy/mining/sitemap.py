@@ -34,6 +34,11 @@ SiteMap Analyzer (§4.6)
     last 20 % of the page's text and whose cluster was not used on an upper level, the one with
     the highest |b| × hub is the sitemap block (SMB); its intra-site links (anchor text as
     title) are the next level's entries. Clusters used at a level are not reused below.
+    Two deviations keep the site's own hierarchy where an SMB has nested lists (a table of
+    contents): only the outermost list level of an SMB gives entries
+    (:meth:`BlockInfo.top_links`), and a page that some SMB of the same level nests under
+    another page (:meth:`BlockInfo.nested_parents`) is left for below that page instead of
+    being promoted by a flat index (:func:`build_sitemap`).
 """
 
 from __future__ import annotations
@@ -145,6 +150,21 @@ class BlockInfo:
         in_lists = [d for d in self.depth if d > 0]
         top = min(in_lists, default=0)
         return [link for link, d in zip(self.links, self.depth, strict=True) if d in (0, top)]
+
+    def nested_parents(self) -> dict[str, set[str]]:
+        """For every link :meth:`top_links` leaves out (a nested list level's), the URLs of the
+        links it is nested under: the nearest earlier link of a shallower list level."""
+        top = {url for url, _ in self.top_links()}
+        out: dict[str, set[str]] = {}
+        stack: list[tuple[int, str]] = []  # (depth, url) of the open ancestors
+        for (url, _), d in zip(self.links, self.depth, strict=False):
+            while stack and stack[-1][0] >= d:
+                stack.pop()
+            parent = next((u for _, u in reversed(stack) if u != url), None)
+            if url not in top and parent is not None:
+                out.setdefault(url, set()).add(parent)
+            stack.append((d, url))
+        return out
 
     @property
     def acr(self) -> float:
@@ -596,7 +616,18 @@ def build_sitemap(
     use_index: bool = True,
     hits_max_iter: int = 100,
 ) -> Sitemap:
-    """The sitemap of a site from its pages' block records (SMG §4.3–4.6)."""
+    """The sitemap of a site from its pages' block records (SMG §4.3–4.6).
+
+    Level by level, every page of the level gets its SMB first; then the SMBs' links become
+    the next level's entries, except a link that one of the level's SMBs nests in a list
+    under another page: it may only enter under a page it is nested under. SMG puts every
+    link of an SMB on the next level, so one flat list (a module index, a "what's new" page
+    citing modules) promotes a whole lower level beside its parents; a nested table of
+    contents among the same level's SMBs says where those pages belong (measured on the
+    Python docs, ``benchmarks/sitemap_quality.py``: level-2 F1 0.47 → 0.93, and 0.88 with
+    the site's complete table of contents removed from the records). Sites whose SMBs hold
+    no nested lists are unaffected.
+    """
     pages = [p for p in records.values() if p.blocks]
     if not pages:
         root = home or (choose_home(records) if records else "")
@@ -635,6 +666,7 @@ def build_sitemap(
     for _ in range(levels):
         chosen: set[int] = set()
         next_frontier: list[tuple[str, list[dict[str, Any]]]] = []
+        smbs: list[tuple[str, list[dict[str, Any]], BlockInfo]] = []
         for url, children in frontier:
             i = index.get(url)
             if i is None:
@@ -643,8 +675,14 @@ def build_sitemap(
             if best is None:
                 continue
             chosen.add(int(label[int(offsets[i]) + best]))
-            for link_url, text in pages[i].blocks[best].top_links():
-                if link_url in placed:
+            smbs.append((url, children, pages[i].blocks[best]))
+        nested: dict[str, set[str]] = {}
+        for _, _, block in smbs:
+            for u, parents in block.nested_parents().items():
+                nested.setdefault(u, set()).update(parents)
+        for url, children, block in smbs:
+            for link_url, text in block.top_links():
+                if link_url in placed or url not in nested.get(link_url, {url}):
                     continue
                 placed.add(link_url)
                 entry: dict[str, Any] = {"title": text, "url": link_url, "children": []}
