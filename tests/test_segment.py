@@ -3,6 +3,8 @@ and on sequences whose answer is known."""
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from itertools import pairwise
 
 import numpy as np
@@ -11,7 +13,12 @@ import pytest
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.evaluation import partition_prf
 from wisdom_scrapy.segment import SegParams, partition, r_seg, seg_segments, translate
-from wisdom_scrapy.segment.seg import PROTEIN_EXPECTED, expected_complexity
+from wisdom_scrapy.segment.seg import (
+    PROTEIN_EXPECTED,
+    expected_complexity,
+    log_probability,
+    optimal_subsequence,
+)
 
 
 def _model(body: str) -> PageModel:
@@ -75,6 +82,37 @@ def test_seg_finds_the_prion_repeat_of_fig6() -> None:
     assert overlap >= 0.95 * (paper[1] - paper[0])
     assert b - a <= (paper[1] - paper[0]) + 12  # stage 1 only: at most a window wider
     assert segments[0] == (0, a, False) and segments[-1] == (b, len(prion), False)
+
+
+def test_seg_stage2_trims_to_the_optimal_subsequence() -> None:
+    prion = (
+        "MANLGCWMLVLFVATWSDLGLCKKRPKPGGWNTGGSRYPGQGSPGGNRYPPQGGGGWGQPHGGGWGQPHGGGWGQPHGGGWGQP"
+        "HGGGWGQFHSQWNKPSKPKTNMKHM"
+    )
+    raw = [(a, b) for a, b, low in seg_segments(prion) if low]
+    trimmed = [(a, b) for a, b, low in seg_segments(prion, SegParams(trim=True)) if low]
+    paper = (49, 94)  # Fig. 6: residues 50-94
+    assert len(raw) == len(trimmed) == 1
+    (ra, rb), (ta, tb) = raw[0], trimmed[0]
+    assert ra <= ta and tb <= rb and (ta, tb) != (ra, rb)  # stage 2 only takes flanks off
+    assert abs(ta - paper[0]) + abs(tb - paper[1]) < abs(ra - paper[0]) + abs(rb - paper[1])
+    # a pure repeat between varied flanks: the repeat alone is the least probable part
+    codes = np.frombuffer(b"ACDEFGHIK" + b"Q" * 30 + b"LMNPRSTVW", np.uint8)
+    assert optimal_subsequence(codes, 20) == (9, 39)
+
+
+def test_log_probability_matches_the_formula() -> None:
+    rng = np.random.default_rng(3)
+    counts = rng.integers(0, 5, (20, 6))
+    got = log_probability(counts, 9)
+    for row, value in zip(counts.tolist(), got.tolist(), strict=True):
+        full = [*row, 0, 0, 0]  # three symbols of the alphabet absent
+        length = sum(full)
+        arrangements = math.factorial(length) / math.prod(math.factorial(c) for c in full)
+        states = math.factorial(9) / math.prod(
+            math.factorial(r) for r in Counter(full).values()
+        )
+        assert value == pytest.approx(math.log(states * arrangements / 9**length))
 
 
 def test_seg_known_answers() -> None:

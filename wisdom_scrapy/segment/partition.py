@@ -81,7 +81,8 @@ class _Seg:
         if end - start < w:
             return None
         windows = self.complexity[start : end - w + 1]
-        return int(low_complexity_mask(windows, end - start, self.params).sum())
+        mask = low_complexity_mask(windows, end - start, self.params, self.codes[start:end])
+        return int(mask.sum())
 
 
 def _body(model: PageModel) -> int:
