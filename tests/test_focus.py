@@ -35,6 +35,7 @@ from wisdom_scrapy.store import open_store
 from wisdom_scrapy.structure import (
     RECORD_KIND,
     SiteRecorder,
+    StructureTracker,
     analyse_site,
     shingles,
     slot_hashes,
@@ -351,6 +352,46 @@ def test_page_records_survive_the_store_and_other_processes() -> None:
     with pytest.raises(ValueError):
         rebuilt.load("http://news/x", zlib.compress(zlib.decompress(
             source.encode(next(iter(source.records.values()))))[:-3]))
+
+
+class _CountingStore:
+    """A real memory store that counts the whole-site reads an analysis may make."""
+
+    def __init__(self) -> None:
+        self.store = open_store("memory://")
+        self.reads: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("links", "records"):
+            self.reads[name] += 1
+        return getattr(self.store, name)
+
+
+def test_analysis_reads_the_store_only_for_pages_it_cannot_see() -> None:
+    """The pages this process fed and has not observed yet (in flight) are recorded moments
+    later: they do not make an analysis read the whole site back from the store; pages fed by
+    someone else do, and their records join the analysis."""
+    source = _site()
+    counting = _CountingStore()
+    urls = list(source.records)
+    from wisdom_scrapy.feed import feed_model
+
+    for url in urls:
+        model = PageModel.from_html(
+            (REPO_ROOT / "tests/fixtures/pydoc/bugs.html").read_bytes(), url)
+        feed_model(counting.store, model, site="news")
+    observed, in_flight = urls[:-3], urls[-3:]
+    tracker = StructureTracker(counting, min_pages=source.min_pages,  # type: ignore[arg-type]
+                               in_flight=lambda site: in_flight if site == "news" else ())
+    recorder = tracker.state("news").recorder
+    for url in observed:
+        recorder.load(url, source.encode(source.records[url]))
+    counting.reads.clear()
+    tracker.analyse("news")
+    assert counting.reads == Counter()
+    in_flight = in_flight[:1]  # two of them were fed by another process and never recorded here
+    tracker.analyse("news")
+    assert counting.reads == Counter({"records": 1, "links": 1})
 
 
 def test_hashes_are_the_same_in_every_process() -> None:

@@ -213,7 +213,9 @@ class WisdomFocusMiddleware:
             counts["must_follow"] += 1
             counts["kept"] += 1
             return request
-        url = urldefrag(request.url)[0]
+        url = request.url
+        if "#" in url:  # urldefrag returns a URL without "#" unchanged: skip its parse
+            url = urldefrag(url)[0]
         decision = page.decisions.get(url)
         if decision is None:
             decision = page.decisions[url] = self._decide(url, page)

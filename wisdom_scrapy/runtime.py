@@ -106,6 +106,12 @@ class WisdomRuntime:
         self.inc(f"wisdom/errors/{stage}")
         logger.exception("wisdom_scrapy: %s failed on %s", stage, url)
 
+    def pages_in_flight(self, site: str) -> list[str]:
+        """URLs of ``site``'s pages this process has modelled and fed whose responses are still
+        being processed (their models are kept until the response is let go)."""
+        urls = [model.url for model in list(self.models.values())]
+        return [url for url in urls if self.site_of(url) == site]
+
     def skip(self, reason: str) -> None:
         self.inc(f"wisdom/skipped/{reason}")
 

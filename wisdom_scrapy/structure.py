@@ -708,7 +708,8 @@ class StructureTracker:
 
     ``store`` provides entropies and the shared link graph; ``warmup_pages`` is the cold-start
     size (no analysis before the store knows that many pages of the site); ``growth`` the
-    factor by which a site must grow before it is analysed again.
+    factor by which a site must grow before it is analysed again; ``in_flight(site)`` the URLs
+    this process has fed into the store but not observed yet (not fetched from the store).
     """
 
     def __init__(
@@ -721,9 +722,11 @@ class StructureTracker:
         max_iter: int = 100,
         count: Callable[[str, int], None] = lambda name, n: None,
         timer: Callable[[str, float], None] = lambda name, seconds: None,
+        in_flight: Callable[[str], Iterable[str]] = lambda site: (),
     ) -> None:
         self.store = store
         self.timer = timer
+        self.in_flight = in_flight
         self.min_pages = min_pages
         self.warmup_pages = warmup_pages
         self.growth = growth
@@ -753,6 +756,7 @@ class StructureTracker:
                     if runtime.stats is not None
                     else None
                 ),
+                in_flight=runtime.pages_in_flight,
             )
             setattr(crawler, _ATTR, tracker)
         return tracker
@@ -812,9 +816,9 @@ class StructureTracker:
         recorder = state.recorder
         snapshot = self.store.snapshot(site)
         store_links = None
-        if self.store.page_count(site) > len(recorder.records):
+        if self._unrecorded(site, recorder):
             self._load(site, recorder)
-        if self.store.page_count(site) > len(recorder.records):  # pages fed without records
+        if self._unrecorded(site, recorder):  # pages fed without records
             store_links = self.store.links(site)
         analysis = analyse_site(
             recorder,
@@ -835,6 +839,21 @@ class StructureTracker:
             site, len(analysis.urls), analysis.n_links, analysis.result.iterations,
         )
         return analysis
+
+    def _unrecorded(self, site: str, recorder: SiteRecorder) -> bool:
+        """Whether the store holds pages of ``site`` the recorder has no record of, other than
+        this process's own pages in flight (fed, not yet observed: recorded moments later).
+
+        Reading every stored record or link list of the site is O(site) per analysis; in a
+        single crawl the only such pages are usually the ones in flight, so that read is
+        skipped for them.
+        """
+        missing = self.store.page_count(site) - len(recorder.records)
+        if missing <= 0:
+            return False
+        records = recorder.records
+        in_flight = {u for u in self.in_flight(site) if u not in records}
+        return missing > len(in_flight)
 
     def scores(self, site: str, url: str) -> tuple[float, float] | None:
         """(hub, authority) of ``url``: from the site's latest analysis, else the one-step

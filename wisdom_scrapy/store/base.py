@@ -132,7 +132,7 @@ def decode_record(blob: bytes | None) -> tuple[np.ndarray, np.ndarray]:
 
 
 def encode_links(links: Sequence[tuple[str, str]]) -> bytes:
-    return zlib.compress(json.dumps([list(link) for link in links]).encode(), 1)
+    return zlib.compress(json.dumps(list(links)).encode(), 1)  # tuples serialise as lists
 
 
 def decode_links(blob: bytes | None) -> list[Link]:
