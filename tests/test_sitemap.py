@@ -320,6 +320,43 @@ def test_flat_index_does_not_promote_pages_a_table_of_contents_nests() -> None:
     assert [e["url"] for e in index["children"]] == [url["y"]]
 
 
+def test_entry_a_sibling_table_of_contents_nests_moves_below_it() -> None:
+    """The home menu lists a guide and its 2nd edition beside it; the table of contents (also
+    on the menu) nests the 2nd edition under the guide: it moves to level 2, under the guide,
+    whose own list holds it."""
+    base = "http://s/"
+    url = {n: f"{base}{n}.html" for n in ("toc", "guide", "guide2", "intro")}
+    menu = [(url["toc"], "Contents"), (url["guide"], "Guide"), (url["guide2"], "Guide 2")]
+
+    def menu_block() -> BlockInfo:
+        return BlockInfo("DIATAIIATAIIATAID", 0.0, 20, 20, 1.0, list(menu), 0, ["menu"])
+
+    def page(name: str, *extra: BlockInfo) -> PageBlocks:
+        return PageBlocks(url[name], name, [menu_block(), *extra])
+
+    toc = [(url["guide"], "The guide"), (url["guide2"], "Second edition")]
+    pages = {
+        base + "index.html": PageBlocks(base + "index.html", "Home", [menu_block()]),
+        url["toc"]: page("toc", BlockInfo("LIATAILIATAILL", 0.2, 40, 35, 1.0, toc, 0, ["toc"],
+                                          [1, 2])),
+        url["guide"]: page("guide", BlockInfo("LIATAIIATAIL", 0.2, 40, 35, 1.0,
+                                              [(url["guide2"], "Second edition"),
+                                               (url["intro"], "Introduction")], 0, ["guid"],
+                                              [1, 1])),
+        url["guide2"]: page("guide2", BlockInfo("PTQTQTP", 0.2, 900, 0, 0.0, [], 0, ["prose"])),
+        url["intro"]: page("intro", BlockInfo("PTQTQTP", 0.2, 900, 0, 0.0, [], 0, ["prose"])),
+    }  # fmt: skip
+    terms = {t for p in pages.values() for b in p.blocks for t in b.terms}
+    terms |= {t for p in pages.values() for b in p.blocks for _, a in b.links
+              for t in extract_terms(a)}  # fmt: skip
+    sitemap = build_sitemap(pages, _snapshot(dict.fromkeys(terms, 0.1)))
+    assert sitemap.urls(1) == [url["toc"], url["guide"]]
+    assert sitemap.tree[1]["children"] == [
+        {"title": "Second edition", "url": url["guide2"], "children": []},
+        {"title": "Introduction", "url": url["intro"], "children": []},
+    ]
+
+
 def test_page_blocks_of_a_real_page_nest_lists() -> None:
     from wisdom_scrapy.dom import PageModel
     from wisdom_scrapy.mining.sitemap import page_blocks
