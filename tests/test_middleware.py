@@ -36,6 +36,8 @@ def test_crawl_feeds_every_page_once_and_recrawl_changes_nothing(demo_dir, demo_
         settings={"WISDOM_STORE_URI": uri, "WISDOM_FOCUS": "off"},
     )
     assert first.returncode == 0, first.log[-3000:]
+    # a crawl with the defaults logs no warning (components that are off by default are quiet)
+    assert [line for line in first.log.splitlines() if "WARNING" in line] == []
     page_items = [item for item in first.items if "role" in item]  # not the site's structure
     assert first.stats["wisdom/pages_fed"] == n_pages == len(page_items)
     assert first.stats["wisdom/terms"] > 50 * n_pages

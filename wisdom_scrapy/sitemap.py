@@ -90,7 +90,8 @@ class WisdomSitemapMiddleware:
     def __init__(self, crawler: Crawler, runtime: WisdomRuntime) -> None:
         settings = runtime.settings
         if not settings.sitemap:
-            raise NotConfigured("WISDOM_SITEMAP is off and WISDOM_SITEMAP_URI is unset")
+            # Off by default: a bare NotConfigured, so Scrapy logs no "Disabled" warning.
+            raise NotConfigured
         self.crawler = crawler
         self.runtime = runtime
         self.uri = settings.sitemap_uri
