@@ -262,6 +262,46 @@ def test_sitemap_menu_outranks_a_home_story_list() -> None:
     assert sitemap.urls(2) == [f"http://s/s{i}/a{k}.html" for i in range(4) for k in range(10)]
 
 
+def test_a_box_every_sibling_holds_is_not_their_sitemap_block() -> None:
+    """Level 2: every section page holds a "most read" box, the same three stories
+    everywhere (a frequent block with informative anchors: a higher |b| × hub than a section's
+    own short list); it would give every section the same children, so each section's SMB is
+    its own list."""
+    base = "http://s/"
+    menu = [(f"{base}sec{i}.html", f"Section {i}") for i in range(3)]
+    popular = [(f"{base}p{i}.html", f"Popular story {i} headline") for i in range(3)]
+
+    def menu_block() -> BlockInfo:
+        return BlockInfo("D" + "IATAI" * 3 + "D", 0.0, 30, 30, 1.0, list(menu), 0, ["menu"])
+
+    def box() -> BlockInfo:
+        return BlockInfo("L" + "IATAI" * 3 + "L", 0.5, 40, 38, 1.0, list(popular), 0, ["popular"])
+
+    def prose(name: str) -> BlockInfo:
+        return BlockInfo("PTQTQTPTP", 0.2, 900, 0, 0.0, [], 0, [name, "prose"])
+
+    own = {i: [(f"{base}s{i}/a{k}.html", f"Story {i} {k}") for k in range(2)] for i in range(3)}
+    pages = {base + "index.html": PageBlocks(base + "index.html", "Home", [menu_block()])}
+    for i in range(3):
+        pages[menu[i][0]] = PageBlocks(menu[i][0], f"Section {i}", [
+            menu_block(),
+            BlockInfo("L" + "IATAI" * 2 + "L", 0.2, 30, 28, 1.0, own[i], 0, [f"topic{i}"]),
+            box(),
+        ])  # fmt: skip
+        for url, _ in own[i]:
+            pages[url] = PageBlocks(url, "Story", [menu_block(), prose(url[-7:-5]), box()])
+    for url, _ in popular:
+        pages[url] = PageBlocks(url, "Story", [menu_block(), prose(url[-7:-5]), box()])
+    terms = {t for p in pages.values() for b in p.blocks for t in b.terms}
+    terms |= {t for p in pages.values() for b in p.blocks for _, a in b.links
+              for t in extract_terms(a)}  # fmt: skip
+    sitemap = build_sitemap(pages, _snapshot(dict.fromkeys(terms, 0.1) | {"menu": 0.9}))
+    assert sitemap.urls(1) == [u for u, _ in menu]
+    assert [[c["url"] for c in e["children"]] for e in sitemap.tree] == [
+        [u for u, _ in own[i]] for i in range(3)
+    ]
+
+
 def test_nested_lists_keep_their_top_level() -> None:
     links = [("http://s/a", "A"), ("http://s/a1", "A.1"), ("http://s/b", "B")]
     links.append(("http://s/n", "Next"))
