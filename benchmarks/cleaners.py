@@ -46,7 +46,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
-from itertools import combinations
+from itertools import combinations, pairwise
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._common import environment, markdown_table, write_json
 from benchmarks.pydoc_quality import gold_of, mean_prf
 from wisdom_scrapy.analysis import PageAnalysis, analyze_page
-from wisdom_scrapy.cleaners import CLEANERS, Cleaners, apply_cleaned, clean_features
+from wisdom_scrapy.cleaners import (
+    CLEANERS,
+    Cleaners,
+    SiteCleaner,
+    apply_cleaned,
+    clean_features,
+    site_cleaner,
+)
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.evaluation import PRF, corpus_shingle_prf, shingle_prf
 from wisdom_scrapy.feed import feed_model
@@ -224,16 +231,69 @@ def pydoc_gold(rel: str, model: PageModel) -> str | None:
 def _counts(docs: list[dict[str, float]]) -> Any:
     from sklearn.feature_extraction import DictVectorizer
 
-    return DictVectorizer().fit_transform(docs)
+    return DictVectorizer().fit_transform(docs).tocsr()
 
 
 def _tfidf(counts: Any, fit: Any = None) -> Any:
-    """TF-IDF (IDF from the rows ``fit``, all rows by default), L2-normalised rows."""
-    from sklearn.feature_extraction.text import TfidfTransformer
+    """The thesis's TF-IDF (§2.1.1): n(d, t) / max_k n(d, k) × log(N / N_t), N and N_t over
+    the rows ``fit`` (all rows by default); a term none of them has weighs 0. Not normalised
+    (the thesis says nothing of it; the cosine of eq. 6-3 ignores lengths anyway)."""
+    import numpy as np
+    from scipy import sparse
 
-    tfidf = TfidfTransformer()
-    tfidf.fit(counts if fit is None else counts[fit])
-    return tfidf.transform(counts)
+    x = sparse.csr_matrix(counts, dtype=np.float64)
+    rows = x if fit is None else x[fit]
+    n = rows.shape[0]
+    df = np.bincount(rows.indices, minlength=x.shape[1])
+    with np.errstate(divide="ignore"):
+        idf = np.where(df > 0, np.log(n / np.maximum(df, 1)), 0.0)
+    top = x.max(axis=1).toarray().ravel()
+    scale = sparse.diags(np.where(top > 0, 1.0 / np.where(top > 0, top, 1.0), 0.0))
+    return (scale @ x @ sparse.diags(idf)).tocsr()
+
+
+def _vectors(method: str, counts: Any, fit: Any = None) -> Any:
+    """A page's vector as the thesis feeds it to mining (§5.5): TF-IDF of the bag of words
+    for no cleaning and the block-removing cleaners; the CST's weighted features (eq. 5-10
+    summed per term, MapCST) directly, with no TF-IDF on top."""
+    return counts if method == "cst" else _tfidf(counts, fit)
+
+
+def kmeans_cosine(x: Any, k: int, seed: int, iterations: int = 30) -> Any:
+    """K-means as the thesis runs it (§5.1.1, Fig. 5-1): K random pages as the first
+    centroids, each page assigned to the centroid of largest cosine (eq. 6-3), centroids
+    recomputed as the geometric mean of their pages (eq. 6-2), 30 iterations (fewer if
+    nothing moves). A cluster that loses all its pages keeps its centroid."""
+    import numpy as np
+    from scipy import sparse
+
+    x = sparse.csr_matrix(x, dtype=np.float64)
+    norm = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
+    rng = np.random.default_rng(seed)
+    centroids = x[rng.choice(x.shape[0], k, replace=False)].toarray()
+    assign = np.full(x.shape[0], -1)
+    for _ in range(iterations):
+        cnorm = np.linalg.norm(centroids, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cos = np.asarray(x @ centroids.T) / np.outer(norm, cnorm)
+        new = np.argmax(np.nan_to_num(cos, nan=-1.0), axis=1)
+        if np.array_equal(new, assign):
+            break
+        assign = new
+        for j in range(k):
+            members = assign == j
+            if members.any():
+                centroids[j] = np.asarray(x[members].mean(axis=0)).ravel()
+    return assign
+
+
+def svm_light_c(x: Any) -> float:
+    """SVM-light's default C (the thesis's classifier, §5.5): 1 / mean of x·x over the
+    training vectors, so the trade-off does not depend on the scale of the vectors."""
+    import numpy as np
+
+    sq = float(np.asarray(x.multiply(x).sum(axis=1)).mean()) if x.shape[0] else 0.0
+    return 1.0 / sq if sq > 0 else 1.0
 
 
 def cluster_f(labels: list[int], clusters: Any, k: int) -> float:
@@ -256,7 +316,6 @@ def cluster_f(labels: list[int], clusters: Any, k: int) -> float:
 
 def mining(docs: list[tuple[str, str, dict[str, dict[str, float]]]], runs: int) -> dict[str, Any]:
     import numpy as np
-    from sklearn.cluster import KMeans
     from sklearn.metrics import f1_score
     from sklearn.svm import LinearSVC
 
@@ -267,11 +326,10 @@ def mining(docs: list[tuple[str, str, dict[str, dict[str, float]]]], runs: int) 
     ya, sa = np.asarray(y), np.asarray(sites)
     for method in METHODS:
         counts = _counts([f[method] for _, _, f in docs])
-        X = _tfidf(counts)
+        X = _vectors(method, counts)
         scores = []
         for seed in range(runs):
-            km = KMeans(len(classes), init="random", n_init=1, max_iter=30, random_state=seed)
-            scores.append(cluster_f(y, km.fit_predict(X), len(classes)))
+            scores.append(cluster_f(y, kmeans_cosine(X, len(classes), seed), len(classes)))
         svm = []
         for c1, c2 in combinations(range(len(classes)), 2):
             pair = (ya == c1) | (ya == c2)
@@ -280,8 +338,9 @@ def mining(docs: list[tuple[str, str, dict[str, dict[str, float]]]], runs: int) 
                 test = np.flatnonzero(pair & (sa != site))
                 if len(set(ya[train])) < 2 or len(test) == 0 or len(set(ya[test])) < 2:
                     continue
-                Xt = _tfidf(counts, fit=train)
-                clf = LinearSVC().fit(Xt[train], ya[train])
+                Xt = _vectors(method, counts, fit=train)
+                c = svm_light_c(Xt[train])
+                clf = LinearSVC(C=c, loss="hinge", max_iter=20000).fit(Xt[train], ya[train])
                 svm.append(f1_score(ya[test], clf.predict(Xt[test]), average="macro"))
         # the same within each site: its pages into as many clusters as the site has classes
         per_site = []
@@ -289,11 +348,10 @@ def mining(docs: list[tuple[str, str, dict[str, dict[str, float]]]], runs: int) 
             rows = np.flatnonzero(sa == site)
             site_classes = sorted(set(ya[rows].tolist()))
             ys = [site_classes.index(c) for c in ya[rows].tolist()]
-            Xs = _tfidf(counts[rows])
+            Xs = _vectors(method, counts[rows])
             for seed in range(runs):
-                km = KMeans(len(site_classes), init="random", n_init=1, max_iter=30,
-                            random_state=seed)  # fmt: skip
-                per_site.append(cluster_f(ys, km.fit_predict(Xs), len(site_classes)))
+                clusters = kmeans_cosine(Xs, len(site_classes), seed)
+                per_site.append(cluster_f(ys, clusters, len(site_classes)))
         out[method] = {
             "kmeans_site_mean_f": statistics.fmean(per_site),
             "kmeans_mean_f": statistics.fmean(scores),
@@ -313,34 +371,97 @@ def mining(docs: list[tuple[str, str, dict[str, dict[str, float]]]], runs: int) 
 # --------------------------------------------------------------------------------------------
 
 
+def _parse_seconds(htmls: list[bytes]) -> float:
+    parser = lxml_html.HTMLParser(recover=True, encoding="utf-8", huge_tree=True)
+    t0 = time.perf_counter()
+    for html in htmls:
+        etree.fromstring(html, parser)
+    return time.perf_counter() - t0
+
+
+def _clean_ratios(
+    cleaners: dict[str, SiteCleaner], sample: list[tuple[str, bytes, PageModel]]
+) -> dict[str, float]:
+    """Cleaning one page (importance computed once per tree, untimed but reported), as a
+    ratio to the parse time of the same pages measured right before and after."""
+    out: dict[str, float] = {}
+    htmls = [html for _, html, _ in sample]
+    for name, cleaner in cleaners.items():
+        t0 = time.perf_counter()
+        cleaner.clean(BASE + sample[0][0], sample[0][2], None)  # the importance, once
+        out[f"{name}_importance_seconds"] = time.perf_counter() - t0
+        parse = _parse_seconds(htmls)
+        t0 = time.perf_counter()
+        for rel, _, model in sample:
+            cleaner.clean(BASE + rel, model, None)
+        clean = time.perf_counter() - t0
+        parse = (parse + _parse_seconds(htmls)) / 2
+        out[f"{name}_clean_ratio"] = clean / parse
+    return out
+
+
 def speed(run: SiteRun) -> dict[str, float]:
     """Tree building (already timed while observing) and per-page cleaning, as ratios to the
     lxml parse time of the same pages."""
-    parser = lxml_html.HTMLParser(recover=True, encoding="utf-8", huge_tree=True)
     html_of = dict(run.pages)
     built = run.built_pages
-    t0 = time.perf_counter()
-    for rel in built:
-        etree.fromstring(html_of[rel], parser)
-    parse_built = time.perf_counter() - t0
+    parse_built = _parse_seconds([html_of[rel] for rel in built])
     out = {"sample_pages": float(len(built)), "parse_seconds": parse_built}
     for name in ("sst", "cst"):
         out[f"{name}_build_seconds"] = run.build_seconds[name]
         out[f"{name}_build_ratio"] = run.build_seconds[name] / parse_built
-    sample = built[:50]
-    models = [run.model(rel, html_of[rel]) for rel in sample]
-    t0 = time.perf_counter()
-    for rel in sample:
-        etree.fromstring(html_of[rel], parser)
-    parse = time.perf_counter() - t0
-    for name in ("sst", "cst", "template"):
-        cleaner = run.cleaners[name].site(run.site)
-        cleaner.clean(BASE + sample[0], models[0], None)  # importance computed once, untimed
-        t0 = time.perf_counter()
-        for rel, model in zip(sample, models, strict=True):
-            cleaner.clean(BASE + rel, model, None)
-        out[f"{name}_clean_ratio"] = (time.perf_counter() - t0) / parse
+    sample = [(rel, html_of[rel], run.model(rel, html_of[rel])) for rel in built[:50]]
+    names = ("sst", "cst", "template")
+    out.update(_clean_ratios({n: run.cleaners[n].site(run.site) for n in names}, sample))
     return out
+
+
+def speed_only(sample_pages: int, seed: int, blocks: int = 5) -> dict[str, Any]:
+    """Building and cleaning alone, on python3.11-doc's seeded sample (the pages the full
+    run's trees take): each tree is built page by page with every ``add_page`` timed (the
+    page model is made untimed just before, and dropped after, as in a crawl); the sample is
+    cut into ``blocks`` consecutive blocks and each block's build time is divided by the
+    parse time of the same pages, so a cost that grows with the tree shows as rising block
+    ratios. Parse times are taken before and after each build (mean), in the run."""
+    pages = site_pages(SITES["python3.11-doc"])
+    order = list(range(len(pages)))
+    random.Random(seed).shuffle(order)
+    sample = [pages[i] for i in order[:sample_pages]]
+    htmls = [html for _, html in sample]
+    cuts = [len(sample) * b // blocks for b in range(blocks + 1)]
+    out: dict[str, Any] = {"sample_pages": len(sample), "blocks": cuts}
+    cleaners: dict[str, SiteCleaner] = {}
+    for name in ("sst", "cst", "template"):
+        cleaner = cleaners[name] = site_cleaner(name, sample_pages=sample_pages)
+        before = [_parse_seconds(htmls[a:b]) for a, b in pairwise(cuts)]
+        times = []
+        for rel, html in sample:
+            model = SiteRun.model(rel, html)
+            t0 = time.perf_counter()
+            cleaner.observe(BASE + rel, model)
+            times.append(time.perf_counter() - t0)
+        after = [_parse_seconds(htmls[a:b]) for a, b in pairwise(cuts)]
+        parse = [(x + y) / 2 for x, y in zip(before, after, strict=True)]
+        build = [sum(times[a:b]) for a, b in pairwise(cuts)]
+        out[f"{name}_build_seconds"] = sum(times)
+        out[f"{name}_build_ratio"] = sum(times) / sum(parse)
+        out[f"{name}_build_block_ratios"] = [b / p for b, p in zip(build, parse, strict=True)]
+        print(f"{name}: built in {sum(times):.1f} s", file=sys.stderr, flush=True)
+    out.update(_clean_ratios(cleaners, [(r, h, SiteRun.model(r, h)) for r, h in sample[:50]]))
+    return out
+
+
+def print_speed(sp: dict[str, Any]) -> None:
+    print(f"\nSpeed (python3.11-doc, {int(sp['sample_pages'])} sampled pages), "
+          "ratio to lxml parse time of the same pages:\n")  # fmt: skip
+    rows = [[f"build {n.upper()} (per page)", f"{sp[f'{n}_build_ratio']:.1f}"]
+            for n in ("sst", "cst", "template") if f"{n}_build_ratio" in sp]  # fmt: skip
+    rows += [[f"build {n.upper()}, per block of the sample",
+              " ".join(f"{r:.1f}" for r in sp[f"{n}_build_block_ratios"])]
+             for n in ("sst", "cst", "template") if f"{n}_build_block_ratios" in sp]  # fmt: skip
+    rows += [[f"clean one page, {n}", f"{sp[f'{n}_clean_ratio']:.1f}"]
+             for n in ("sst", "cst", "template")]  # fmt: skip
+    print(markdown_table(["step", "ratio"], rows))
 
 
 # --------------------------------------------------------------------------------------------
@@ -354,7 +475,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--docs", type=Path, help="write the labelled pages' features here")
     ap.add_argument("--mining-only", type=Path, help="run only the mining on saved features")
+    ap.add_argument(
+        "--speed-only",
+        action="store_true",
+        help="only build the trees and clean pages of python3.11-doc (minutes)",
+    )
     args = ap.parse_args(argv)
+    if args.speed_only:
+        if not SITES["python3.11-doc"].is_dir():
+            sys.exit("missing Debian package python3.11-doc; see the docstring")
+        t0 = time.perf_counter()
+        sp = speed_only(args.sample, args.seed)
+        sp["seconds"] = time.perf_counter() - t0
+        print_speed(sp)
+        if args.json:
+            write_json(args.json, {"environment": environment(), "speed": sp})
+        return 0
     if args.mining_only:
         mine = mining([tuple(d) for d in json.loads(args.mining_only.read_text())], args.runs)
         print(json.dumps(mine, indent=1))
@@ -406,17 +542,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{s['svm_config1_f1']:.3f}"]
          for m, s in mine["methods"].items()],
     ))  # fmt: skip
-    sp = results["speed"]
-    print(f"\nSpeed (python3.11-doc, {int(sp['sample_pages'])} sampled pages), "
-          "ratio to lxml parse time:\n")  # fmt: skip
-    print(markdown_table(
-        ["step", "ratio"],
-        [["build SST (per page)", f"{sp['sst_build_ratio']:.1f}"],
-         ["build CST (per page)", f"{sp['cst_build_ratio']:.1f}"],
-         ["clean one page, SST", f"{sp['sst_clean_ratio']:.1f}"],
-         ["clean one page, CST", f"{sp['cst_clean_ratio']:.1f}"],
-         ["clean one page, template", f"{sp['template_clean_ratio']:.1f}"]],
-    ))  # fmt: skip
+    print_speed(results["speed"])
     print(f"\n{results['seconds']:.0f} s")
     if args.json:
         write_json(args.json, results)

@@ -60,12 +60,12 @@ def _model(html: str, i: int) -> PageModel:
 
 def _element(tree: StyleTree, parent: int, key: str) -> list[int]:
     kid = tree._key_ids[key]
-    return tree._by_key.get((parent, kid), [])
+    return tree.siblings(parent, kid)
 
 
 def _style_counts(tree: StyleTree, e: int) -> dict[tuple[str, ...], int]:
     out = {}
-    for keys, sid in tree.el_styles[e].items():
+    for keys, sid in tree.styles_of(e).items():
         names = tuple("LEAF" if k == LEAF else tree.key_names[k] for k in keys)
         out[names] = int(tree.st_count.view[sid])
     return out

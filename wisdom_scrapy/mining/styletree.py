@@ -129,6 +129,174 @@ class _Grow:
         return self.data[: self.size]
 
 
+class _CharacteristicSets:
+    """The characteristic feature sets I of the elements, for merging (§4.2.5 (1), §4.3.1).
+
+    Each element's set lives in its own slice of one flat array (sorted term ids and their
+    document frequencies within the element), written once when the page that creates the
+    element is merged: a set only ever shrinks afterwards (a term leaves for good once its
+    document frequency is below γ·m), so a page touches only the slices of the elements it
+    contains and the cost of a page does not grow with the tree.
+
+    Candidate merges are found through a **prefix index** (the exact form of a min-hash
+    index): terms are ordered by a fixed hash; if two sets have Jaccard ≥ λ, the first
+    ``|I| − ⌈λ·|I|⌉ + 1`` terms of each in that order share a term (prefix filtering, as in
+    set-similarity joins). The index maps (sibling group, term) to the elements whose
+    prefix holds the term, so a new tag node is compared only with the siblings that share
+    a prefix term, instead of with every sibling of the same key the site ever had. The
+    exact Jaccard test then decides, first element (oldest) first, as before.
+    """
+
+    _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: term → hash is a bijection (no ties)
+
+    def __init__(self, lam: float) -> None:
+        self.lam = lam
+        self.start = _Grow(np.int64)
+        self.size = _Grow(np.int64)
+        self.term = _Grow(np.int64)
+        self.df = _Grow(np.int64)
+        self.group = _Grow(np.int64)  # sibling group (same parent element and key)
+        # (group << 32 | term) -> element or tuple of elements (tuples of ints are not
+        # tracked by the garbage collector, lists would be)
+        self._index: dict[int, int | tuple[int, ...]] = {}
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def add_element(self, group: int) -> None:
+        e = self.start.size
+        for arr in (self.start, self.size, self.group):
+            arr.extend(1)
+        self.start.data[e] = self.size.data[e] = 0
+        self.group.data[e] = group
+
+    def terms(self, e: int) -> NDArray[np.int64]:
+        s = int(self.start.data[e])
+        return self.term.data[s : s + int(self.size.data[e])]
+
+    def _rows(self, elems: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Flat rows of the live entries of ``elems`` and the element of each row."""
+        sizes = self.size.data[elems]
+        owner = np.repeat(elems, sizes)
+        first = np.repeat(np.cumsum(sizes) - sizes, sizes)
+        rows = np.arange(int(sizes.sum()), dtype=np.int64) - first + self.start.data[owner]
+        return rows, owner
+
+    def codes(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Every live entry as sorted pair codes (element << 32 | term) and frequencies."""
+        rows, owner = self._rows(np.arange(self.start.size, dtype=np.int64))
+        return (owner << _SHIFT) | self.term.data[rows], self.df.data[rows].copy()
+
+    # -- updates ------------------------------------------------------------------------------
+
+    def create(self, codes: NDArray[np.int64], df: NDArray[np.int64] | None = None) -> None:
+        """Write the sets of elements that have none yet, from sorted pair codes."""
+        if not len(codes):
+            return
+        elems, first, sizes = np.unique(codes >> _SHIFT, return_index=True, return_counts=True)
+        base = self.term.size
+        for arr in (self.term, self.df):
+            arr.extend(len(codes))
+        self.term.data[base : self.term.size] = codes & _LOW
+        self.df.data[base : self.df.size] = 1 if df is None else df
+        self.start.data[elems] = base + first
+        self.size.data[elems] = sizes
+        self._index_rows(self._prefix_rows(elems), add=True)
+
+    def count_page(self, met: NDArray[np.int64], page: NDArray[np.int64], m: NDArray[np.int64],
+                   gamma: float) -> None:  # fmt: skip
+        """One page contained the elements ``met`` (with the page's pair codes ``page``,
+        sorted, and the elements' new page counts ``m``): count their features, drop the
+        ones whose document frequency fell below γ·m, compact the slices."""
+        if not len(met):
+            return
+        rows, owner = self._rows(met)
+        if not len(rows):
+            return
+        self.df.data[rows] += np.isin((owner << _SHIFT) | self.term.data[rows], page)
+        m_of = np.zeros(int(met.max()) + 1, np.int64)
+        m_of[met] = m
+        keep = self.df.data[rows] >= gamma * m_of[owner]
+        if keep.all():
+            return
+        changed = np.unique(owner[~keep])
+        self._index_rows(self._prefix_rows(changed), add=False)
+        kept_rows, kept_owner = rows[keep], owner[keep]
+        # slots inside each slice: rank of the row among its element's kept rows
+        new_size = np.bincount(kept_owner, minlength=len(m_of))
+        before = np.cumsum(new_size) - new_size
+        dest = self.start.data[kept_owner] + np.arange(len(kept_rows)) - before[kept_owner]
+        self.term.data[dest] = self.term.data[kept_rows]
+        self.df.data[dest] = self.df.data[kept_rows]
+        self.size.data[met] = new_size[met]
+        self._index_rows(self._prefix_rows(changed), add=True)
+
+    # -- prefix index -------------------------------------------------------------------------
+
+    def _hash(self, terms: NDArray[np.int64]) -> NDArray[np.uint64]:
+        return terms.astype(np.uint64) * self._MIX
+
+    def _prefix_len(self, sizes: NDArray[np.int64]) -> NDArray[np.int64]:
+        # ⌈λ·|I|⌉ taken a hair low, so float rounding can only lengthen the prefix (safe)
+        need = np.ceil(self.lam * sizes - 1e-6).astype(np.int64)
+        return np.clip(sizes - need + 1, 1, sizes)
+
+    def _prefix_rows(self, elems: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Rows (and their elements) of the prefix terms of ``elems``' current sets."""
+        rows, owner = self._rows(elems)
+        if not len(rows):
+            return rows, owner
+        order = np.lexsort((self._hash(self.term.data[rows]), owner))
+        rows, owner = rows[order], owner[order]
+        sizes = self.size.data[elems]
+        first = np.repeat(np.cumsum(sizes) - sizes, sizes)
+        take = np.arange(len(rows)) - first < np.repeat(self._prefix_len(sizes), sizes)
+        return rows[take], owner[take]
+
+    def _index_rows(
+        self, prefix: tuple[NDArray[np.int64], NDArray[np.int64]], *, add: bool
+    ) -> None:
+        rows, elems = prefix
+        if not len(rows):
+            return
+        keys = (self.group.data[elems] << _SHIFT) | self.term.data[rows]
+        index = self._index
+        for key, e in zip(keys.tolist(), elems.tolist(), strict=True):
+            have = index.get(key)
+            if add:
+                if have is None:
+                    index[key] = e
+                else:
+                    index[key] = (have, e) if isinstance(have, int) else (*have, e)
+            elif isinstance(have, int):
+                del index[key]
+            elif have is not None:
+                rest = tuple(x for x in have if x != e)
+                index[key] = rest[0] if len(rest) == 1 else rest
+
+    def members(self, group: int) -> list[int]:
+        """Every element of a sibling group, oldest first (O(tree): only for λ = 0, where
+        disjoint sets qualify too and the prefix filter does not apply)."""
+        return np.flatnonzero(self.group.view == group).tolist()
+
+    def candidates(self, group: int, mine: NDArray[np.int64]) -> list[int]:
+        """Elements of ``group`` whose prefix shares a term with the prefix of the term set
+        ``mine`` (sorted, unique): the only ones that can have Jaccard ≥ λ with it. Oldest
+        first."""
+        k = int(self._prefix_len(np.asarray([len(mine)]))[0])
+        prefix = mine[np.argsort(self._hash(mine))[:k]]
+        found: set[int] = set()
+        get = self._index.get
+        for t in prefix.tolist():
+            have = get((group << _SHIFT) | t)
+            if have is None:
+                continue
+            if isinstance(have, int):
+                found.add(have)
+            else:
+                found.update(have)
+        return sorted(found)
+
+
 class _PageView:
     """What the tree needs of one page: visible children, heights, keys and term codes."""
 
@@ -221,8 +389,11 @@ class StyleTree:
         self.el_key = _Grow(np.int32)
         self.el_parent = _Grow(np.int32)
         self.el_m = _Grow(np.int64)
-        self.el_styles: list[dict[tuple[int, ...], int]] = []
-        self._by_key: dict[tuple[int, int], list[int]] = {}
+        # (element, child keys) -> style node: one dict for the tree, not one per element
+        # (millions of small dicts would make every full garbage collection walk them)
+        self._styles: dict[tuple[int, tuple[int, ...]], int] = {}
+        # sibling groups: elements with the same parent element and key (merge candidates)
+        self._groups: dict[tuple[int, int], int] = {}
         # style nodes
         self.st_parent: list[int] = []
         self.st_keys: list[tuple[int, ...]] = []
@@ -233,9 +404,8 @@ class StyleTree:
         self.leaf_code = _Grow(np.int64)
         self.leaf_tf = _Grow(np.float64)
         self.leaf_s = _Grow(np.float64)
-        # characteristic features for merging: sorted pair codes and their document frequency
-        self.cs_code = np.zeros(0, np.int64)
-        self.cs_df = np.zeros(0, np.int64)
+        # characteristic features for merging
+        self.cs = _CharacteristicSets(params.merge_lambda)
         self._new_element(0, -1)
         self.version = 0  # bumped by every added page (caches of marks/weights check it)
 
@@ -274,10 +444,27 @@ class StyleTree:
         for arr, v in ((self.el_key, key), (self.el_parent, parent), (self.el_m, 0)):
             arr.extend(1)
             arr.data[e] = v
-        self.el_styles.append({})
-        if parent >= 0:
-            self._by_key.setdefault((parent, key), []).append(e)
+        self._register(e, key, parent)
         return e
+
+    def _register(self, e: int, key: int, parent: int) -> None:
+        """Element ``e`` joins its sibling group (same parent and key) and gets an empty
+        characteristic set."""
+        group = self._groups.setdefault((parent, key), len(self._groups)) if parent >= 0 else -1
+        self.cs.add_element(group)
+
+    def style_of(self, e: int, keys: tuple[int, ...]) -> int | None:
+        """The style node of element ``e`` with child keys ``keys`` (None if never seen)."""
+        return self._styles.get((e, keys))
+
+    def styles_of(self, e: int) -> dict[tuple[int, ...], int]:
+        """Every style node of element ``e``: child keys -> style node."""
+        return {self.st_keys[s]: s for s, p in enumerate(self.st_parent) if p == e}
+
+    def siblings(self, parent: int, key: int) -> list[int]:
+        """Elements with key ``key`` below ``parent`` (one sibling group), oldest first."""
+        group = self._groups.get((parent, key))
+        return [] if group is None else self.cs.members(group)
 
     # -- building ---------------------------------------------------------------------------
 
@@ -317,11 +504,11 @@ class StyleTree:
     def _count_style(
         self, e: int, keys: tuple[int, ...], kids: list[int], view: _PageView | list[Any]
     ) -> int:
-        sid = self.el_styles[e].get(keys)
+        sid = self._styles.get((e, keys))
         if sid is None:
             sid = len(self.st_parent)
             elems = () if keys == (LEAF,) else self._new_slots(e, keys, kids, view)  # type: ignore[arg-type]
-            self.el_styles[e][keys] = sid
+            self._styles[e, keys] = sid
             self.st_parent.append(e)
             self.st_keys.append(keys)
             self.st_elems.append(elems)
@@ -339,9 +526,9 @@ class StyleTree:
         out = []
         for key, kid in zip(keys, kids, strict=True):
             chosen = -1
-            candidates = self._by_key.get((e, key))
-            if candidates:
-                chosen = self._merge_target(candidates, view.subtree_terms(kid), used, lam)
+            group = self._groups.get((e, key))
+            if group is not None:
+                chosen = self._merge_target(group, view.subtree_terms(kid), used, lam)
             if chosen < 0:
                 chosen = self._new_element(key, e)
             used.add(chosen)
@@ -349,33 +536,26 @@ class StyleTree:
         return tuple(out)
 
     def _merge_target(
-        self, candidates: list[int], terms: NDArray[np.int64], used: set[int], lam: float
+        self, group: int, terms: NDArray[np.int64], used: set[int], lam: float
     ) -> int:
-        """The first candidate whose characteristic features have Jaccard ≥ λ with ``terms``
-        (−1 if none). Sizes are compared first, for all candidates at once: Jaccard ≥ λ needs
-        λ·|A| ≤ |B| ≤ |A|/λ, which rules out nearly every candidate without a set operation."""
+        """The oldest element of the sibling ``group`` whose characteristic features have
+        Jaccard ≥ λ with ``terms`` (−1 if none). Only the siblings the prefix index offers can
+        pass; of those, sizes are compared first (Jaccard ≥ λ needs λ·|A| ≤ |B| ≤ |A|/λ)."""
         mine = np.unique(terms)
         a = len(mine)
         if not a:
             return -1
-        cands = np.asarray(candidates, np.int64)
-        lo = np.searchsorted(self.cs_code, cands << _SHIFT)
-        hi = np.searchsorted(self.cs_code, (cands + 1) << _SHIFT)
-        b = hi - lo
-        ok = np.flatnonzero((b > 0) & (lam * a <= b) & (b * lam <= a))
-        for i in ok.tolist():
-            cand = int(cands[i])
-            if cand in used:
+        cs = self.cs
+        cands = cs.candidates(group, mine) if lam > 0 else cs.members(group)
+        size = cs.size.data
+        for cand in cands:
+            b = int(size[cand])
+            if cand in used or not (b > 0 and lam * a <= b and b * lam <= a):
                 continue
-            theirs = self.cs_code[lo[i] : hi[i]] & _LOW
-            inter = len(np.intersect1d(mine, theirs, assume_unique=True))
-            if inter / (a + b[i] - inter) >= lam:
+            inter = len(np.intersect1d(mine, cs.terms(cand), assume_unique=True))
+            if inter / (a + b - inter) >= lam:
                 return cand
         return -1
-
-    def _characteristic(self, e: int) -> NDArray[np.int64]:
-        lo, hi = np.searchsorted(self.cs_code, [e << _SHIFT, (e + 1) << _SHIFT])
-        return self.cs_code[lo:hi] & _LOW
 
     def _add_leaf_features(self, view: _PageView, leaves: list[tuple[int, int]]) -> None:
         """TF and S of every (virtual leaf element, term) pair of the page."""
@@ -419,24 +599,11 @@ class StyleTree:
                 go = (cur != view.body) & (parent[cur] >= 0)
                 cur, gid = parent[cur[go]].astype(np.int64), gid[go]
             page = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
-        # old elements met on this page: count their characteristic features, drop the ones
-        # whose document frequency fell below γ·m (only their rows are touched)
-        old = elem_of[(elem_of >= 0) & (elem_of < first_new)]
-        met = np.zeros(self.n_elements, bool)
-        met[old] = True
-        met[0] = first_new > 0
-        rows = np.flatnonzero(met[self.cs_code >> _SHIFT])
-        if len(rows):
-            self.cs_df[rows] += np.isin(self.cs_code[rows], page, assume_unique=True)
-            m = self.el_m.view[self.cs_code[rows] >> _SHIFT]
-            drop = rows[self.cs_df[rows] < self.params.merge_gamma * m]
-            if len(drop):
-                self.cs_code = np.delete(self.cs_code, drop)
-                self.cs_df = np.delete(self.cs_df, drop)
-        new = page[(page >> _SHIFT) >= first_new]  # elements created by this page
-        if len(new):  # new elements have the largest ids: appending keeps the codes sorted
-            self.cs_code = np.concatenate([self.cs_code, new])
-            self.cs_df = np.concatenate([self.cs_df, np.ones(len(new), np.int64)])
+        # old elements met on this page: count their characteristic features (only their
+        # slices are touched); the elements this page created get their first sets
+        old = np.unique(elem_of[(elem_of >= 0) & (elem_of < first_new)])
+        self.cs.count_page(old, page, self.el_m.data[old], self.params.merge_gamma)
+        self.cs.create(page[(page >> _SHIFT) >= first_new])
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -459,6 +626,7 @@ class StyleTree:
         """The whole tree, compact (compressed numpy arrays)."""
         st_keys = [k for keys in self.st_keys for k in keys]
         st_elems = [e for elems in self.st_elems for e in elems]
+        cs_code, cs_df = self.cs.codes()
         meta = {
             "params": self.params.__dict__,
             "keys": self.key_names,
@@ -482,8 +650,8 @@ class StyleTree:
             leaf_code=self.leaf_code.view,
             leaf_tf=self.leaf_tf.view,
             leaf_s=self.leaf_s.view,
-            cs_code=self.cs_code,
-            cs_df=self.cs_df,
+            cs_code=cs_code,
+            cs_df=cs_df,
         )
         return buf.getvalue()
 
@@ -503,12 +671,11 @@ class StyleTree:
             tree.el_key = _Grow(np.int32, z["el_key"])
             tree.el_parent = _Grow(np.int32, z["el_parent"])
             tree.el_m = _Grow(np.int64, z["el_m"])
-            tree.el_styles = [{} for _ in range(tree.el_key.size)]
-            tree._by_key = {}
+            tree._styles, tree._groups = {}, {}
+            tree.cs = _CharacteristicSets(tree.params.merge_lambda)
             pairs = zip(z["el_key"].tolist(), z["el_parent"].tolist(), strict=True)
-            for e, (k, p) in enumerate(pairs):
-                if p >= 0:
-                    tree._by_key.setdefault((p, k), []).append(e)
+            for e, (k, p) in enumerate(pairs):  # sibling groups, in creation order
+                tree._register(e, k, p)
             keys = _split(z["st_keys"], z["st_nkeys"])
             elems = _split(z["st_elems"], z["st_nelems"])
             tree.st_parent = z["st_parent"].tolist()
@@ -516,13 +683,12 @@ class StyleTree:
             tree.st_elems = [tuple(e.tolist()) for e in elems]
             tree.st_count = _Grow(np.int64, z["st_count"])
             for sid, (p, k) in enumerate(zip(tree.st_parent, tree.st_keys, strict=True)):
-                tree.el_styles[p][k] = sid
+                tree._styles[p, k] = sid
             tree.leaf_code = _Grow(np.int64, z["leaf_code"])
             tree.leaf_tf = _Grow(np.float64, z["leaf_tf"])
             tree.leaf_s = _Grow(np.float64, z["leaf_s"])
             tree._leaf_row = {c: i for i, c in enumerate(z["leaf_code"].tolist())}
-            tree.cs_code = z["cs_code"].astype(np.int64)
-            tree.cs_df = z["cs_df"].astype(np.int64)
+            tree.cs.create(z["cs_code"].astype(np.int64), z["cs_df"].astype(np.int64))
         except (OSError, KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"not a saved style tree: {exc}") from exc
         return tree
@@ -815,7 +981,7 @@ def map_page(
             leaves.append((e, d))
             continue
         kids = view.children(d)
-        sid = tree.el_styles[e].get(tuple(view.key[c] for c in kids))
+        sid = tree.style_of(e, tuple(view.key[c] for c in kids))
         if sid is None:
             if d >= 0:
                 unmatched.append(d)
