@@ -4,6 +4,7 @@ persistence."""
 
 from __future__ import annotations
 
+import io
 import math
 
 import numpy as np
@@ -302,3 +303,75 @@ def test_deep_pages_need_no_recursion():
     assert tree.add_page(_model(html.replace("harbour", "museum"), 1), "u1")
     marks = tree.sst_marks()
     assert math.isfinite(marks.threshold)
+
+
+def _varied_site(seed: int, pages: int) -> list[str]:
+    """Pages whose main column holds a varying sequence of blocks of two presentation
+    styles: recurring blocks (one word of 20 swapped per page: similar, not equal) and
+    page-unique ones, so new style nodes keep offering merge candidates."""
+    import random
+
+    rng = random.Random(seed)
+    recurring = [[f"r{b}w{i}" for i in range(20)] for b in range(6)]
+    out = []
+    for p in range(pages):
+        blocks = []
+        for _ in range(rng.randint(2, 7)):
+            b = rng.randrange(len(recurring))
+            if rng.random() < 0.6:
+                words = list(recurring[b])
+                words[rng.randrange(len(words))] = f"x{p}"
+            else:
+                words = [f"u{p}w{rng.randrange(40)}" for _ in range(rng.randint(3, 20))]
+            half = len(words) // 2
+            first, second = " ".join(words[:half]), " ".join(words[half:])
+            style = ("item", "box")[b % 2]
+            blocks.append(f"<div class={style}><p>{first}</p><p>{second}</p></div>")
+        out.append(f"<html><body><div class=main>{''.join(blocks)}</div></body></html>")
+    return out
+
+
+def test_prefix_index_merges_exactly_as_a_scan_of_every_sibling(monkeypatch):
+    """The prefix index only narrows the candidates: the tree is the one a scan of every
+    sibling of the same key builds (the thesis's step 3, §4.3.1), merges included."""
+    from wisdom_scrapy.mining import styletree
+
+    pages = _varied_site(7, 60)
+    merges = []
+    target = StyleTree._merge_target
+
+    def counted(self, *args):
+        chosen = target(self, *args)
+        merges.append(chosen)
+        return chosen
+
+    monkeypatch.setattr(StyleTree, "_merge_target", counted)
+    indexed = StyleTree(SST_PARAMS)
+    for i, html in enumerate(pages):
+        indexed.add_page(_model(html, i), f"u{i}")
+    assert sum(c >= 0 for c in merges) >= 5  # the site really merges similar blocks
+    assert sum(c < 0 for c in merges) >= 5  # … and keeps page-unique ones apart
+
+    def every_sibling(self, group, mine):
+        return self.members(group)
+
+    monkeypatch.setattr(styletree._CharacteristicSets, "candidates", every_sibling)
+    scanned = StyleTree(SST_PARAMS)
+    for i, html in enumerate(pages):
+        scanned.add_page(_model(html, i), f"u{i}")
+    a, b = np.load(io.BytesIO(indexed.to_bytes())), np.load(io.BytesIO(scanned.to_bytes()))
+    for name in a.files:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+    # characteristic sets hold only features with document frequency ≥ γ·m in the element
+    codes, df = indexed.cs.codes()
+    m = indexed.el_m.view[codes >> 32]
+    assert len(codes) and (df >= SST_PARAMS.merge_gamma * m).all()
+    # a saved tree keeps its sets and index: it goes on merging as the original does
+    copy = StyleTree.from_bytes(indexed.to_bytes())
+    extra = _varied_site(8, 5)
+    for i, html in enumerate(extra):
+        indexed.add_page(_model(html, 100 + i), f"v{i}")
+        copy.add_page(_model(html, 100 + i), f"v{i}")
+    a, b = np.load(io.BytesIO(indexed.to_bytes())), np.load(io.BytesIO(copy.to_bytes()))
+    for name in a.files:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
