@@ -592,3 +592,20 @@ def test_generated_html_matches_reference(page: str) -> None:
         assert _nonspace(model.text_of(0, exclude=exclude)) == model.own_len[~excluded].sum()
         copy.deepcopy(model.element(0))  # the tree is still intact
         assert model.html_of(0, exclude=exclude) is not None
+
+
+def test_attributes_of_every_node_match_the_elements() -> None:
+    html = (
+        "<html><body class='a b'><!-- c --><table width=800 border=1><tr><td align=left>x</td>"
+        "</tr></table><p class=n>y</p><img height=3></body></html>"
+    )
+    model = PageModel.from_html(html, "http://site.test/")
+    names = ("class", "width", "border", "align", "height", "bgcolor")
+    table = model.attributes(names)
+    for name in names:
+        assert table[name] == [model.element(i).get(name) for i in range(model.n)]
+        assert model.attribute_values(name) == table[name]
+    assert table["width"].count("800") == 1 and set(table["bgcolor"]) == {None}
+    # the plain proxies used for the reads did not leak into later look-ups
+    assert all(isinstance(model.element(i), lxml_html.HtmlElement) for i in range(model.n))
+    assert PageModel.from_html("", "http://site.test/").attributes(names)["class"] == []

@@ -323,8 +323,7 @@ class _PageView:
         self.visible = visible
         # element keys: tag + display attributes
         keys: list[str] = np.array(model.tag_names, dtype=object)[model.tag_id].tolist()
-        for name in DISPLAY_ATTRIBUTES:
-            values = model.attribute_values(name)
+        for name, values in model.attributes(DISPLAY_ATTRIBUTES).items():
             for i, v in enumerate(values):
                 if v:
                     v = " ".join(sorted(v.split())) if name == "class" else v.strip().lower()
