@@ -46,9 +46,9 @@ from wisdom_scrapy.mining.styletree import (
     CST_PARAMS,
     SST_PARAMS,
     CstWeights,
+    PageMap,
     SstMarks,
     StyleTree,
-    leaf_codes,
     map_page,
 )
 from wisdom_scrapy.mining.template import TemplateDetector
@@ -166,7 +166,7 @@ class SstCleaner(_TreeCleaner):
     def clean(self, url: str, model: PageModel, entropy: NDArray[np.float64] | None) -> Cleaned:
         marks, local = self._importance()
         page = map_page(self.tree, model, stop=marks.noisy, known=marks.arrays.n)
-        n, end, ts = model.n, model.subtree_end, model.term_start
+        n, end = model.n, model.subtree_end
         # unmatched sub-trees (a style the site never showed here: possibly meaningful) and
         # the own text of matched internal nodes are kept
         unmatched = np.asarray(page.unmatched, np.int64)
@@ -175,13 +175,7 @@ class SstCleaner(_TreeCleaner):
         owner = _owner(model)
         occ_keep = np.zeros(len(owner), bool)
         if page.leaves:  # every virtual leaf at once
-            le = np.fromiter((e for e, _ in page.leaves), np.int64, len(page.leaves))
-            ld = np.fromiter((d for _, d in page.leaves), np.int64, len(page.leaves))
-            lo, hi = ts[ld], ts[end[ld]]
-            lens = hi - lo
-            which = np.repeat(np.arange(len(ld)), lens)
-            occ = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens) + lo[which]
-            codes = (le[which] << 32) | page.view.terms[occ]
+            le, ld, lens, which, occ, codes = _leaf_occurrences(page, model)
             noisy = np.isin(codes, local) if len(local) else np.zeros(len(codes), bool)
             all_noisy = (lens > 0) & (np.bincount(which, noisy, len(ld)) == lens)
             a = marks.arrays
@@ -197,6 +191,22 @@ class SstCleaner(_TreeCleaner):
         occ_keep |= keep[owner] & ~in_leaf[owner]
         figures = {"sst_threshold": marks.threshold, "sst_pages": float(self.tree.pages)}
         return Cleaned(keep, _counts(model, occ_keep), figures)
+
+
+def _leaf_occurrences(page: PageMap, model: PageModel) -> tuple[NDArray[np.int64], ...]:
+    """The virtual leaves a page met, all at once: their elements ``le`` and tag nodes
+    ``ld``, how many term occurrences each holds (``lens``), and per occurrence its leaf
+    (``which``), its index in the page's term arrays (``occ``) and its pair code
+    element << 32 | term (``codes``)."""
+    end, ts = model.subtree_end, model.term_start
+    le = np.fromiter((e for e, _ in page.leaves), np.int64, len(page.leaves))
+    ld = np.fromiter((d for _, d in page.leaves), np.int64, len(page.leaves))
+    lo, hi = ts[ld], ts[end[ld]]
+    lens = hi - lo
+    which = np.repeat(np.arange(len(ld)), lens)
+    occ = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens) + lo[which]
+    codes = (le[which] << 32) | page.view.terms[occ]
+    return le, ld, lens, which, occ, codes
 
 
 def _ranges(starts: NDArray[Any], stops: NDArray[Any], n: int) -> NDArray[np.bool_]:
@@ -224,14 +234,14 @@ class CstCleaner(_TreeCleaner):
         keep = np.ones(model.n, bool)
         for e, d in page.internal:  # own text of matched internal nodes: structure only
             weight[ts[d] : ts[d + 1]] = w.path_imp[e]
-        for e, d in page.leaves:
-            codes = leaf_codes(page, e, d)
-            if not len(codes):
-                continue
+        if page.leaves:  # every virtual leaf at once: weights, and the leaves too light
+            _, ld, lens, which, occ, codes = _leaf_occurrences(page, model)
             values = w.lookup(codes)
-            weight[ts[d] : ts[end[d]]] = values
-            if values.mean() < w.leaf_threshold:
-                keep[d : end[d]] = False
+            weight[occ] = values
+            with np.errstate(divide="ignore", invalid="ignore"):
+                mean = np.bincount(which, values, len(ld)) / lens
+            light = ld[(lens > 0) & (mean < w.leaf_threshold)]
+            keep &= ~_ranges(light, end[light], model.n)
         keep &= ~model.hidden
         figures = {
             "cst_leaf_threshold": w.leaf_threshold,

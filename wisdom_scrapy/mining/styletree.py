@@ -29,8 +29,10 @@ Merging (§4.2.5 (1), §4.3.1 step 3)
     the slot points to the existing element instead of a new one ("two pointers pointing to
     the newly created element"). Characteristic sets are kept incrementally: a term enters an
     element's set on the page that creates the element and leaves it for good once its
-    document frequency falls below γ_merge·m, so the sets stay as small as the element's
-    repeated content (template text) and cost no memory for page-unique prose.
+    document frequency falls below γ_merge·m. A page touches only the sets of the elements
+    it contains, and the siblings worth a Jaccard test are found through a prefix index
+    (:class:`_CharacteristicSets`), so building costs the same per page however large the
+    tree has grown.
 
 Importance and cleaning: :meth:`StyleTree.sst_marks` (eqs. 5-1 … 5-5, MarkNoise,
 MarkMeaningful, the automatic threshold t) and :meth:`StyleTree.cst_weights` (eqs. 5-6 … 5-10,
@@ -204,7 +206,7 @@ class _CharacteristicSets:
 
     def count_page(self, met: NDArray[np.int64], page: NDArray[np.int64], m: NDArray[np.int64],
                    gamma: float) -> None:  # fmt: skip
-        """One page contained the elements ``met`` (with the page's pair codes ``page``,
+        """One page contained the elements ``met`` (sorted, unique; the page's pair codes ``page``,
         sorted, and the elements' new page counts ``m``): count their features, drop the
         ones whose document frequency fell below γ·m, compact the slices."""
         if not len(met):
@@ -213,21 +215,20 @@ class _CharacteristicSets:
         if not len(rows):
             return
         self.df.data[rows] += np.isin((owner << _SHIFT) | self.term.data[rows], page)
-        m_of = np.zeros(int(met.max()) + 1, np.int64)
-        m_of[met] = m
-        keep = self.df.data[rows] >= gamma * m_of[owner]
+        at = np.searchsorted(met, owner)  # position of each row's element in ``met``
+        keep = self.df.data[rows] >= gamma * m[at]
         if keep.all():
             return
         changed = np.unique(owner[~keep])
         self._index_rows(self._prefix_rows(changed), add=False)
-        kept_rows, kept_owner = rows[keep], owner[keep]
+        kept_rows, kept_at = rows[keep], at[keep]
         # slots inside each slice: rank of the row among its element's kept rows
-        new_size = np.bincount(kept_owner, minlength=len(m_of))
+        new_size = np.bincount(kept_at, minlength=len(met))
         before = np.cumsum(new_size) - new_size
-        dest = self.start.data[kept_owner] + np.arange(len(kept_rows)) - before[kept_owner]
+        dest = self.start.data[met[kept_at]] + np.arange(len(kept_rows)) - before[kept_at]
         self.term.data[dest] = self.term.data[kept_rows]
         self.df.data[dest] = self.df.data[kept_rows]
-        self.size.data[met] = new_size[met]
+        self.size.data[met] = new_size
         self._index_rows(self._prefix_rows(changed), add=True)
 
     # -- prefix index -------------------------------------------------------------------------
@@ -991,16 +992,3 @@ def map_page(
             internal.append((e, d))
         stack.extend(zip(tree.st_elems[sid], kids, strict=True))
     return PageMap(view, leaves, unmatched, internal)
-
-
-def leaf_codes(page: PageMap, e: int, d: int) -> NDArray[np.int64]:
-    """Pair codes (element << 32 | term) of every term occurrence of tag node ``d``."""
-    return (np.int64(e) << _SHIFT) | page.view.subtree_terms(d)
-
-
-def term_of(codes: NDArray[np.int64]) -> NDArray[np.int64]:
-    return codes & _LOW
-
-
-def mean_or(values: NDArray[np.float64], default: float) -> float:
-    return float(values.mean()) if len(values) else default
