@@ -24,6 +24,7 @@ from wisdom_scrapy.mining.sitemap import (
     build_sitemap,
     cluster_blocks,
     identify_blocks,
+    names_a_page,
     self_score,
     similarity,
 )
@@ -150,7 +151,7 @@ def test_block_hits_shares_link_weight_by_block_entropy() -> None:
 
 def _site() -> dict[str, PageBlocks]:
     """A home page with a menu of three sections (repeated on each section page), each section
-    with a list of its articles; a footer on every page."""
+    with a list of its articles and page numbers; a footer on every page."""
     base = "http://s/"
     menu_links = [(f"{base}sec{i}.html", f"Section {i}") for i in range(3)]
     menu = "D" + "IATAI" * 3 + "D"
@@ -166,10 +167,11 @@ def _site() -> dict[str, PageBlocks]:
     ])}  # fmt: skip
     for i in range(3):
         arts = [(f"{base}s{i}/a{k}.html", f"Story {i} {k} headline") for k in range(4)]
+        pager = [(f"{base}sec{i}-{n}.html", str(n)) for n in (2, 3)]  # page numbers
         terms = [f"stori{i}", "headlin", f"topic{i}"]
         pages[f"{base}sec{i}.html"] = PageBlocks(f"{base}sec{i}.html", f"Section {i}", [
             menu_block(),
-            BlockInfo("L" + "IATAI" * 4 + "L", 0.2, 80, 70, 1.0, arts, 0, terms),
+            BlockInfo("L" + "IATAI" * 4 + "LATAATA", 0.2, 80, 70, 1.0, arts + pager, 0, terms),
             footer,
         ])  # fmt: skip
         for url, _ in arts:
@@ -190,7 +192,8 @@ def test_sitemap_analyzer_builds_two_levels() -> None:
     assert sitemap.home == "http://s/index.html" and sitemap.title == "Home"
     assert sitemap.urls(1) == [f"http://s/sec{i}.html" for i in range(3)]
     assert [e["title"] for e in sitemap.tree] == ["Section 0", "Section 1", "Section 2"]
-    # level 2: the article lists, not the menu again (its cluster was used at level 1)
+    # level 2: the article lists, not the menu again (its cluster was used at level 1), nor
+    # the page numbers beside them
     assert sitemap.urls(2) == [f"http://s/s{i}/a{k}.html" for i in range(3) for k in range(4)]
     assert sitemap.entries() == [3, 12]
     assert sitemap.tree[1]["children"][0] == {
@@ -300,6 +303,11 @@ def test_a_box_every_sibling_holds_is_not_their_sitemap_block() -> None:
     assert [[c["url"] for c in e["children"]] for e in sitemap.tree] == [
         [u for u, _ in own[i]] for i in range(3)
     ]
+
+
+def test_anchors_that_name_no_page() -> None:
+    assert [names_a_page(t) for t in ("2", "A", "_", "»", "12 »", "Ü")] == [False] * 6
+    assert all(map(names_a_page, ("Next »", "13. What Now?", "May 2024", "東京", "", " ")))
 
 
 def test_nested_lists_keep_their_top_level() -> None:
