@@ -20,17 +20,21 @@ the thesis's k = 500, §5.3), then every page is cleaned. Page URLs are
    * the demo news site (``sample_project.demo_site``): gold = its ground truth's article text.
    ``wisdom`` is ``analyze_page``'s article; the other cleaners are scored on their own
    kept text (``apply_cleaned`` on the page), whatever role WISDOM gives the page.
-2. **Mining in miniature** (thesis §5.4–5.5, Tables 5-3/5-4 and 5-5): pages of
-   ``python3.11-doc``, ``python-django-doc`` and ``postgresql-doc-15`` labelled by what their
-   URL path says they are (:func:`label_of`: tutorial, reference, release notes, FAQ).
-   Features: ``none`` = every visible term of the page; ``template``, ``sst``,
-   ``infodiscoverer``, ``wisdom`` = term counts of the kept text; ``cst`` = the CST weights
-   (eq. 5-10). Every method goes through the same ``DictVectorizer`` → TF-IDF → L2 pipeline.
-   * k-means (``init="random"``, 30 iterations, as §5.1.1) over the three sites' pages pooled,
-     as many clusters as classes, F-score = mean over classes of the F of the class's cluster
-     under the best one-to-one class-to-cluster assignment; ``--runs`` seeded runs.
-   * Linear SVM, configuration 1: for every pair of classes and every site that has both,
-     train on that site, test on the other sites' pages of those classes; macro F1, averaged.
+2. **Mining in miniature** (thesis §5.4–5.5, Tables 5-3/5-4 and 5-5), set up as ch. 5 does:
+   pages of ``python3.11-doc``, ``python-django-doc`` and ``postgresql-doc-15`` labelled by
+   what their URL path says they are (:func:`label_of`: tutorial, reference, release notes,
+   FAQ). Features: ``none`` = every visible term of the page; ``template``, ``sst``,
+   ``infodiscoverer``, ``wisdom`` = term counts of the kept text, weighted with the thesis's
+   TF-IDF (§2.1.1, :func:`_tfidf`); ``cst`` = the CST weights (eq. 5-10, summed per term),
+   used directly (§5.5), from a CST built over every page of the site (§5.3; ``--cst-sample``).
+   * k-means of Fig. 5-1 (:func:`kmeans_cosine`: random pages as first centroids, cosine of
+     eq. 6-3, 30 iterations) over the three sites' pages pooled, as many clusters as classes,
+     F-score = mean over classes of the F of the class's cluster under the best one-to-one
+     class-to-cluster assignment; ``--runs`` seeded runs; also the NMI of the clusters with
+     the classes and with the sites (does cleaning stop pages clustering by site?).
+   * Linear SVM (SVM-light's default C, :func:`svm_light_c`), configuration 1: for every pair
+     of classes and every site that has both, train on that site, test on the other sites'
+     pages of those classes; macro F1, averaged.
 3. **Speed**: building the SST and the CST from the sampled pages of ``python3.11-doc``
    (``StyleTree.add_page`` on the page models the crawl already has), and cleaning one page
    (importance computed once; map and decide per page), as ratios to lxml's parse time of the
@@ -126,14 +130,21 @@ def demo_pages() -> tuple[list[tuple[str, bytes]], dict[str, str]]:
 class SiteRun:
     """One site cleaned by every cleaner (module docstring)."""
 
-    def __init__(self, name: str, pages: list[tuple[str, bytes]], sample: int, seed: int) -> None:
+    def __init__(
+        self, name: str, pages: list[tuple[str, bytes]], sample: int, seed: int, cst_sample: int
+    ) -> None:
         self.name = name
         self.pages = pages
         self.site = name
         self.store = MemoryStore()
-        self.cleaners = {c: Cleaners(c, None, sample_pages=sample) for c in CLEANERS}
+        # the CST of the thesis's experiment weights the very pages it mines (§5.3: "directly
+        # analyzes ... all sample Web pages"): 0 = every page of the site
+        cst = cst_sample or len(pages)
+        self.cleaners = {
+            c: Cleaners(c, None, sample_pages=cst if c == "cst" else sample) for c in CLEANERS
+        }
         self.build_seconds = {"sst": 0.0, "cst": 0.0}
-        self.built_pages: list[str] = []
+        self.built_pages: dict[str, list[str]] = {"sst": [], "cst": []}
         order = list(range(len(pages)))
         random.Random(seed).shuffle(order)  # the trees' sample: random pages, as §4.2.4
         for i in order:
@@ -141,18 +152,18 @@ class SiteRun:
             model = self.model(rel, html)
             feed_model(self.store, model, site=self.site)
             for name, cleaners in self.cleaners.items():
+                before = self._tree_pages(name)
                 t0 = time.perf_counter()
                 cleaners.observe(self.site, BASE + rel, model)
                 if name in self.build_seconds:
                     self.build_seconds[name] += time.perf_counter() - t0
-            tree = getattr(self.cleaners["sst"].site(self.site), "tree", None)
-            if (
-                tree is not None
-                and BASE + rel in tree.urls
-                and len(self.built_pages) < len(tree.urls)
-            ):
-                self.built_pages.append(rel)
+                    if self._tree_pages(name) > before:
+                        self.built_pages[name].append(rel)
         self.snapshot = self.store.snapshot(self.site)
+
+    def _tree_pages(self, name: str) -> int:
+        tree = getattr(self.cleaners[name].site(self.site), "tree", None)
+        return tree.pages if tree is not None else 0
 
     @staticmethod
     def model(rel: str, html: bytes) -> PageModel:
@@ -411,13 +422,18 @@ def speed(run: SiteRun) -> dict[str, float]:
     """Tree building (already timed while observing) and per-page cleaning, as ratios to the
     lxml parse time of the same pages."""
     html_of = dict(run.pages)
-    built = run.built_pages
-    parse_built = _parse_seconds([html_of[rel] for rel in built])
-    out = {"sample_pages": float(len(built)), "parse_seconds": parse_built}
+    out: dict[str, float] = {}
     for name in ("sst", "cst"):
+        built = run.built_pages[name]
+        parse_built = _parse_seconds([html_of[rel] for rel in built])
+        out[f"{name}_pages"] = float(len(built))
+        out[f"{name}_parse_seconds"] = parse_built
         out[f"{name}_build_seconds"] = run.build_seconds[name]
         out[f"{name}_build_ratio"] = run.build_seconds[name] / parse_built
-    sample = [(rel, html_of[rel], run.model(rel, html_of[rel])) for rel in built[:50]]
+    out["sample_pages"] = out["sst_pages"]
+    sample = [
+        (rel, html_of[rel], run.model(rel, html_of[rel])) for rel in run.built_pages["sst"][:50]
+    ]
     names = ("sst", "cst", "template")
     out.update(_clean_ratios({n: run.cleaners[n].site(run.site) for n in names}, sample))
     return out
@@ -469,7 +485,8 @@ def speed_only(sample_pages: int, seed: int, blocks: int = 5) -> dict[str, Any]:
 def print_speed(sp: dict[str, Any]) -> None:
     print(f"\nSpeed (python3.11-doc, {int(sp['sample_pages'])} sampled pages), "
           "ratio to lxml parse time of the same pages:\n")  # fmt: skip
-    rows = [[f"build {n.upper()} (per page)", f"{sp[f'{n}_build_ratio']:.1f}"]
+    rows = [[f"build {n.upper()} ({int(sp.get(f'{n}_pages', sp['sample_pages']))} pages)",
+             f"{sp[f'{n}_build_ratio']:.1f}"]
             for n in ("sst", "cst", "template") if f"{n}_build_ratio" in sp]  # fmt: skip
     rows += [[f"build {n.upper()}, per block of the sample",
               " ".join(f"{r:.1f}" for r in sp[f"{n}_build_block_ratios"])]
@@ -499,6 +516,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=100, help="seeded k-means runs")
     ap.add_argument("--sample", type=int, default=500, help="pages per style tree (k)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--cst-sample",
+        type=int,
+        default=0,
+        help="pages per CST (0: every page of the site, as the thesis's experiment, §5.3)",
+    )
     ap.add_argument("--json", type=Path)
     ap.add_argument("--docs", type=Path, help="write the labelled pages' features here")
     ap.add_argument("--mining-only", type=Path, help="run only the mining on saved features")
@@ -532,10 +555,10 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.perf_counter()
     runs = {}
     for name, root in SITES.items():
-        runs[name] = SiteRun(name, site_pages(root), args.sample, args.seed)
+        runs[name] = SiteRun(name, site_pages(root), args.sample, args.seed, args.cst_sample)
         print(f"{name}: {len(runs[name].pages)} pages learnt", file=sys.stderr, flush=True)
     pages, gold = demo_pages()
-    demo = SiteRun("demo", pages, args.sample, args.seed)
+    demo = SiteRun("demo", pages, args.sample, args.seed, args.cst_sample)
 
     results["article_f1"] = {}
     docs = []
