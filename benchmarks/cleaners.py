@@ -152,7 +152,7 @@ class SiteRun:
             model = self.model(rel, html)
             feed_model(self.store, model, site=self.site)
             for name, cleaners in self.cleaners.items():
-                before = self._tree_pages(name)
+                before = self._tree_pages(name) if name in self.build_seconds else 0
                 t0 = time.perf_counter()
                 cleaners.observe(self.site, BASE + rel, model)
                 if name in self.build_seconds:
