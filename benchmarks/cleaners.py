@@ -558,7 +558,8 @@ def main(argv: list[str] | None = None) -> int:
         runs[name] = SiteRun(name, site_pages(root), args.sample, args.seed, args.cst_sample)
         print(f"{name}: {len(runs[name].pages)} pages learnt", file=sys.stderr, flush=True)
     pages, gold = demo_pages()
-    demo = SiteRun("demo", pages, args.sample, args.seed, args.cst_sample)
+    # the demo site is not mined: its CST is the crawl's (k = --sample pages), like its SST
+    demo = SiteRun("demo", pages, args.sample, args.seed, args.sample)
 
     results["article_f1"] = {}
     docs = []
