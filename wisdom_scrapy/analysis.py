@@ -19,6 +19,18 @@ Metadata (§3.3)
     page's own article, not a fixed length. Metadata stays in ``article_text`` (WISDOM's
     informative structure holds it) and is listed in ``metadata`` and as "metadata" blocks.
 
+Headings without a section
+    A heading (h1–h6) labels the content after it, up to the next heading of the same or a
+    higher rank. When condensing took all of that content out (the link list under "Related
+    stories", a pagination bar under its label), the heading is left labelling nothing and is
+    excluded with it. Only the page's own structure decides: no word list, no length.
+
+Repeated blocks
+    With a :class:`~wisdom_scrapy.mining.repetition.BlockRepetition` of the site
+    (``repetition``), article condensing removes a sub-tree below the type constraint's line
+    even within the standard-error tolerance when it is a template box the site repeats word
+    for word on many pages (an advertisement, a promotion); see that module for the rule.
+
 Role (page level; site-level LAMIS roles come later)
     Decided from the blocks found, by what a reader gets from them: A = anchor text (ALEN) in
     the TOC structure, C = context (CLEN, text outside anchors) in the article structure and in
@@ -49,6 +61,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.mining.repetition import repeated_blocks
 from wisdom_scrapy.mining.wisdom import (
     DEFAULT_PARAMS,
     InformativeStructure,
@@ -63,6 +76,7 @@ from wisdom_scrapy.urls import host_key
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from wisdom_scrapy.mining.repetition import BlockRepetition
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
 __all__ = ["Block", "PageAnalysis", "analyze_page"]
@@ -150,6 +164,7 @@ def analyze_page(
     snapshot: EntropySnapshot | None = None,
     target_terms: Callable[[str], Collection[str] | None] | None = None,
     params: WisdomParams | None = None,
+    repetition: BlockRepetition | None = None,
 ) -> PageAnalysis:
     """Analyse one page: its role, article body and metadata, TOC links and blocks.
 
@@ -159,6 +174,7 @@ def analyze_page(
     ``params.warm_pages`` known pages the page is analysed alone (module docstring).
     ``target_terms(url)`` returns the terms of a fetched linked page, or None when it has not
     been fetched: it enables WISDOM's anchor precision index for TOC blocks.
+    ``repetition``: the site's block repetition counts (module docstring, "Repeated blocks").
     """
     params = params or DEFAULT_PARAMS
     if model is None:
@@ -184,7 +200,7 @@ def analyze_page(
                             figures={"site_pages": float(n_pages)})  # fmt: skip
     if entropy is None:
         return _single_page(model, url, n_pages)
-    return _warm(model, url, entropy, n_pages, target_terms, params)
+    return _warm(model, url, entropy, n_pages, target_terms, params, repetition)
 
 
 # --------------------------------------------------------------------------------------------
@@ -273,10 +289,12 @@ def _warm(
     n_pages: int,
     target_terms: Callable[[str], Collection[str] | None] | None,
     params: WisdomParams,
+    repetition: BlockRepetition | None = None,
 ) -> PageAnalysis:
     f = node_features(model, entropy, n_pages=n_pages, target_terms=target_terms)
     toc_mode, zero_ratio = toc_feature(f, params)
-    article = mine(f, "article", params)
+    repeated = repeated_blocks(model, repetition) if repetition is not None else None
+    article = mine(f, "article", params, repeated=repeated)
     toc = mine(f, "toc", params, feature=toc_mode)
     own_c, own_a = _own_lengths(model)
     art_cover = article.covered(model) if article.blocks else np.zeros(model.n, dtype=bool)
@@ -296,6 +314,7 @@ def _warm(
     article_terms_en = float("nan")
     if article.blocks:
         body, exclude = _body_and_exclude(model, article)
+        exclude |= _orphan_headings(model, body, exclude)
         result.article_node, result.article_exclude = body, exclude
         # the maximal excluded sub-trees are enough for text_of (it skips whole sub-trees)
         top = exclude.copy()
@@ -334,6 +353,37 @@ def _warm(
         "toc_by_api": 1.0 if toc.feature == "api" else 0.0,
     }
     return result
+
+
+_HEADING_RANK = {f"h{r}": r for r in range(1, 7)}
+
+
+def _orphan_headings(model: PageModel, body: int, exclude: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """Node mask of the kept headings under ``body`` whose section keeps no text (module
+    docstring): no kept non-heading text between the heading and the next kept heading of
+    the same or a higher rank (or the end of the body). Array work, plus one step per heading."""
+    n = model.n
+    lo, hi = body, int(model.subtree_end[body])
+    ranks = np.array([_HEADING_RANK.get(t, 0) for t in model.tag_names] + [0], dtype=np.int8)
+    rank = ranks[model.tag_id]
+    heads = np.flatnonzero((rank > 0) & ~exclude)
+    heads = heads[(heads >= lo) & (heads < hi)]
+    orphans = np.zeros(n, dtype=bool)
+    if not len(heads):
+        return orphans
+    end = model.subtree_end
+    in_heading = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(in_heading, heads, 1)
+    np.add.at(in_heading, end[heads], -1)
+    content = (model.own_len > 0) & ~exclude & (np.cumsum(in_heading[:n]) == 0)
+    csum = np.concatenate([[0], np.cumsum(content)])
+    head_list, rank_list = heads.tolist(), rank[heads].tolist()
+    for k, h in enumerate(head_list):
+        stop = next((g for g, r in zip(head_list[k + 1 :], rank_list[k + 1 :], strict=True)
+                     if r <= rank_list[k] and g >= end[h]), hi)  # fmt: skip
+        if csum[stop] == csum[end[h]]:
+            orphans[h : end[h]] = True
+    return orphans
 
 
 def _metadata_blocks(

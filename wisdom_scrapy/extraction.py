@@ -34,6 +34,7 @@ import numpy as np
 
 from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
 from wisdom_scrapy.mining.lamis import link_weights
+from wisdom_scrapy.mining.repetition import BlockRepetition
 from wisdom_scrapy.store import StoreError
 from wisdom_scrapy.text import extract_terms
 
@@ -128,6 +129,7 @@ class _SiteState:
     pending_tocs: OrderedDict[str, tuple[_Held, list[str]]] = field(default_factory=OrderedDict)
     snapshot: EntropySnapshot | None = None
     warm: bool = False
+    repetition: BlockRepetition = field(default_factory=BlockRepetition)
 
 
 def _figures(figures: dict[str, Any] | None) -> dict[str, float]:
@@ -232,10 +234,11 @@ class Extractor:
     # -- pages arriving ---------------------------------------------------------------------
 
     def page_fetched(self, site: str, url: str, model: PageModel) -> list[Any]:
-        """Record a fetched page's terms; return the pending TOC items it completes."""
+        """Record a fetched page's terms and blocks; return the pending TOC items it completes."""
         self.terms.add(url, model.vocab)
-        state = self._sites.get(site)
-        if state is None or not state.pending_tocs:
+        state = self._sites.setdefault(site, _SiteState())
+        state.repetition.add(url, model)
+        if not state.pending_tocs:
             return []
         ready = []
         for toc_url, (held, targets) in list(state.pending_tocs.items()):
@@ -254,6 +257,7 @@ class Extractor:
         ``wisdom/analysis/store_errors``) and analysed with a later page of its site or at idle.
         """
         state = self._sites.setdefault(site, _SiteState())
+        state.repetition.add(url, model)  # once per URL: page_fetched may have done it
         state.held.append(_Held(url, model, title))
         if not state.warm:
             try:
@@ -332,6 +336,7 @@ class Extractor:
             model=held.model,
             snapshot=self._snapshot(site, state),
             target_terms=self.terms.get,
+            repetition=state.repetition,
         )
 
     def _targets_ready(self, targets: list[str]) -> bool:

@@ -1050,11 +1050,15 @@ def mine(
     params: WisdomParams = DEFAULT_PARAMS,
     *,
     feature: str | None = None,
+    repeated: NDArray[np.bool_] | None = None,
 ) -> InformativeStructure:
     """k-MIB + merging + condensing for one block type (WISDOM §3.2–3.3).
 
     Articles are mined by CLEN_A, TOCs by API_A or ALEN_A (``feature``, default
-    :func:`toc_feature`'s choice); the type constraint follows the feature.
+    :func:`toc_feature`'s choice); the type constraint follows the feature. ``repeated``
+    marks the nodes whose exact text the site repeats on several pages
+    (:mod:`wisdom_scrapy.mining.repetition`): condensing gives them no benefit of the doubt
+    (a sub-tree failing the strict type constraint goes).
     """
     model = features.model
     if feature is None:
@@ -1066,6 +1070,8 @@ def mine(
         if params.tolerance
         else passes
     )
+    if repeated is not None:
+        qualifies = qualifies & (passes | ~repeated)
     f_a = features.feature(feature)
     search = k_mib(
         model,

@@ -1,0 +1,151 @@
+"""Demo-site article benchmark: WISDOM's ArticleItem text against trafilatura, page by page.
+
+Builds the demo news site (:mod:`sample_project.demo_site`, 150 article pages with their gold
+body text), crawls it once with the sample project's ``demo`` spider and the add-on on (a
+``scrapy crawl`` subprocess from the repository root, a fresh SQLite store), then scores every
+gold article page with token-shingle P/R/F1 (:func:`wisdom_scrapy.evaluation.shingle_prf`):
+
+* **wisdom**: the page's ArticleItem ``text``; a gold article page without an ArticleItem
+  scores P = R = F1 = 0;
+* **trafilatura**: ``trafilatura.extract(html, include_comments=False)`` on the served file.
+
+It also counts the last line of every WISDOM text (what the body ends with shows the template
+noise that stays: orphan headings, pagination, footers) and lists the worst pages.
+
+::
+
+    python benchmarks/demo_articles.py
+    python benchmarks/demo_articles.py --keep /tmp/demo_q --json demo.json
+    python benchmarks/demo_articles.py --site-dir /tmp/demo_q --items /tmp/demo_q/items.jsonl
+
+``--site-dir`` with ``--items`` scores an existing build and crawl without crawling again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make ``_common`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _common import REPO_ROOT, dist_version, environment, markdown_table, write_json
+else:
+    from ._common import REPO_ROOT, dist_version, environment, markdown_table, write_json
+
+from wisdom_scrapy.evaluation import PRF, shingle_prf
+
+
+def build_and_crawl(workdir: Path, timeout: float) -> Path:
+    """Build the demo site in ``workdir`` and crawl it; return the items file."""
+    from sample_project.demo_site import build_demo_site
+
+    build_demo_site(workdir)
+    items = workdir / "items.jsonl"
+    items.unlink(missing_ok=True)
+    store = workdir / "wisdom.db"
+    for leftover in workdir.glob("wisdom.db*"):
+        leftover.unlink()
+    command = [sys.executable, "-m", "scrapy", "crawl", "demo", "-a", f"site_dir={workdir}",
+               "-a", "port=0", "-O", str(items), "-s", f"WISDOM_STORE_URI=sqlite:///{store}",
+               "-s", "LOG_LEVEL=WARNING"]  # fmt: skip
+    print("crawl:", " ".join(command), flush=True)
+    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True,
+                          timeout=timeout, check=False)  # fmt: skip
+    if done.returncode != 0 or not items.is_file():
+        raise SystemExit(f"crawl failed (exit {done.returncode}):\n{done.stderr[-4000:]}")
+    return items
+
+
+def load_items(path: Path) -> dict[str, dict[str, Any]]:
+    """ArticleItems by URL path (the demo server's host and port vary from run to run)."""
+    from urllib.parse import urlsplit
+
+    found: dict[str, dict[str, Any]] = {}
+    for line in path.read_text("utf-8").splitlines():
+        item = json.loads(line)
+        if item.get("role") == "article" and "text" in item and "url" in item:
+            found[urlsplit(item["url"]).path] = item
+    return found
+
+
+def _trafilatura() -> Any:
+    import trafilatura
+
+    return lambda html: trafilatura.extract(html, include_comments=False)
+
+
+def evaluate(site_dir: Path, items: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Per gold article page: WISDOM's and trafilatura's P/R/F1, and the means."""
+    truth = json.loads((site_dir / "ground_truth.json").read_text("utf-8"))
+    extract = _trafilatura()
+    rows = []
+    for path, page in sorted(truth["pages"].items()):
+        if page.get("role") != "article":
+            continue
+        gold = page["text"]
+        item = items.get(path)
+        html = (site_dir / "site" / path.lstrip("/")).read_text("utf-8")
+        wisdom = shingle_prf(item["text"], gold) if item else PRF(0.0, 0.0, 0.0)
+        traf = shingle_prf(extract(html) or "", gold)
+        last = item["text"].rstrip().rsplit("\n", 1)[-1].strip() if item else ""
+        rows.append({"path": path, "wisdom": wisdom._asdict(), "trafilatura": traf._asdict(),
+                     "item": item is not None, "last_line": last})  # fmt: skip
+
+    def mean(name: str, key: str) -> float:
+        return statistics.fmean(r[name][key] for r in rows) if rows else 0.0
+
+    summary = {name: {k: mean(name, k) for k in ("precision", "recall", "f1")}
+               for name in ("wisdom", "trafilatura")}  # fmt: skip
+    last_lines = Counter(r["last_line"] for r in rows).most_common()
+    return {"pages": len(rows), "with_item": sum(r["item"] for r in rows), "summary": summary,
+            "last_lines": last_lines, "rows": rows}  # fmt: skip
+
+
+def report(result: dict[str, Any], worst: int) -> str:
+    s = result["summary"]
+    lines = [f"gold article pages: {result['pages']}, with an ArticleItem: {result['with_item']}",
+             "", markdown_table(["extractor", "P", "R", "F1"],
+                                [[n, f"{s[n]['precision']:.3f}", f"{s[n]['recall']:.3f}",
+                                  f"{s[n]['f1']:.3f}"] for n in ("wisdom", "trafilatura")]),
+             "", "last line of WISDOM's text (most common):"]  # fmt: skip
+    lines += [f"  {n:4d} × {text[:90]!r}" for text, n in result["last_lines"][:8]]
+    lines += ["", f"worst {worst} pages (WISDOM F1, trafilatura F1):"]
+    rows = sorted(result["rows"], key=lambda r: r["wisdom"]["f1"])[:worst]
+    lines += [f"  {r['wisdom']['f1']:.3f} {r['trafilatura']['f1']:.3f} {r['path']}" for r in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keep", type=Path, help="build and crawl here (kept afterwards)")
+    parser.add_argument("--site-dir", type=Path, help="score this existing build (with --items)")
+    parser.add_argument("--items", type=Path, help="items of an existing crawl of --site-dir")
+    parser.add_argument("--worst", type=int, default=5, help="list this many worst pages")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds for the crawl")
+    parser.add_argument("--json", type=Path, help="write every figure (and per page) here")
+    args = parser.parse_args(argv)
+    if (args.site_dir is None) != (args.items is None):
+        parser.error("--site-dir and --items go together")
+    if args.site_dir is not None:
+        site_dir, items_file = args.site_dir, args.items
+    else:
+        site_dir = args.keep or Path(tempfile.mkdtemp(prefix="demo_articles-"))
+        site_dir.mkdir(parents=True, exist_ok=True)
+        items_file = build_and_crawl(site_dir, args.timeout)
+    result = evaluate(site_dir, load_items(items_file))
+    print(report(result, args.worst))
+    if args.json:
+        result["environment"] = {**environment(), "trafilatura": dist_version("trafilatura")}
+        write_json(args.json, result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""Article text without template leftovers: repeated template boxes, orphan headings.
+
+Small built pages for the rules (``wisdom_scrapy.mining.repetition``, the analysis' heading
+rule); the demo site's real article pages through the real extractor are in test_extraction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from wisdom_scrapy.analysis import _orphan_headings
+from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.mining.repetition import BlockRepetition, block_fingerprints, repeated_blocks
+
+AD = '<div class="promo"><span>Advertisement</span> <a href="/x">Buy a boat</a> today.</div>'
+
+
+def _page(i: int, ad: str = AD) -> PageModel:
+    html = (f"<html><body><div><p>Story number {i} about topic{i} and word{i}.</p>{ad}"
+            f"<p>Another paragraph {i} on subject{i}.</p></div></body></html>")
+    return PageModel.from_html(html, f"http://s.test/{i}.html")
+
+
+def _node(model: PageModel, text: str) -> int:
+    return next(i for i in range(model.n) if " ".join(model.text_of(i).split()) == text)
+
+
+def test_fingerprints_match_the_same_text_on_different_pages() -> None:
+    a, b = _page(1), _page(2)
+    ad_a = _node(a, "Advertisement Buy a boat today.")
+    ad_b = _node(b, "Advertisement Buy a boat today.")
+    assert block_fingerprints(a)[ad_a] == block_fingerprints(b)[ad_b] != 0
+    para_a = _node(a, "Story number 1 about topic1 and word1.")
+    para_b = _node(b, "Story number 2 about topic2 and word2.")
+    assert block_fingerprints(a)[para_a] != block_fingerprints(b)[para_b]
+
+
+def test_block_repetition_counts_pages_once_per_url() -> None:
+    rep = BlockRepetition()
+    for i in range(3):
+        rep.add(f"http://s.test/{i}.html", _page(i))
+    rep.add("http://s.test/0.html", _page(0))  # the same URL again: not counted twice
+    assert rep.n_pages == 3
+    page = _page(7)
+    pages = rep.pages_of(page)
+    ad = _node(page, "Advertisement Buy a boat today.")
+    para = _node(page, "Story number 7 about topic7 and word7.")
+    assert pages[ad] == 3 and pages[para] == 0
+    repeated = repeated_blocks(page, rep)  # 3 pages of 4 > √4, and the ad links elsewhere
+    assert repeated[ad] and not repeated[para]
+    rep.add("http://s.test/8.html", _page(8, ad=AD.replace('href="/x"', 'href="#x"')))
+    rep.add("http://s.test/9.html", _page(9, ad=""))
+    assert rep.pages_of(page)[ad] == 4  # the text counts, with or without its link
+    # an in-page link leads nowhere else: the same block with it is no template box
+    local = _page(10, ad=AD.replace('href="/x"', 'href="#x"'))
+    assert not repeated_blocks(local, rep)[_node(local, "Advertisement Buy a boat today.")]
+    # 4 pages of 16 is not more than √16: not "many"
+    for i in range(11, 22):
+        rep.add(f"http://s.test/{i}.html", _page(i, ad=""))
+    assert rep.n_pages == 16 and not repeated_blocks(page, rep)[ad]
+
+
+def _headings_page() -> PageModel:
+    html = ("<html><body><div id='a'><h2>Story</h2><p>Body text here.</p>"
+            "<h3>Related stories</h3><ul><li><a href='/1'>One</a></li></ul>"
+            "<h3>Notes</h3><h4>Sub</h4><p>A note.</p>"
+            "<h3>Empty section</h3><h4>Empty sub</h4><ul><li><a href='/2'>Two</a></li></ul>"
+            "</div></body></html>")  # fmt: skip
+    return PageModel.from_html(html, "http://s.test/h.html")
+
+
+def test_a_heading_whose_section_lost_its_content_is_an_orphan() -> None:
+    m = _headings_page()
+    body = next(i for i in range(m.n) if m.element(i).get("id") == "a")
+    exclude = np.zeros(m.n, dtype=bool)
+    for i in range(m.n):  # condensing took the link lists out
+        if m.tag_names[m.tag_id[i]] == "ul":
+            exclude[i : m.subtree_end[i]] = True
+    orphans = _orphan_headings(m, body, exclude)
+    found = {" ".join(m.text_of(i).split()) for i in np.flatnonzero(orphans)
+             if m.tag_names[m.tag_id[i]].startswith("h")}  # fmt: skip
+    # "Notes" keeps its subsection's content; the empty section and its sub-heading go
+    assert found == {"Related stories", "Empty section", "Empty sub"}
+    # with nothing excluded every heading labels something
+    assert not _orphan_headings(m, body, np.zeros(m.n, dtype=bool)).any()
