@@ -3,9 +3,9 @@
 WISDOM's condensing (§3.3) judges a sub-tree of an article by its terms' entropy (CII against
 the article type constraint), and :func:`~wisdom_scrapy.mining.wisdom.condense` forgives a
 sub-tree of few terms whose CII is below the line by less than one standard error: a mean over
-few terms is a poor estimate (§4.2). An advertisement, a "more in this section" label, a
-copyright line is such a sub-tree, and the doubt is misplaced for it: the site shows the *same*
-block, word for word, on many pages. That repetition is a measurement of its own, one the
+few terms is a poor estimate (§4.2). An advertisement or a promotion box inside the story is
+such a sub-tree, and the doubt is misplaced for it: the site shows the *same* block, word for
+word, on many pages. That repetition is a measurement of its own, one the
 term entropies cannot make (each of the ad's words also appears elsewhere, so its terms look
 merely common).
 
@@ -34,8 +34,13 @@ page. Each part is the site's own measure, none is fitted to one site:
   link_anchors`): a template box leads elsewhere (an advertisement, a promotion, "follow us").
   A documentation site repeats labels verbatim on many pages too ("See also", "New in version
   3.9.", "Examples¶" with its permalink): they name the content next to them, link nowhere
-  else, and stay (measured on the Python documentation: without this part its article F1
-  drops by 0.01).
+  else, and stay (measured offline on the Python documentation with every page in the store:
+  removing every repeated block below the line, on ≥ 3 pages and whatever its links, lowered
+  its article F1 from 0.982 to 0.968; with both parts it is unchanged).
+
+The counts live in the crawl process (:class:`~wisdom_scrapy.extraction.Extractor`, per site):
+a restarted crawl or another worker starts counting afresh, and until a block is seen on more
+than √N pages condensing treats it as before.
 """
 
 from __future__ import annotations
