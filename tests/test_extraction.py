@@ -173,3 +173,25 @@ def test_demo_articles_leave_ads_and_orphan_headings_out(demo) -> None:
 
     without, with_ = ads(None), ads(repetition)
     assert without >= 10 and with_ <= without / 2, (without, with_)
+
+
+def test_an_article_whose_text_condensing_removed_entirely_is_no_article(demo) -> None:
+    """The demo's promo pages are a heading and one line; on some, mining keeps only the
+    heading, which orphan-heading removal then drops. Such a page is "other", never an
+    ArticleItem with empty text (and empty features)."""
+    site_dir, truth = demo
+    store, repetition, models = open_store("memory://"), BlockRepetition(), {}
+    for path in sorted(truth):
+        model = models[path] = _model(site_dir, path)
+        feed_model(store, model, site=SITE)
+        repetition.add(model.url, model)
+    snapshot = store.snapshot(SITE)
+    promos = [p for p in truth if p.startswith("/promo/")]
+    assert len(promos) >= 4
+    roles = Counter()
+    for path in promos:
+        analysis = analyze_page(None, models[path].url, model=models[path], snapshot=snapshot,
+                                repetition=repetition)  # fmt: skip
+        assert analysis.role != "article" or analysis.article_text.strip(), path
+        roles[analysis.role] += 1
+    assert roles["other"] >= 2, roles

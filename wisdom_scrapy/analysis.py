@@ -320,6 +320,9 @@ def _warm(
         top = exclude.copy()
         top[1:] &= ~exclude[model.parent[1:]]
         result.article_text = model.text_of(body, exclude=np.flatnonzero(top))
+        if role == "article" and not result.article_text.strip():
+            # e.g. a lone heading that orphan-heading removal dropped: no article to emit
+            result.role = "other"
         meta_nodes = _metadata_blocks(model, article, exclude, f.layout)
         result.metadata = [" ".join(model.text_of(i).split()) for i in meta_nodes]
         ts, ids = model.term_start, model.term_ids
