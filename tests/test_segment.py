@@ -194,3 +194,79 @@ def test_unresolved_pieces_between_blocks_are_merged() -> None:
 def test_empty_page() -> None:
     model = PageModel.from_html("", "http://example.org/")
     assert partition(model, translate(model), SegParams()) == []
+
+
+_PROSE = (
+    "<p>Some <a href='/x'>link</a> then <code><span>code</span></code> and <b>bold</b>, "
+    "<br>a <span>span</span> <em>word</em> <a href='/y'>more</a></p>"
+)
+_TABLE = "<table>" + "<tr><td>1</td><td>2</td></tr>" * 6 + "</table>"
+
+
+def _links(n: int) -> str:
+    items = "".join(f"<li><a href='/c{i}.html'>Category {i}</a></li>" for i in range(n))
+    return f"<ul>{items}</ul>"
+
+
+def _entries_page(classes: list[str]) -> PageModel:
+    """A menu, then a main part holding a long link list and a run of entries (prose, and a
+    table in every other one), then a footer."""
+    entries = "".join(
+        f"<div class='{c}'><h2>Entry {k}</h2>{_PROSE * 2}{_TABLE if k % 2 else ''}</div>"
+        for k, c in enumerate(classes)
+    )
+    return _model(
+        f"<div id='page'><div>{_links(12)}</div><div>{_links(30)}{entries}</div>"
+        f"<div>{_PROSE}</div></div>"
+    )
+
+
+def test_a_run_of_repeated_siblings_is_one_block() -> None:
+    params = SegParams(window=12, locut=1.5, hicut=1.75)
+    model = _entries_page(["entry"] * 6)
+    seq = translate(model)
+    blocks = partition(model, seq, params)
+    # the main part mixes its link list with the entries: it is split; the entries' run is
+    # dominated by high-complexity segments and comes back as one block
+    main = model.children(model.children(_body_node(model))[0])[1]
+    first, last = model.children(main)[1], model.children(main)[-1]
+    run = [b for b in blocks if b.start == seq.start[first]]
+    assert len(run) == 1 and run[0].end == seq.end[last] and run[0].node == -1
+    assert run[0].rseg == pytest.approx(_rseg_of(seq.symbols[run[0].start : run[0].end], params))
+    assert run[0].rseg >= 0.2
+    # the link list beside the run, the menu and the footer stay blocks of their own, and so do
+    # the root's children although they are the same element (plain divs)
+    paths = [model.path(b.node) for b in blocks if b.node >= 0]
+    assert paths == ["html/body/div/div", "html/body/div/div[2]/ul", "html/body/div/div[3]"]
+
+
+def test_different_or_mixed_siblings_are_not_merged() -> None:
+    params = SegParams(window=12, locut=1.5, hicut=1.75)
+    # the same entries, but no two neighbours are the same element
+    model = _entries_page(["a", "b"] * 3)
+    seq = translate(model)
+    assert not [b for b in partition(model, seq, params) if b.end - b.start > 300]
+    # two instances of one element of opposite kinds (a table, prose): their union is ambiguous
+    # by eq. (1), so they stay apart; the paragraphs after them are one run
+    model = _model(f"<div>{_links(40)}</div><div>{_links(30)}<section>{_TABLE * 2}</section>"
+                   f"<section><h2>Prose</h2>{_PROSE * 4}</section>{_PROSE * 6}</div>")
+    seq = translate(model)
+    blocks = partition(model, seq, params)
+    paths = [model.path(b.node) if b.node >= 0 else "run" for b in blocks]
+    assert paths == ["html/body/div", "html/body/div[2]/ul", "html/body/div[2]/section",
+                     "html/body/div[2]/section[2]", "run"]  # fmt: skip
+    table, prose, paragraphs = blocks[2:]
+    assert table.low_dominant and not prose.low_dominant
+    assert _rseg_of(seq.symbols[table.start : prose.end], params) < 0.2
+    main = model.children(model.children(_body_node(model))[1])
+    assert (paragraphs.start, paragraphs.end) == (seq.start[main[3]], seq.end[main[-1]])
+
+
+def _rseg_of(symbols: str, params: SegParams) -> float:
+    """Eq. (1) with SEG run on ``symbols`` alone."""
+    low = sum(b - a for a, b, is_low in seg_segments(symbols, params) if is_low)
+    return r_seg(low, len(symbols))
+
+
+def _body_node(model: PageModel) -> int:
+    return int(np.flatnonzero(model.tag == "body")[0])

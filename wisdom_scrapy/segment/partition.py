@@ -16,6 +16,19 @@ unresolved pieces between two identified blocks (including a node's own text bet
 children) are merged into one block ("identified blocks are applied to separate remaining
 segments as isolated blocks"); a gap holding nothing but container tags is no block.
 
+Repeated siblings (before step 3). Testing whole subtrees only, the recursion splits a node
+that holds a run of instances of one element (the sections of an article, the entries of a
+reference list, the paragraphs of a text) as soon as something of the other kind sits beside
+the run, and then splits every instance that mixes both kinds, down to its parts. So, bottom-up
+over the split nodes, a run of neighbouring children that are the same element (same tag, same
+``class``: the markup a template or a writer repeats) is identified as one block while the
+run's sequence is still a block by eq. (1) (SEG on the run): the run is then dominated by one
+kind of segment, the paper's definition of a block, whatever its instances were split into.
+Different elements side by side (a content column beside a menu column) stay apart even where
+eq. (1) would accept their union, and so do the root's children (the root is always split).
+Children too short for SEG's window were never judged, hence never split: a run of only those
+is left to step 3, which merges them as unresolved pieces anyway.
+
 SEG on a subtree only sees the windows inside it, and those windows have the same complexity
 as in the whole page's sequence; so the window complexities are computed once per page and
 every subtree's SEG is a slice (no quadratic re-scan). The traversal is an explicit stack.
@@ -23,6 +36,7 @@ every subtree's SEG is a slice (no quadratic re-scan). The traversal is an expli
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -46,7 +60,8 @@ TH_R = 0.2
 class Block:
     """One block of a page: the half-open range ``[start, end)`` of the page's H2S sequence.
 
-    ``node`` is the subtree the block is (−1 for a block merged from unresolved pieces);
+    ``node`` is the subtree the block is (−1 for a block merged from unresolved pieces or from
+    a run of repeated siblings);
     ``low`` the share of its symbols in SEG's low-complexity segments; ``rseg`` its R_SEG.
     """
 
@@ -123,6 +138,7 @@ def partition(
     seg = _Seg(seq, params)
     top = _unwrap(model, seq, _body(model) if root is None else root)
     found: list[Block] = []
+    split: list[int] = []  # the ambiguous nodes below the root, in document (pre-)order
     stack = [top]
     while stack:
         node = stack.pop()
@@ -135,10 +151,14 @@ def partition(
             if rate >= th_r:
                 found.append(Block(start, end, node, low / (end - start), rate))
                 continue
+        if node != top:
+            split.append(node)
         children = model.children(node)
         # reversed, so that the stack pops them in document order
         stack.extend(reversed(children[seq.end[children] > seq.start[children]].tolist()))
     found.sort(key=lambda b: b.start)
+    if split:
+        found = _merge_repeated(found, split, model, seq, seg, th_r)
     return _merge_unresolved(found, int(seq.start[top]), int(seq.end[top]), seg)
 
 
@@ -169,3 +189,73 @@ def _merge_unresolved(found: list[Block], start: int, end: int, seg: _Seg) -> li
     return out
 
 
+def _element_codes(model: PageModel) -> NDArray[np.int64]:
+    """One code per node, equal for nodes that are the same element: same tag and same set of
+    ``class`` names."""
+    values = model.attribute_values("class")
+    raw: dict[str | None, int] = {}  # each distinct attribute value once
+    value_id = np.fromiter((raw.setdefault(v, len(raw)) for v in values), np.int64, len(values))
+    sets: dict[frozenset[str], int] = {}
+    set_id = np.array([sets.setdefault(frozenset((v or "").split()), len(sets)) for v in raw])
+    return np.asarray(model.tag_id, np.int64) * len(sets) + set_id[value_id]
+
+
+def _repeated_runs(
+    kids: NDArray[np.int32], code: NDArray[np.int64], seq: H2SSequence, seg: _Seg, th_r: float
+) -> list[tuple[int, int, int]]:
+    """``(start, end, low symbols)`` of the runs of same-element neighbours among ``kids`` (one
+    node's children with content, in order) whose sequence is a block by eq. (1).
+
+    A run grows from its first child to the right; the child that would make it ambiguous
+    starts the next. A run of children that are all shorter than SEG's window is left alone:
+    none of them was judged, so none was split, and step 3 merges them as unresolved pieces.
+    """
+    runs: list[tuple[int, int, int]] = []
+    starts, ends = seq.start[kids], seq.end[kids]
+    judged = ends - starts >= seg.params.window
+    # a run can only cross the boundary between two adjacent instances of one element
+    join = (code[kids[1:]] == code[kids[:-1]]) & (starts[1:] == ends[:-1])
+    i, n = 0, len(kids)
+    while i < n - 1:
+        start, j, low = int(starts[i]), i, None
+        while j < n - 1 and join[j]:
+            got = seg.low_count(start, int(ends[j + 1]))
+            if got is None or r_seg(got, int(ends[j + 1]) - start) < th_r:
+                break
+            j, low = j + 1, got
+        if low is not None and judged[i : j + 1].any():
+            runs.append((start, int(ends[j]), low))
+        i = j + 1
+    return runs
+
+
+def _replace(blocks: list[Block], start: int, end: int, low: int) -> list[Block]:
+    """``blocks`` with the ones inside ``[start, end)`` replaced by one block (a run of whole
+    subtrees: no identified block crosses its ends)."""
+    starts = [b.start for b in blocks]
+    lo, hi = bisect_left(starts, start), bisect_left(starts, end)
+    n = end - start
+    return [*blocks[:lo], Block(start, end, -1, low / n, r_seg(low, n)), *blocks[hi:]]
+
+
+def _merge_repeated(
+    blocks: list[Block],
+    split: list[int],
+    model: PageModel,
+    seq: H2SSequence,
+    seg: _Seg,
+    th_r: float,
+) -> list[Block]:
+    """The identified ``blocks`` with the runs of repeated siblings (module docstring) in place
+    of the blocks inside them: the runs among the children of every split node, deeper nodes
+    first (reverse document order visits descendants before their ancestors), so a run of
+    sections takes in the runs found inside them."""
+    code = _element_codes(model)
+    for node in reversed(split):
+        kids = model.children(node)
+        kids = kids[seq.end[kids] > seq.start[kids]]
+        if len(kids) < 2:
+            continue
+        for start, end, low in _repeated_runs(kids, code, seq, seg, th_r):
+            blocks = _replace(blocks, start, end, low)
+    return blocks
