@@ -102,7 +102,8 @@ class ViewBlock:
 
 def kept_mask(analysis: PageAnalysis) -> NDArray[np.bool_]:
     """Nodes whose own text a cleaned item keeps: the article body without its excluded
-    sub-trees (ArticleItem.text/html) and the TOC structure (TocItem.links)."""
+    sub-trees (ArticleItem.text/html), the metadata blocks (ArticleItem.metadata, the head
+    matter among them) and the TOC structure (TocItem.links)."""
     model = analysis.model
     assert model is not None
     kept = np.zeros(model.n, dtype=bool)
@@ -111,6 +112,9 @@ def kept_mask(analysis: PageAnalysis) -> NDArray[np.bool_]:
         kept[body : model.subtree_end[body]] = True
         if analysis.article_exclude is not None:
             kept &= ~analysis.article_exclude
+    for b in analysis.blocks:
+        if b.kind == "metadata":
+            kept[b.node : model.subtree_end[b.node]] = True
     if analysis.toc_cover is not None:
         kept |= analysis.toc_cover
     return kept
