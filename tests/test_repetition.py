@@ -1,5 +1,4 @@
-"""Article text without template leftovers: repeated template boxes, orphan headings, head
-matter.
+"""Article text without template leftovers: repeated template boxes, orphan headings.
 
 Small built pages for the rules (``wisdom_scrapy.mining.repetition``, the analysis' heading
 rule); the demo site's real article pages through the real extractor are in test_extraction.
@@ -9,10 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from wisdom_scrapy.analysis import _head_matter, _orphan_headings
+from wisdom_scrapy.analysis import _orphan_headings
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.mining.repetition import BlockRepetition, block_fingerprints, repeated_blocks
-from wisdom_scrapy.mining.wisdom import InformativeStructure, MinedBlock
 
 AD = '<div class="promo"><span>Advertisement</span> <a href="/x">Buy a boat</a> today.</div>'
 
@@ -85,25 +83,3 @@ def test_a_heading_whose_section_lost_its_content_is_an_orphan() -> None:
     assert found == {"Related stories", "Empty section", "Empty sub"}
     # with nothing excluded every heading labels something
     assert not _orphan_headings(m, body, np.zeros(m.n, dtype=bool)).any()
-
-
-def _story(body: str) -> tuple[PageModel, InformativeStructure, list[int]]:
-    html = ("<html><body><article><h1>Harbour plan delayed</h1><p>By Ann Lee, 4 May</p>"
-            f"<div>{body}</div></article></body></html>")  # fmt: skip
-    m = PageModel.from_html(html, "http://s.test/story.html")
-    tag = [m.tag_names[t] for t in m.tag_id]
-    h1, by, div = tag.index("h1"), tag.index("p"), tag.index("div")
-    blocks = [MinedBlock(div, "article", "skeleton", div), MinedBlock(h1, "article", "dstm", div),
-              MinedBlock(by, "article", "dstm", div)]  # fmt: skip
-    return m, InformativeStructure("article", "clen", blocks, np.zeros(m.n, bool), [div]), [h1, by]
-
-
-def test_head_matter_leaves_the_text_unless_it_outweighs_the_article() -> None:
-    m, article, meta = _story("<p>" + "The harbour board met on Monday about it. " * 5 + "</p>")
-    body = meta[0] - 1  # <article>
-    head = _head_matter(m, article, meta, body, np.zeros(m.n, bool))
-    assert {m.tag_names[m.tag_id[i]] for i in np.flatnonzero(head)} == {"h1", "p"}
-    assert m.text_of(body, exclude=np.flatnonzero(head)).strip().startswith("The harbour board")
-    # a "body" shorter than its head matter: the labels are not trusted, nothing goes
-    m, article, meta = _story("<p>Short.</p>")
-    assert not _head_matter(m, article, meta, meta[0] - 1, np.zeros(m.n, bool)).any()

@@ -16,13 +16,8 @@ Metadata (§3.3)
     context length is skewed"). A merged (non-skeleton) article block is reported as metadata
     when it is a single paragraph (at most one block-level element with text of its own)
     shorter than the median paragraph of the skeleton blocks — "short" measured against the
-    page's own article, not a fixed length. Metadata is listed in ``metadata`` and as
-    "metadata" blocks. The head matter — the metadata blocks above the article's first other
-    block (headline, standfirst, byline) — leaves ``article_text``, as it does in trafilatura
-    and in article-extraction gold standards: the reader has it in ``title`` and ``metadata``,
-    and in the text it repeats the title. Metadata further down (a dateline between sections)
-    stays. Head matter holding as much text as the rest of the article is a mislabelled
-    article and stays too.
+    page's own article, not a fixed length. Metadata stays in ``article_text`` (WISDOM's
+    informative structure holds it) and is listed in ``metadata`` and as "metadata" blocks.
 
 Headings without a section
     A heading (h1–h6) labels the content after it, up to the next heading of the same or a
@@ -320,9 +315,6 @@ def _warm(
     if article.blocks:
         body, exclude = _body_and_exclude(model, article)
         exclude |= _orphan_headings(model, body, exclude)
-        meta_nodes = _metadata_blocks(model, article, exclude, f.layout)
-        result.metadata = [" ".join(model.text_of(i).split()) for i in meta_nodes]
-        exclude |= _head_matter(model, article, meta_nodes, body, exclude)
         result.article_node, result.article_exclude = body, exclude
         # the maximal excluded sub-trees are enough for text_of (it skips whole sub-trees)
         top = exclude.copy()
@@ -331,6 +323,8 @@ def _warm(
         if role == "article" and not result.article_text.strip():
             # e.g. a lone heading that orphan-heading removal dropped: no article to emit
             result.role = "other"
+        meta_nodes = _metadata_blocks(model, article, exclude, f.layout)
+        result.metadata = [" ".join(model.text_of(i).split()) for i in meta_nodes]
         ts, ids = model.term_start, model.term_ids
         owner_kept = np.repeat(art_cover, np.diff(ts)) if len(ids) else np.zeros(0, bool)
         if owner_kept.any():
@@ -393,35 +387,6 @@ def _orphan_headings(model: PageModel, body: int, exclude: NDArray[np.bool_]) ->
         if csum[stop] == csum[end[h]]:
             orphans[h : end[h]] = True
     return orphans
-
-
-def _head_matter(
-    model: PageModel,
-    article: InformativeStructure,
-    meta_nodes: list[int],
-    body: int,
-    exclude: NDArray[np.bool_],
-) -> NDArray[np.bool_]:
-    """Node mask of the head matter: the metadata blocks above the article's first non-metadata
-    block (headline, standfirst, byline), unless they hold as much text as the rest of the
-    article — then "metadata" is a mislabelled article (a short page whose skeleton is one
-    paragraph), and nothing is taken out."""
-    head = np.zeros(model.n, dtype=bool)
-    meta = set(meta_nodes)
-    starts = [b.node for b in article.blocks if b.node not in meta]
-    if not starts:
-        return head
-    first = min(starts)
-    for m in meta_nodes:
-        if m < first:
-            head[m : model.subtree_end[m]] = True
-    kept = ~exclude
-    kept[:body] = False
-    kept[model.subtree_end[body] :] = False
-    own = model.own_len
-    if own[kept & head].sum() >= own[kept & ~head].sum():
-        head[:] = False
-    return head
 
 
 def _metadata_blocks(

@@ -43,11 +43,9 @@ class PageItem:
 class ArticleItem:
     """An article page reduced to its informative content (WISDOM's article block + metadata).
 
-    ``text`` is the cleaned body, paragraphs separated by blank lines, without the head matter
-    above it (headline, standfirst, byline: they are in ``title`` and ``metadata``); ``html``
-    the body's HTML with the removed blocks taken out; ``metadata`` the short informative blocks
-    merged into the article (headline, date, author, place…); ``blocks`` each informative
-    block's path and figures;
+    ``text`` is the cleaned body, paragraphs separated by blank lines; ``html`` the body's HTML
+    with the removed blocks taken out; ``metadata`` the short informative blocks merged into the
+    article (date, author, place…); ``blocks`` each informative block's path and figures;
     ``entropy`` page-level figures (mean term entropy of the page and of the body, pages the
     site's store knew when the page was analysed); ``single_page`` is True when the store knew too
     few pages of the site for entropy and the body was found from structure alone.

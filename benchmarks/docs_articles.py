@@ -1,0 +1,157 @@
+"""Article text on two more documentation sites: WISDOM against trafilatura.
+
+Sites beside ``pydoc_quality`` (Sphinx, python3.11-doc) built with other templates, so that a
+rule tuned on pydoc or on the demo shows its cost on a layout it was not made on:
+
+* ``postgres`` — PostgreSQL 15's manual (``postgresql-doc-15``, DocBook XSL). Gold: the page's
+  one content ``div``, the child of ``<body>`` that is neither ``div.navheader`` nor
+  ``div.navfooter``; a page whose content is mostly a ``div.toc`` is a TOC page.
+* ``django`` — Django's documentation (``python-django-doc``, Sphinx with Django's own
+  theme). Gold: ``div#yui-main``; a page whose main part is mostly a ``toctree-wrapper`` is a
+  TOC page. ``_modules/`` (highlighted source code) is left out.
+
+Every page of the site is fed into one ``memory://`` store (and the site's block repetition),
+then analysed with that store's snapshot, as ``pydoc_quality`` does; the analysis never sees
+the gold markup. TOC pages are counted apart with the role WISDOM gives them; pages with
+another layout or fewer than 50 gold words are skipped. Score: token-shingle P/R/F1
+(``evaluation.shingle_prf``), mean over article pages; a page WISDOM does not call an article
+scores with empty text. trafilatura (``extract(html, include_comments=False)``) on the same
+files.
+
+::
+
+    apt-get install postgresql-doc-15 python-django-doc
+    python benchmarks/docs_articles.py                       # both sites, ~1 min
+    python benchmarks/docs_articles.py --site django --no-trafilatura
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from lxml import etree
+
+from wisdom_scrapy import open_store
+from wisdom_scrapy.analysis import analyze_page
+from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.evaluation import PRF, shingle_prf
+from wisdom_scrapy.feed import feed_model
+from wisdom_scrapy.mining.repetition import BlockRepetition
+
+BASE = "http://127.0.0.1:8000/"
+SITE = "127.0.0.1:8000"
+
+
+def _postgres_main(root: etree._Element) -> tuple[etree._Element, str] | None:
+    body = root.xpath("//body")
+    if not body:
+        return None
+    nav = ("navheader", "navfooter")
+    parts = [c for c in body[0] if c.tag == "div" and c.get("class") not in nav]
+    return (parts[0], ".//div[@class='toc']") if len(parts) == 1 else None
+
+
+def _django_main(root: etree._Element) -> tuple[etree._Element, str] | None:
+    mains = root.xpath("//div[@id='yui-main']")
+    return (mains[0], ".//div[contains(@class, 'toctree-wrapper')]") if mains else None
+
+
+@dataclass(frozen=True)
+class DocSite:
+    directory: Path
+    main: Callable[[etree._Element], tuple[etree._Element, str] | None]
+    """The page's main element and the XPath of its tables of contents (None: other layout)."""
+
+    def pages(self) -> list[Path]:
+        return sorted(p for p in self.directory.rglob("*.html")
+                      if "_modules" not in p.relative_to(self.directory).parts)  # fmt: skip
+
+
+SITES = {
+    "postgres": DocSite(Path("/usr/share/doc/postgresql-doc-15/html"), _postgres_main),
+    "django": DocSite(Path("/usr/share/doc/python-django-doc/html"), _django_main),
+}
+
+
+def gold_of(site: DocSite, model: PageModel) -> tuple[str, str] | None:
+    """(kind, text) of the page's main element: "toc" when its tables of contents hold more
+    than half of its text, else "article"; None for another layout."""
+    found = site.main(model.element(0).getroottree().getroot())
+    if found is None:
+        return None
+    main, toc_xpath = found
+    node = next(i for i in range(model.n) if model.element(i) is main)
+    text = model.text_of(node)
+    toc = sum(len(t.text_content()) for t in main.xpath(toc_xpath))
+    return ("toc" if toc > len(text) / 2 else "article"), text
+
+
+def mean_prf(rows: list[PRF]) -> tuple[float, float, float]:
+    p, r, f = (statistics.fmean(getattr(x, k) for x in rows) for k in ("precision", "recall", "f1"))
+    return p, r, f
+
+
+def run_site(name: str, site: DocSite, limit: int, with_trafilatura: bool) -> None:
+    files = site.pages()
+    if not files:
+        sys.exit(f"no pages in {site.directory}: apt-get install the {name} documentation")
+    files = files[:limit] if limit else files
+    store, repetition, models = open_store("memory://"), BlockRepetition(), {}
+    for path in files:
+        url = BASE + path.relative_to(site.directory).as_posix()
+        model = models[path] = PageModel.from_html(path.read_bytes(), url)
+        feed_model(store, model, site=SITE)
+        repetition.add(url, model)
+    snapshot = store.snapshot(SITE)
+    extract = None
+    if with_trafilatura:
+        import trafilatura
+
+        extract = trafilatura.extract
+    scores: dict[str, list[PRF]] = {"wisdom": [], "trafilatura": []}
+    roles: Counter[str] = Counter()
+    for path, model in models.items():
+        gold = gold_of(site, model)
+        if gold is None or len(gold[1].split()) < 50:
+            continue
+        analysis = analyze_page(None, model.url, model=model, snapshot=snapshot,
+                                repetition=repetition)  # fmt: skip
+        roles[f"{gold[0]} -> {analysis.role}"] += 1
+        if gold[0] == "toc":
+            continue
+        text = analysis.article_text if analysis.role == "article" else ""
+        scores["wisdom"].append(shingle_prf(text, gold[1]))
+        if extract is not None:
+            html = path.read_text(encoding="utf-8", errors="replace")
+            found = extract(html, include_comments=False) or ""
+            scores["trafilatura"].append(shingle_prf(found, gold[1]))
+    print(f"\n{name}: {len(models)} pages fed, {len(scores['wisdom'])} article pages scored "
+          f"({site.directory}); roles: {dict(sorted(roles.items()))}\n")  # fmt: skip
+    print("| extractor   | mean P | mean R | mean F1 |")
+    print("| ----------- | ------ | ------ | ------- |")
+    for extractor, rows in scores.items():
+        if rows:
+            p, r, f = mean_prf(rows)
+            print(f"| {extractor:<11} | {p:.3f}  | {r:.3f}  | {f:.3f}   |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--site", choices=[*SITES, "all"], default="all")
+    parser.add_argument("--limit", type=int, default=0, help="first N pages (by path) only")
+    parser.add_argument("--no-trafilatura", action="store_true")
+    args = parser.parse_args(argv)
+    for name, site in SITES.items():
+        if args.site in (name, "all"):
+            run_site(name, site, args.limit, not args.no_trafilatura)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
