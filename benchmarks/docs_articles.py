@@ -28,7 +28,6 @@ files.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -37,6 +36,9 @@ from pathlib import Path
 
 from lxml import etree
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.pydoc_quality import mean_prf
 from wisdom_scrapy import open_store
 from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.dom import PageModel
@@ -90,11 +92,6 @@ def gold_of(site: DocSite, model: PageModel) -> tuple[str, str] | None:
     text = model.text_of(node)
     toc = sum(len(t.text_content()) for t in main.xpath(toc_xpath))
     return ("toc" if toc > len(text) / 2 else "article"), text
-
-
-def mean_prf(rows: list[PRF]) -> tuple[float, float, float]:
-    p, r, f = (statistics.fmean(getattr(x, k) for x in rows) for k in ("precision", "recall", "f1"))
-    return p, r, f
 
 
 def run_site(name: str, site: DocSite, limit: int, with_trafilatura: bool) -> None:

@@ -102,8 +102,8 @@ class ViewBlock:
 
 def kept_mask(analysis: PageAnalysis) -> NDArray[np.bool_]:
     """Nodes whose own text a cleaned item keeps: the article body without its excluded
-    sub-trees (ArticleItem.text/html), the metadata blocks (ArticleItem.metadata, the head
-    matter among them) and the TOC structure (TocItem.links)."""
+    sub-trees (ArticleItem.text/html), the metadata blocks (ArticleItem.metadata) and the TOC
+    structure (TocItem.links)."""
     model = analysis.model
     assert model is not None
     kept = np.zeros(model.n, dtype=bool)
