@@ -8,6 +8,10 @@
         "wisdom_scrapy.focus.WisdomFocusMiddleware": 940,
         "wisdom_scrapy.sitemap.WisdomSitemapMiddleware": 930,
     }
+    EXTENSIONS = {
+        "wisdom_scrapy.report.WisdomReportExtension": 500,
+        "wisdom_scrapy.progress.WisdomProgress": 500,
+    }
 
 With ``SCHEDULER = "wisdom_scrapy.distributed.RedisScheduler"`` (a distributed crawl) it also
 inserts ``"wisdom_scrapy.distributed.DistributedMiddleware": 5``.
