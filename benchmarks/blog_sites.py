@@ -1,0 +1,363 @@
+"""Blog and news sites: WISDOM's article text and page roles against single-page extractors.
+
+For each real generated site of ``../shared/data/sites/`` (``sites.json`` there gives its theme's
+body selector and the URL rules of its post and list pages), a static server on 127.0.0.1 serves
+the site and the sample project's ``site`` spider crawls it from its start page twice, each crawl
+a ``scrapy crawl`` subprocess with the add-on on and a fresh SQLite store
+(:func:`benchmarks.site_crawl.run_crawl`):
+
+* **on**: the add-on as configured (``WISDOM_FOCUS=drop``, the default): the product;
+* **focus off**: ``WISDOM_FOCUS=off``: every link is followed (only the "posts reached" column).
+
+Gold, from the files (the crawler never sees it): a page whose URL path matches the site's post
+rule is a **post** (role "article"), one matching the list rule a **list** page (role "toc"),
+any other page has no gold role; meta-refresh alias stubs are left out. A post's gold text is
+its theme's body element (``body_css``) without script/style, text joined with a space at block
+boundaries (:func:`benchmarks._common.html_to_text`).
+
+Scores on the same pages, every gold post (token-shingle P/R/F1,
+:func:`wisdom_scrapy.evaluation.shingle_prf`, per page, then the mean; on a Chinese site every
+CJK character is a token, :func:`benchmarks.site_crawl.cjk_as_tokens`):
+
+* **wisdom**: the post's ArticleItem ``text``; a post emitted with another role, or never
+  reached, scores as empty text (P = R = F1 = 0);
+* **single-page**: ``analyze_page(html, url)`` with no store: the package's own single-page
+  extractor, the ablation of the site-level analysis (another role scores as empty too);
+* **trafilatura**: ``trafilatura.extract(html, include_comments=False)``;
+* **readability**: readability-lxml ``Document(html).summary()`` → text (``html_to_text``);
+* **roles**: precision/recall of "article" for posts and of "toc" for list pages, over the pages
+  the "on" crawl fetched that have a gold role;
+* **reach**: gold posts (and list pages) fetched by the crawl with focusing on vs off.
+
+The demo news site is measured by ``benchmarks/demo_articles.py`` (same metric, its own gold).
+
+::
+
+    python benchmarks/blog_sites.py                          # all sites, ~10 min
+    python benchmarks/blog_sites.py --site erikmcclure --site ctripfe --json blogs.json
+    python benchmarks/blog_sites.py --site ctripfe --keep /tmp/blogs --worst 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import lxml.etree
+import lxml.html
+
+from benchmarks._common import (
+    SHARED_DATA,
+    dist_version,
+    environment,
+    html_to_text,
+    markdown_table,
+    write_json,
+)
+from benchmarks.site_crawl import (
+    ZERO,
+    Crawl,
+    article_score,
+    decode_page,
+    html_pages,
+    mean_prf,
+    role_prf,
+    run_crawl,
+    text_score,
+)
+from wisdom_scrapy.analysis import analyze_page
+from wisdom_scrapy.evaluation import PRF
+
+SITES_DIR = SHARED_DATA / "sites"
+EXTRACTORS = ("wisdom", "single-page", "trafilatura", "readability")
+_REFRESH = re.compile(r"<meta[^>]+http-equiv=[\"']?refresh", re.I)
+
+
+@dataclass(frozen=True)
+class BlogSite:
+    """One site of ``sites.json``."""
+
+    name: str
+    directory: Path
+    body_css: str
+    post_re: re.Pattern[str]
+    list_re: re.Pattern[str]
+    start: str
+    language: str
+    truth: Path | None = None
+    """A ground-truth file in the demo site's format (its gold roles and texts win)."""
+
+    def role_of(self, path: str) -> str | None:
+        """Gold role of a URL path: "article" (a post), "toc" (a list page) or None."""
+        if self.post_re.search(path):
+            return "article"
+        return "toc" if self.list_re.search(path) else None
+
+    @property
+    def cjk(self) -> bool:
+        return self.language in ("zh", "ja", "ko")
+
+
+def load_sites(directory: Path = SITES_DIR) -> dict[str, BlogSite]:
+    """The sites described by ``directory/sites.json``."""
+    index = directory / "sites.json"
+    if not index.is_file():
+        raise SystemExit(f"no {index}: the blog sites are missing from ../shared/data")
+    return {
+        name: BlogSite(name, directory / name, entry["body_css"], re.compile(entry["post_url_re"]),
+                       re.compile(entry["list_url_re"]), entry["start"], entry["language"])
+        for name, entry in json.loads(index.read_text("utf-8")).items()
+    }  # fmt: skip
+
+
+def url_path(file: Path, site_dir: Path) -> str:
+    """The URL path a static server serves ``file`` at (``x/index.html`` is ``/x/``)."""
+    relative = file.relative_to(site_dir).as_posix()
+    if relative == "index.html" or relative.endswith("/index.html"):
+        relative = relative.removesuffix("index.html")
+    return "/" + relative
+
+
+def gold_text(html: str, body_css: str) -> str | None:
+    """Text of the first element matching ``body_css`` (script/style left out, one line per
+    block element), or None when nothing matches."""
+    try:
+        root = lxml.html.fromstring(html)
+    except (lxml.etree.ParserError, ValueError):
+        return None
+    found = root.cssselect(body_css)
+    return html_to_text(lxml.html.tostring(found[0], encoding="unicode")) if found else None
+
+
+@dataclass
+class GoldPage:
+    """A page of the site with a gold role: ``role`` "article" (a post) or "toc" (a list)."""
+
+    path: str
+    role: str
+    html: str
+    text: str = ""
+
+
+def demo_site(workdir: Path) -> BlogSite:
+    """The demo news site, built in ``workdir`` (:func:`sample_project.demo_site.build_demo_site`);
+    its ground truth gives the roles (article, toc; "other" has no gold role here) and texts."""
+    from sample_project.demo_site import GROUND_TRUTH_FILE, build_demo_site
+
+    directory = build_demo_site(workdir / "demo")
+    never = re.compile(r"(?!)")
+    return BlogSite("demo", directory, "", never, never, "/index.html", "en",
+                    workdir / "demo" / GROUND_TRUTH_FILE)  # fmt: skip
+
+
+def _truth_gold(site: BlogSite, truth: Path) -> dict[str, GoldPage]:
+    pages = json.loads(truth.read_text("utf-8"))["pages"]
+    gold = {}
+    for path, page in sorted(pages.items()):
+        if page["role"] in ("article", "toc"):
+            html = (site.directory / path.lstrip("/")).read_text("utf-8")
+            gold[path] = GoldPage(path, page["role"], html, page["text"])
+    return gold
+
+
+def site_gold(site: BlogSite) -> dict[str, GoldPage]:
+    """Gold posts and list pages by URL path (alias stubs that only redirect are left out)."""
+    if site.truth is not None:
+        return _truth_gold(site, site.truth)
+    pages: dict[str, GoldPage] = {}
+    for file in sorted(site.directory.rglob("*.html")):
+        path = url_path(file, site.directory)
+        role = site.role_of(path)
+        if role is None:
+            continue
+        html = decode_page(file.read_bytes())
+        if _REFRESH.search(html[:4096]):
+            continue
+        page = GoldPage(path, role, html)
+        if role == "article":
+            text = gold_text(html, site.body_css)
+            if text is None:
+                raise SystemExit(f"{site.name}: {path}: body_css {site.body_css!r} matches nothing")
+            page.text = text
+        pages[path] = page
+    return pages
+
+
+def _extractors() -> dict[str, Callable[[str, str], str]]:
+    """text(html, url) of the baselines: the single-page ablation, trafilatura, readability."""
+    import trafilatura
+    from readability import Document
+
+    def single_page(html: str, url: str) -> str:
+        analysis = analyze_page(html, url)
+        return analysis.article_text if analysis.role == "article" else ""
+
+    return {
+        "single-page": single_page,
+        "trafilatura": lambda html, url: trafilatura.extract(html, include_comments=False) or "",
+        "readability": lambda html, url: html_to_text(Document(html).summary()),
+    }
+
+
+def _by_path(crawl: Crawl, base_url: str) -> tuple[set[str], dict[str, dict[str, Any]]]:
+    """URL paths of the HTML pages a crawl fetched, and its first page item by path."""
+    fetched = {urlsplit(u).path for u in html_pages(crawl, base_url)}
+    items: dict[str, dict[str, Any]] = {}
+    for item in crawl.items:
+        if "url" in item:
+            items.setdefault(urlsplit(str(item["url"])).path, item)
+    return fetched, items
+
+
+def evaluate(site: BlogSite, gold: dict[str, GoldPage], on: Crawl, off: Crawl, base_url: str
+             ) -> dict[str, Any]:
+    """Every figure of one site, and per page."""
+    fetched_on, items = _by_path(on, base_url)
+    fetched_off, _ = _by_path(off, base_url)
+    posts = [p for p in gold.values() if p.role == "article"]
+    extractors = _extractors()
+    scores: dict[str, dict[str, PRF]] = {name: {} for name in EXTRACTORS}
+    for post in posts:
+        item = items.get(post.path) if post.path in fetched_on else None
+        scores["wisdom"][post.path] = article_score(item, post.text, site.cjk) if item else ZERO
+        for name, extract in extractors.items():
+            try:
+                text = extract(post.html, base_url.rstrip("/") + post.path)
+            except Exception:  # one failing page must not hide the rest: scored as empty
+                text = ""
+            scores[name][post.path] = text_score(text, post.text, site.cjk)
+    emitted = [p.path for p in posts if (items.get(p.path) or {}).get("role") == "article"]
+    articles = {name: mean_prf(s.values()) for name, s in scores.items()}
+    articles["wisdom, emitted as articles"] = mean_prf(scores["wisdom"][p] for p in emitted)
+
+    gold_roles = {p.path: p.role for p in gold.values() if p.path in fetched_on}
+    predicted = {p: str(items[p].get("role")) for p in gold_roles if p in items}
+    roles = {"posts": role_prf(gold_roles, predicted, "article"),
+             "lists": role_prf(gold_roles, predicted, "toc")}  # fmt: skip
+
+    def reached(role: str, fetched: set[str]) -> int:
+        return sum(1 for p in gold.values() if p.role == role and p.path in fetched)
+
+    reach = {f"{role}_{mode}": reached(gold_role, fetched)
+             for role, gold_role in (("posts", "article"), ("lists", "toc"))
+             for mode, fetched in (("on", fetched_on), ("off", fetched_off))}  # fmt: skip
+    reach["posts_lost_to_focus"] = sorted(
+        p.path for p in posts if p.path in fetched_off and p.path not in fetched_on)
+    per_page = {
+        page.path: {
+            "gold_role": page.role,
+            "emitted": (items.get(page.path) or {}).get("role") if page.path in fetched_on
+            else "not reached",
+            **{name: s[page.path]._asdict() for name, s in scores.items() if page.path in s},
+        }
+        for page in gold.values()
+    }
+    return {"posts": len(posts), "lists": sum(1 for p in gold.values() if p.role == "toc"),
+            "articles": articles, "roles": roles, "reach": reach, "pages": per_page}  # fmt: skip
+
+
+def crawl_site(site: BlogSite, workdir: Path, timeout: float) -> dict[str, Any]:
+    """Serve the site, crawl it with focusing on and off, and score it."""
+    from wisdom_scrapy.testing import serve_directory
+
+    crawls: dict[str, Crawl] = {}
+    with serve_directory(site.directory) as base_url:
+        for mode in ("on", "off"):
+            name = f"{site.name}-{mode}"
+            store = workdir / f"{name}.wisdom.db"
+            for leftover in workdir.glob(f"{name}.wisdom.db*"):
+                leftover.unlink()
+            settings = ["-s", f"WISDOM_STORE_URI=sqlite:///{store}",
+                        "-s", f"WISDOM_REPORT_URI={workdir / f'{name}.report.html'}",
+                        *(["-s", "WISDOM_FOCUS=off"] if mode == "off" else [])]  # fmt: skip
+            print(f"crawl {name} ...", flush=True)
+            crawl = run_crawl(name, base_url + site.start.lstrip("/"), workdir, settings, timeout)
+            if crawl.problem:
+                raise SystemExit(f"crawl {name} failed: {crawl.problem}\n{crawl.log_tail()}")
+            print(f"  {len(crawl.items)} items in {crawl.wall_seconds:.0f} s", flush=True)
+            crawls[mode] = crawl
+    result = evaluate(site, site_gold(site), crawls["on"], crawls["off"], base_url)
+    result["commands"] = {mode: crawl.command for mode, crawl in crawls.items()}
+    return result
+
+
+def _cell(s: dict[str, float]) -> str:
+    return f"{s['f1']:.3f} ({s['precision']:.2f}/{s['recall']:.2f})" if s["n"] else "-"
+
+
+def _pr(r: dict[str, float]) -> str:
+    return f"{r['precision']:.2f}/{r['recall']:.2f}"
+
+
+def table(results: dict[str, dict[str, Any]]) -> str:
+    """One row per site: article F1 (P/R) of every extractor, roles, reach."""
+    headers = ["site", "posts", "wisdom F1 (P/R)", "single-page", "trafilatura", "readability",
+               "post role P/R", "list role P/R", "posts reached on/off",
+               "lists reached on/off"]  # fmt: skip
+    rows = []
+    for name, r in results.items():
+        a, reach = r["articles"], r["reach"]
+        rows.append([name, r["posts"], *(_cell(a[e]) for e in EXTRACTORS),
+                     _pr(r["roles"]["posts"]), _pr(r["roles"]["lists"]),
+                     f"{reach['posts_on']}/{reach['posts_off']}",
+                     f"{reach['lists_on']}/{reach['lists_off']}"])  # fmt: skip
+    return markdown_table(headers, rows)
+
+
+def worst_pages(result: dict[str, Any], limit: int) -> Iterable[str]:
+    """The posts where WISDOM scores lowest, and the pages emitted with a wrong role."""
+    pages = result["pages"]
+    posts = sorted((p for p in pages if pages[p]["gold_role"] == "article"),
+                   key=lambda p: pages[p]["wisdom"]["f1"])  # fmt: skip
+    for p in posts[:limit]:
+        w, t = pages[p]["wisdom"], pages[p]["trafilatura"]
+        yield (f"  post {w['f1']:.3f} (P {w['precision']:.2f} R {w['recall']:.2f}) "
+               f"traf {t['f1']:.3f} emitted {pages[p]['emitted']}: {p}")  # fmt: skip
+    wrong = [p for p in pages if pages[p]["gold_role"] == "toc" and pages[p]["emitted"] != "toc"]
+    for p in wrong[:limit]:
+        yield f"  list emitted {pages[p]['emitted']}: {p}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    sites = load_sites()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--site", action="append", choices=[*sorted(sites), "demo"],
+                        help="this site only (repeatable; default: all, demo included)")
+    parser.add_argument("--worst", type=int, default=5, help="list this many worst pages a site")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds per crawl")
+    parser.add_argument("--keep", type=Path, help="keep items, stats, logs and stores here")
+    parser.add_argument("--json", type=Path, help="write every figure (and per page) here")
+    args = parser.parse_args(argv)
+    with contextlib.ExitStack() as stack:
+        workdir = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        workdir.mkdir(parents=True, exist_ok=True)
+        results = {}
+        for name in args.site or [*sorted(sites), "demo"]:
+            site = demo_site(workdir) if name == "demo" else sites[name]
+            results[name] = crawl_site(site, workdir, args.timeout)
+            print(f"\n{name}: worst pages (WISDOM F1, trafilatura F1, emitted role)")
+            print("\n".join(worst_pages(results[name], args.worst)), flush=True)
+    print()
+    print(table(results))
+    if args.keep:
+        print(f"items, stats, logs and stores kept in {workdir}")
+    if args.json:
+        versions = {n: dist_version(n) for n in ("scrapy", "trafilatura", "readability-lxml")}
+        write_json(args.json, {"environment": environment(), "versions": versions,
+                               "sites": results})  # fmt: skip
+        print(f"figures written to {args.json}")
+    return 0
+
+if __name__ == "__main__":
+    sys.exit(main())
