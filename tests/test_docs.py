@@ -39,6 +39,10 @@ def _page(name: str) -> str:
     return (DOCS / name).read_text(encoding="utf-8")
 
 
+def _readme() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
+
+
 def _sections(text: str, marker: str) -> dict[str, str]:
     """Heading text -> body up to the next heading of the same level (``marker``: "##", "###"),
     skipping fenced code blocks (a ``# comment`` in a shell example is no heading)."""
@@ -77,6 +81,23 @@ def test_settings_page_lists_every_setting_with_its_default() -> None:
         default = re.search(r"^Default: `([^`]*)`", body, re.M)
         assert default, f"docs/settings.md: {name} has no 'Default: `…`' line"
         assert ast.literal_eval(default.group(1)) == DEFAULTS[name], name
+
+
+def _readme_value(text: str) -> object:
+    """A default as the README's table writes it: a Python literal, or a bare string."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def test_readme_settings_table_shows_the_defaults() -> None:
+    """The README's short table of the usual settings shows each one's real default."""
+    rows = re.findall(r"^\| `(WISDOM_[A-Z_]+)` \| `([^`]*)` \|", _readme(), re.M)
+    assert rows, "no settings table in README.md"
+    for name, default in rows:
+        assert name in DEFAULTS, f"README.md names an unknown setting {name}"
+        assert _readme_value(default) == DEFAULTS[name], name
 
 
 # -- stats ----------------------------------------------------------------------------------
