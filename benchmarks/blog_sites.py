@@ -292,6 +292,87 @@ def crawl_site(site: BlogSite, workdir: Path, timeout: float) -> dict[str, Any]:
     return result
 
 
+# ------------------------------------------------------------------------------------------
+# The accuracy gate (tests/test_accuracy_gate.py): fixture subsets, fed rather than crawled
+# ------------------------------------------------------------------------------------------
+
+FIXTURE_SITES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "sites"
+FLOORS_FILE = FIXTURE_SITES.parent / "accuracy_floors.json"
+#: How far below the measured figures the floors are pinned.
+FLOOR_MARGIN = 0.01
+GATE_MODES = ("default", "warm")
+"""``default``: the package's parameters (a subset smaller than the warm-up size is analysed
+page by page, as a crawl of so small a site would be); ``warm``: the site-level analysis forced
+on the subset (``min_pages`` = its page count), so a regression there shows too."""
+
+
+def fed_figures(site: BlogSite, mode: str = "default") -> dict[str, float]:
+    """Article F1/P/R (mean over gold posts; another role scores as empty text) and role P/R of
+    posts and list pages, for every HTML page of ``site.directory`` fed in path order into one
+    ``memory://`` store and block repetition and analysed with that store's snapshot, as
+    ``docs_articles`` does: no crawl, no server, the same figures on every run."""
+    from wisdom_scrapy import open_store
+    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.feed import feed_model
+    from wisdom_scrapy.mining.repetition import BlockRepetition
+    from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
+
+    base, host = "http://127.0.0.1:8000", "127.0.0.1:8000"
+    store, repetition, models = open_store("memory://"), BlockRepetition(), {}
+    for file in sorted(site.directory.rglob("*.html")):
+        raw = file.read_bytes()
+        if _REFRESH.search(decode_page(raw[:4096])):
+            continue
+        path = url_path(file, site.directory)
+        model = models[path] = PageModel.from_html(raw, base + path)
+        feed_model(store, model, site=host)
+        repetition.add(model.url, model)
+    snapshot = store.snapshot(host)
+    params = WisdomParams(min_pages=max(2, len(models))) if mode == "warm" else DEFAULT_PARAMS
+    gold = site_gold(site)
+    predicted, scores = {}, []
+    for path, page in gold.items():
+        analysis = analyze_page(None, base + path, model=models[path], snapshot=snapshot,
+                                params=params, repetition=repetition)  # fmt: skip
+        predicted[path] = analysis.role
+        if page.role == "article":
+            text = analysis.article_text if analysis.role == "article" else ""
+            scores.append(text_score(text, page.text, site.cjk))
+    roles = {p: g.role for p, g in gold.items()}
+    articles = mean_prf(scores)
+    figures = {"article_f1": articles["f1"], "article_precision": articles["precision"],
+               "article_recall": articles["recall"]}  # fmt: skip
+    for name, role in (("post", "article"), ("list", "toc")):
+        found = role_prf(roles, predicted, role)
+        figures[f"{name}_role_precision"] = found["precision"]
+        figures[f"{name}_role_recall"] = found["recall"]
+    return figures
+
+
+def write_floors(path: Path = FLOORS_FILE) -> dict[str, Any]:
+    """Measure every fixture site in every gate mode and pin the floors FLOOR_MARGIN below."""
+    sites = load_sites(FIXTURE_SITES)
+    floors: dict[str, Any] = {
+        "how": "tests/test_accuracy_gate.py fails when a figure of a fixture subset "
+               "(tests/fixtures/sites) falls below its floor. Floors = figures measured "
+               f"minus {FLOOR_MARGIN}, pinned with: python benchmarks/blog_sites.py "
+               "--write-floors (re-pin after a change that improves them, and say so in "
+               "the commit).",
+        "measured": environment()["time"],
+        "margin": FLOOR_MARGIN,
+        "sites": {},
+    }  # fmt: skip
+    for name, site in sorted(sites.items()):
+        floors["sites"][name] = {}
+        for mode in GATE_MODES:
+            measured = fed_figures(site, mode)
+            floors["sites"][name][mode] = {
+                key: round(max(0.0, value - FLOOR_MARGIN), 3) for key, value in measured.items()}
+            print(f"{name} {mode}: " + ", ".join(f"{k} {v:.3f}" for k, v in measured.items()))
+    write_json(path, floors)
+    return floors
+
+
 def _cell(s: dict[str, float]) -> str:
     return f"{s['f1']:.3f} ({s['precision']:.2f}/{s['recall']:.2f})" if s["n"] else "-"
 
@@ -338,7 +419,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per crawl")
     parser.add_argument("--keep", type=Path, help="keep items, stats, logs and stores here")
     parser.add_argument("--json", type=Path, help="write every figure (and per page) here")
+    parser.add_argument("--write-floors", action="store_true",
+                        help=f"measure the fixture subsets ({FIXTURE_SITES}) and pin the "
+                             f"accuracy gate's floors in {FLOORS_FILE} (no crawl)")
     args = parser.parse_args(argv)
+    if args.write_floors:
+        write_floors()
+        print(f"floors written to {FLOORS_FILE}")
+        return 0
     with contextlib.ExitStack() as stack:
         workdir = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory()))
         workdir.mkdir(parents=True, exist_ok=True)
