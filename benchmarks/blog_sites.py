@@ -309,16 +309,18 @@ on the subset (``min_pages`` = its page count), so a regression there shows too.
 def fed_figures(site: BlogSite, mode: str = "default") -> dict[str, float]:
     """Article F1/P/R (mean over gold posts; another role scores as empty text) and role P/R of
     posts and list pages, for every HTML page of ``site.directory`` fed in path order into one
-    ``memory://`` store and block repetition and analysed with that store's snapshot, as
-    ``docs_articles`` does: no crawl, no server, the same figures on every run."""
+    ``memory://`` store, block repetition and term index (for the anchor precision index of the
+    links between fed pages) and analysed with that store's snapshot, as the crawl's extractor
+    does once the site is fed: no crawl, no server, the same figures on every run."""
     from wisdom_scrapy import open_store
     from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.extraction import TermIndex
     from wisdom_scrapy.feed import feed_model
     from wisdom_scrapy.mining.repetition import BlockRepetition
     from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
 
     base, host = "http://127.0.0.1:8000", "127.0.0.1:8000"
-    store, repetition, models = open_store("memory://"), BlockRepetition(), {}
+    store, repetition, terms, models = open_store("memory://"), BlockRepetition(), TermIndex(), {}
     for file in sorted(site.directory.rglob("*.html")):
         raw = file.read_bytes()
         if _REFRESH.search(decode_page(raw[:4096])):
@@ -327,13 +329,15 @@ def fed_figures(site: BlogSite, mode: str = "default") -> dict[str, float]:
         model = models[path] = PageModel.from_html(raw, base + path)
         feed_model(store, model, site=host)
         repetition.add(model.url, model)
+        terms.add(model.url, model.vocab)
     snapshot = store.snapshot(host)
     params = WisdomParams(min_pages=max(2, len(models))) if mode == "warm" else DEFAULT_PARAMS
     gold = site_gold(site)
     predicted, scores = {}, []
     for path, page in gold.items():
         analysis = analyze_page(None, base + path, model=models[path], snapshot=snapshot,
-                                params=params, repetition=repetition)  # fmt: skip
+                                target_terms=terms.get, params=params,
+                                repetition=repetition)  # fmt: skip
         predicted[path] = analysis.role
         if page.role == "article":
             text = analysis.article_text if analysis.role == "article" else ""
