@@ -388,12 +388,14 @@ def _pr(r: dict[str, float]) -> str:
 def table(results: dict[str, dict[str, Any]]) -> str:
     """One row per site: article F1 (P/R) of every extractor, roles, reach."""
     headers = ["site", "posts", "wisdom F1 (P/R)", "single-page", "trafilatura", "readability",
-               "post role P/R", "list role P/R", "posts reached on/off",
-               "lists reached on/off"]  # fmt: skip
+               "wisdom, emitted as articles", "post role P/R", "list role P/R",
+               "posts reached on/off", "lists reached on/off"]  # fmt: skip
     rows = []
     for name, r in results.items():
         a, reach = r["articles"], r["reach"]
+        emitted = a["wisdom, emitted as articles"]
         rows.append([name, r["posts"], *(_cell(a[e]) for e in EXTRACTORS),
+                     f"{_cell(emitted)} on {emitted['n']}",
                      _pr(r["roles"]["posts"]), _pr(r["roles"]["lists"]),
                      f"{reach['posts_on']}/{reach['posts_off']}",
                      f"{reach['lists_on']}/{reach['lists_off']}"])  # fmt: skip
