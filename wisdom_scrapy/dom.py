@@ -83,6 +83,7 @@ __all__ = [
     "HIDDEN_TAGS",
     "Link",
     "PageModel",
+    "looks_binary",
     "nearest_marked",
     "parse_html",
 ]
@@ -127,6 +128,32 @@ class Link(NamedTuple):
     url: str
     text: str
     node: int
+
+
+# Leading bytes of binary formats servers send as text/html (WHATWG MIME Sniffing §6, §7.1).
+_BINARY_SIGNATURES = (
+    b"%PDF-", b"%!PS-Adobe-", b"\x89PNG\r\n\x1a\n", b"GIF87a", b"GIF89a", b"\xff\xd8\xff",
+    b"PK\x03\x04", b"\x1f\x8b\x08", b"Rar!\x1a\x07", b"7z\xbc\xaf\x27\x1c", b"OggS\x00",
+    b"\x7fELF", b"\x00asm", b"wOFF", b"wOF2",
+)  # fmt: skip
+# WHATWG's "binary data bytes" (MIME Sniffing §3) as characters, NUL aside (parsers drop NULs).
+_CONTROL_CHARS = re.compile("[\x01-\x08\x0b\x0e-\x1a\x1c-\x1f]")
+_BINARY_SAMPLE = 4096  # characters looked at (after the NULs are dropped)
+
+
+def looks_binary(body: bytes, text: str | None = None) -> bool:
+    """True for a body that is no text document whatever its Content-Type says (a PDF, an
+    image, an archive or random bytes served as ``text/html``): it starts with the signature
+    of a binary format, or more than 1 % of its first 4,096 characters (``text``, the decoded
+    body, when given: UTF-16 text is no control characters; else the bytes) are control
+    characters no text holds. Random bytes hold about 10 % of them (26 byte values of 256),
+    text none but a stray one, so 1 % is ten times below the one and far above the other.
+    """
+    if body.lstrip(b"\t\n\x0c\r ")[:16].startswith(_BINARY_SIGNATURES):
+        return True
+    sample = (text if text is not None else body[: 4 * _BINARY_SAMPLE].decode("latin-1"))
+    sample = sample[: 4 * _BINARY_SAMPLE].replace("\x00", "")[:_BINARY_SAMPLE]
+    return len(_CONTROL_CHARS.findall(sample)) * 100 > len(sample)
 
 
 def parse_html(

@@ -19,7 +19,7 @@ from scrapy.http import HtmlResponse
 
 from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.cleaners import Cleaners
-from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.dom import PageModel, looks_binary
 from wisdom_scrapy.extraction import ExtractionParams, Extractor
 from wisdom_scrapy.feed import FeedResult, PageUpdate, RetryQueue
 from wisdom_scrapy.items import PageItem
@@ -121,8 +121,8 @@ class WisdomRuntime:
         The :class:`PageModel` is kept (weakly, with the response) for the analysis of the
         spider's output, so the page's terms are computed once.
 
-        Non-HTML, empty and oversized bodies are skipped and counted under
-        ``wisdom/skipped/<reason>``. A store failure is logged and counted under
+        Non-HTML (by type, or binary bytes whatever the type says), empty and oversized bodies
+        are skipped and counted under ``wisdom/skipped/<reason>``. A store failure is logged and counted under
         ``wisdom/store_errors``; the page's update (its counts and links) is kept and applied
         again after the next successful update, at idle and at close (``wisdom/store/retried``).
         Pages never stored are counted under ``wisdom/pages_lost`` and logged as errors.
@@ -137,6 +137,9 @@ class WisdomRuntime:
             return False
         if not response.body or response.body.isspace():  # no copy of a large body
             self.skip("empty")
+            return False
+        if looks_binary(response.body, response.text):  # a PDF, an image … sent as text/html
+            self.skip("not_html")
             return False
         try:
             root = response.selector.root

@@ -57,7 +57,8 @@ Body = bytes | Callable[[], bytes]
 PAGES: dict[str, tuple[str, Body, str]] = {
     "/empty.html": (HTML, b"", "skip:empty"),
     "/blank.html": (HTML, b"  \r\n\t \n ", "skip:empty"),
-    "/binary.html": (HTML, _binary, "item"),
+    "/binary.html": (HTML, _binary, "skip:not_html"),
+    "/pdf.html": (HTML, lambda: b"%PDF-1.7\n%\xb5\xed\xae\xfb\n" + _binary(), "skip:not_html"),
     "/nul.html": (HTML, b"\x00" * 4096 + _doc("<p>after the NULs</p>") + b"\x00\xff\xfe", "item"),
     "/bad-utf8.html": (HTML, _doc("<p>caf\xe9 na\xefve r\xe9sum\xe9</p>").replace(
         b"\xc3\xa9", b"\xe9").replace(b"\xc3\xaf", b"\xef"), "item"),
