@@ -38,7 +38,9 @@ if TYPE_CHECKING:
     from wisdom_scrapy.cleaners import Cleaners
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
-__all__ = ["ROLE_COLOURS", "ViewBlock", "page_view", "removed_mask", "render_page_view"]
+__all__ = [
+    "ROLE_COLOURS", "VIEW_MAX_CHARS", "ViewBlock", "page_view", "removed_mask", "render_page_view",
+]
 
 #: Outline colour of each block role (also the report's legend). Pure, saturated colours that
 #: page content rarely uses, so a screenshot test can count them.
@@ -68,6 +70,11 @@ _VOID_TAGS = frozenset({"br", "wbr", "hr"})
 _NO_LABEL_TAGS = frozenset({"table", "thead", "tbody", "tfoot", "tr"})
 
 _FIGURE_NAMES = (("cii", "CII"), ("api", "API"), ("sii", "SII"), ("entropy", "H"))
+
+#: Default bound on the rebuilt page's markup, in characters: the crawl's default
+#: ``WISDOM_MAX_PAGE_BYTES`` (the largest page it analyses). Outlines and labels make a view of
+#: many tiny blocks some 15 times its page; past the bound the view stops, and says so.
+VIEW_MAX_CHARS = 10 * 1024 * 1024
 
 _CSS = """
 body{font:15px/1.45 sans-serif;margin:0;color:#111;background:#fff}
@@ -239,8 +246,9 @@ def _text(text: str | None, removed: bool) -> str:
     return f'<span class="wx">{safe}</span>' if removed and text.strip() else safe
 
 
-def _body_html(analysis: PageAnalysis, blocks: Iterable[ViewBlock]) -> str:
-    """The page's body rebuilt from its elements (module docstring), blocks outlined."""
+def _body_html(analysis: PageAnalysis, blocks: Iterable[ViewBlock], max_chars: int) -> str:
+    """The page's body rebuilt from its elements (module docstring), blocks outlined; at most
+    about ``max_chars`` characters (then the open elements are closed and a note says so)."""
     model = analysis.model
     assert model is not None
     if model.n == 0 or model.root is None:
@@ -252,8 +260,18 @@ def _body_html(analysis: PageAnalysis, blocks: Iterable[ViewBlock]) -> str:
     stack: list[str | None] = []  # emitted closing tag per open element (None: nothing)
     parents_removed: list[bool] = []
     node = -1
+    size = 0  # characters in out[:checked]
+    checked = 0
     walker = etree.iterwalk(model.root, events=("start", "end", "comment", "pi"))
     for event, el in walker:
+        if len(out) - checked > 256:  # check the size now and then, not per piece
+            size += sum(map(len, out[checked:]))
+            checked = len(out)
+            if size > max_chars:
+                out.extend(reversed([tag for tag in stack if tag and tag.startswith("</")]))
+                out.append(f'<p class="wimg">[view truncated after {size:,} characters: '
+                           "the rest of the page is not shown]</p>")
+                break
         if event in ("comment", "pi"):
             out.append(_text(el.tail, bool(parents_removed and parents_removed[-1])))
             continue
@@ -307,9 +325,11 @@ def render_page_view(
     *,
     site: str = "",
     cleaner: str = "wisdom",
+    max_chars: int = VIEW_MAX_CHARS,
 ) -> str:
     """The annotated view of an analysed page (``analysis.model`` must be set): a complete,
-    self-contained HTML document. ``cleaner``: the cleaner whose removals are struck out."""
+    self-contained HTML document. ``cleaner``: the cleaner whose removals are struck out;
+    ``max_chars``: bound on the rebuilt page (:data:`VIEW_MAX_CHARS`)."""
     blocks = view_blocks(analysis, snapshot)
     counts: dict[str, int] = {}
     for b in blocks:
@@ -334,7 +354,7 @@ def render_page_view(
         "style-src 'unsafe-inline'\">"
         f"<title>wisdom view: {escape(analysis.title or analysis.url)}</title>"
         f"<style>{_CSS}</style></head><body>{head}"
-        f'<div class="wv-page">{_body_html(analysis, blocks)}</div></body></html>\n'
+        f'<div class="wv-page">{_body_html(analysis, blocks, max_chars)}</div></body></html>\n'
     )
 
 
@@ -348,6 +368,7 @@ def page_view(
     encoding: str | None = None,
     target_terms: Callable[[str], Collection[str] | None] | None = None,
     cleaners: Cleaners | None = None,
+    max_chars: int = VIEW_MAX_CHARS,
 ) -> str:
     """Analyse a page with its site's entropies from ``store`` and render its annotated view.
 
@@ -371,4 +392,4 @@ def page_view(
         None, url, store, site=site, model=model, snapshot=snapshot, target_terms=target_terms
     )
     cleaner = cleaners.name if cleaners is not None else "wisdom"
-    return render_page_view(analysis, snapshot, site=site, cleaner=cleaner)
+    return render_page_view(analysis, snapshot, site=site, cleaner=cleaner, max_chars=max_chars)
