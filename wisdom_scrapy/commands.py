@@ -18,10 +18,11 @@ from urllib.parse import urlsplit
 
 from scrapy.commands import ScrapyCommand, fetch
 from scrapy.exceptions import UsageError
-from scrapy.http import TextResponse
+from scrapy.http import HtmlResponse
 from scrapy.utils.conf import arglist_to_dict
 
 from wisdom_scrapy.cleaners import CLEANERS, Cleaners
+from wisdom_scrapy.dom import looks_binary
 from wisdom_scrapy.report import load_report_data, render_report, write_report
 from wisdom_scrapy.settings import SettingsError, WisdomSettings
 from wisdom_scrapy.store import StoreError, TermStore, open_store
@@ -51,11 +52,26 @@ def _wisdom_settings(command: ScrapyCommand) -> WisdomSettings:
 
 
 def _open(command: ScrapyCommand, opts: argparse.Namespace) -> TermStore:
+    """The store the command reads; never a new one (a command must not leave a store file
+    behind where there was none, e.g. after a typo in ``--store``)."""
     uri = opts.store or _wisdom_settings(command).store_uri
     try:
-        return open_store(uri)
+        return open_store(uri, create=False)
     except StoreError as exc:
         raise UsageError(f"--store / WISDOM_STORE_URI: {exc}", print_help=False) from exc
+
+
+def _not_a_page(body: bytes, text: str | None, limit: int) -> str:
+    """Why the crawl would skip this body instead of analysing it ("" when it would not):
+    ``wisdom-show`` refuses what the crawl skips rather than show it as a page. ``limit``:
+    ``WISDOM_MAX_PAGE_BYTES``."""
+    if len(body) > limit:
+        return f"is larger than WISDOM_MAX_PAGE_BYTES ({len(body):,} > {limit:,} bytes)"
+    if not body.strip():
+        return "is empty"
+    if looks_binary(body, text):
+        return "is not an HTML page (binary content)"
+    return ""
 
 
 def _sites(store: TermStore, wanted: list[str] | None) -> list[str]:
@@ -133,8 +149,11 @@ class ShowCommand(fetch.Command):
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
         super().process_options(args, opts)
         assert self.settings is not None
-        # the page is fetched to be shown, not learned from: keep wisdom_scrapy's components off
-        self.settings.set("WISDOM_ENABLED", False, priority="cmdline")
+        # the page is fetched to be shown, not learned from: keep wisdom_scrapy's components off,
+        # and nothing the project's crawls write (feeds, pipelines, job state) is opened
+        for name, value in (("WISDOM_ENABLED", False), ("FEEDS", {}), ("ITEM_PIPELINES", {}),
+                            ("JOBDIR", None)):
+            self.settings.set(name, value, priority="cmdline")
         if not (opts.loglevel or opts.nolog or "LOG_LEVEL" in dict(arglist_to_dict(opts.set))):
             # only errors: the crawl's INFO lines and the "Disabled …" notices are noise here
             self.settings.set("LOG_LEVEL", "ERROR", priority="cmdline")
@@ -146,7 +165,11 @@ class ShowCommand(fetch.Command):
         path = Path(target)
         if path.is_file():
             url = opts.url or path.resolve().as_uri()
-            self._show(path.read_bytes(), url, opts, encoding=opts.encoding)
+            body = path.read_bytes()
+            problem = _not_a_page(body, None, _wisdom_settings(self).max_page_bytes)
+            if problem:
+                raise UsageError(f"{target} {problem}; nothing written", print_help=False)
+            self._show(body, url, opts, encoding=opts.encoding)
             return
         if urlsplit(target).scheme not in ("http", "https", "file", "data"):
             raise UsageError(f"{target!r} is neither a file nor a URL", print_help=False)
@@ -158,10 +181,18 @@ class ShowCommand(fetch.Command):
             self.exitcode = 1
 
     def _print_response(self, response: Response, opts: argparse.Namespace) -> None:
-        if not isinstance(response, TextResponse):
-            print(f"error: {response.url} is not a text page", file=sys.stderr)
+        if response.status >= 400:
+            problem = f"answered HTTP {response.status}"
+        elif not isinstance(response, HtmlResponse):  # the crawl skips it too (not_html)
+            problem = "is not an HTML page"
+        else:
+            limit = _wisdom_settings(self).max_page_bytes
+            problem = _not_a_page(response.body, response.text, limit)
+        if problem:
+            print(f"error: {response.url} {problem}; nothing written", file=sys.stderr)
             self.exitcode = 1
             return
+        assert isinstance(response, HtmlResponse)
         self._show(response.body, response.url, opts, encoding=response.encoding)
 
     def _show(
@@ -188,7 +219,8 @@ class ShowCommand(fetch.Command):
                 opts.cleaner or ws.cleaner, store, sample_pages=ws.styletree_pages
             )
             html = page_view(
-                body, url, store, site=site, params=ws.wisdom, encoding=encoding, cleaners=cleaners
+                body, url, store, site=site, params=ws.wisdom, encoding=encoding,
+                cleaners=cleaners, max_chars=ws.max_page_bytes,
             )
         finally:
             store.close()

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import logging
+import tempfile
 import time
 import zlib
 from collections.abc import Iterable, Mapping
@@ -46,6 +47,7 @@ from scrapy import signals
 
 from wisdom_scrapy.items import ArticleItem, SitemapItem, SiteStructureItem, TocItem
 from wisdom_scrapy.runtime import WisdomRuntime
+from wisdom_scrapy.settings import SettingsError
 from wisdom_scrapy.store import StoreError, TermStore, redact_uri
 from wisdom_scrapy.svg import bars_svg, histogram_svg, structure_svg
 from wisdom_scrapy.view import ROLE_COLOURS, redundant_roots
@@ -362,6 +364,33 @@ def report_path(uri: str) -> Path:
     return Path(uri)
 
 
+def check_report_uri(uri: str) -> None:
+    """Raise :class:`SettingsError` now when the report cannot be written where ``uri`` says
+    (a crawl finds out at start, not after hours at close): the path is a folder, or a file
+    there cannot be opened for writing, or the nearest existing folder above it (the rest is
+    created at close) is not one or takes no new file. The check writes for real (a temporary
+    file): permission bits say nothing for root or a read-only mount."""
+    path = report_path(uri)
+    problem = ""
+    if path.is_dir():
+        problem = f"{path} is a folder"
+    elif path.exists():
+        try:
+            path.open("ab").close()  # no truncation
+        except OSError as exc:
+            problem = str(exc)
+    else:
+        folder = path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        try:
+            tempfile.TemporaryFile(dir=folder).close()
+        except OSError as exc:
+            problem = f"cannot create a file in {folder}: {exc}"
+    if problem:
+        raise SettingsError(f"WISDOM_REPORT_URI={uri!r} is not writable: {problem}")
+
+
 def write_report(uri: str, html: str) -> Path:
     """Write the report where ``uri`` says (folders created); returns the path."""
     path = report_path(uri)
@@ -384,6 +413,8 @@ class WisdomReportExtension:
         self.crawler = crawler
         self.runtime = runtime
         self.uri = runtime.settings.report_uri
+        if self.uri:
+            check_report_uri(self.uri)
         self.sites: dict[str, SiteReportData] = {}
         runtime.extractor.observers.append(self.on_analysis)
         crawler.signals.connect(self.on_item, signal=signals.item_scraped)

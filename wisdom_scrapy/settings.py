@@ -210,7 +210,9 @@ def _wisdom_params(settings: BaseSettings) -> WisdomParams:
         "WISDOM_TC_ARTICLE": _get(settings, "WISDOM_TC_ARTICLE", "float"),
         "WISDOM_MERGE": str(settings.get("WISDOM_MERGE", DEFAULTS["WISDOM_MERGE"])),
     }
-    warmup = settings.get("WISDOM_WARMUP_PAGES")
+    warmup = None
+    if settings.get("WISDOM_WARMUP_PAGES") is not None:  # validated alone: the error names it
+        warmup = _positive(settings, "WISDOM_WARMUP_PAGES", allow_zero=True)
     try:
         return WisdomParams(
             k=values["WISDOM_KMIB_K"],
@@ -218,7 +220,7 @@ def _wisdom_params(settings: BaseSettings) -> WisdomParams:
             tc_toc=values["WISDOM_TC_TOC"],
             tc_article=values["WISDOM_TC_ARTICLE"],
             merge=values["WISDOM_MERGE"],
-            min_pages=None if warmup is None else max(int(warmup), 2),
+            min_pages=None if warmup is None else max(warmup, 2),
         )
     except (TypeError, ValueError) as exc:
         shown = ", ".join(f"{k}={v!r}" for k, v in values.items())

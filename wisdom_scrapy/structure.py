@@ -192,7 +192,7 @@ def _unpack_strings(lengths: bytes, blob: bytes) -> list[str]:
     ends = np.cumsum(np.frombuffer(lengths, "<u4")).tolist()
     if (ends[-1] if ends else 0) != len(blob):
         raise ValueError("string section of the wrong size")
-    return [blob[a:b].decode() for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+    return [blob[a:b].decode() for a, b in zip([0, *ends][:-1], ends, strict=True)]
 
 
 def slot_hashes(model: PageModel, nodes: NDArray[np.integer[Any]]) -> NDArray[np.int64]:

@@ -25,13 +25,16 @@ __all__ = [
 ]
 
 
-def open_store(uri: str) -> TermStore:
+def open_store(uri: str, *, create: bool = True) -> TermStore:
     """Open the store a URI names, checking that it is usable now.
 
     ``memory://``; ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db`` (the
-    folder is created; ``?timeout=SECONDS``, default 30, bounds the wait for another process'
-    lock); ``redis://[:password@]host:port/db`` (``rediss://`` for TLS), optionally
-    with ``?prefix=NAME`` to keep several projects apart in one Redis database.
+    file's own folder is created when the folder above it exists — a missing path further up
+    is a typo, not a request for a tree of folders; ``?timeout=SECONDS``, default 30, bounds
+    the wait for another process' lock); ``redis://[:password@]host:port/db`` (``rediss://``
+    for TLS), optionally with ``?prefix=NAME`` to keep several projects apart in one Redis
+    database. With ``create=False`` (commands that only read) a SQLite file that does not
+    exist is an error instead of a new empty store.
     Raises :class:`StoreError` naming the (password-redacted) URI when it is not.
     """
     scheme = uri.split(":", 1)[0].lower() if ":" in uri else ""
@@ -42,7 +45,7 @@ def open_store(uri: str) -> TermStore:
     if scheme == "sqlite":
         from wisdom_scrapy.store.sqlite import SQLiteStore
 
-        return SQLiteStore(uri)
+        return SQLiteStore(uri, create=create)
     if scheme in ("redis", "rediss", "unix"):
         from wisdom_scrapy.store.redis import RedisStore
 

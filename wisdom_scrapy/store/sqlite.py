@@ -91,16 +91,18 @@ class SQLiteStore(TermStore):
     under ``wisdom/store_errors``).
     """
 
-    def __init__(self, uri: str, *, timeout: float = 30.0) -> None:
+    def __init__(self, uri: str, *, timeout: float = 30.0, create: bool = True) -> None:
         self.uri = uri
         self.path, uri_timeout = _parse_uri(uri)
         timeout = timeout if uri_timeout is None else uri_timeout
+        if not create and not Path(self.path).is_file():
+            raise StoreError(f"no SQLite store at {self.path!r} (nothing crawled into it yet?)")
         self._lock = threading.Lock()
         self._site_ids: dict[str, int] = {}
         self._term_ids: dict[int, dict[str, int]] = {}
         try:
             parent = Path(self.path).parent
-            parent.mkdir(parents=True, exist_ok=True)
+            parent.mkdir(exist_ok=True)  # its own folder only (open_store)
             self._db = sqlite3.connect(
                 self.path, timeout=timeout, isolation_level=None, check_same_thread=False
             )
