@@ -122,9 +122,10 @@ class WisdomRuntime:
         spider's output, so the page's terms are computed once.
 
         Non-HTML (by type, or binary bytes whatever the type says), empty and oversized bodies
-        are skipped and counted under ``wisdom/skipped/<reason>``. A store failure is logged and counted under
-        ``wisdom/store_errors``; the page's update (its counts and links) is kept and applied
-        again after the next successful update, at idle and at close (``wisdom/store/retried``).
+        are skipped and counted under ``wisdom/skipped/<reason>``. A store failure is logged and
+        counted under ``wisdom/store_errors``; the page's update (its counts and links) is kept
+        and applied again after the next successful update, at idle and at close
+        (``wisdom/store/retried``).
         Pages never stored are counted under ``wisdom/pages_lost`` and logged as errors.
         """
         if response.meta.get(LATE_ITEMS_META):
