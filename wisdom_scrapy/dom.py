@@ -70,7 +70,7 @@ from lxml import etree
 from lxml import html as lxml_html
 from w3lib.url import safe_url_string
 
-from wisdom_scrapy.text import _TOKEN_RE, extract_terms
+from wisdom_scrapy.text import _TOKEN_RE, extract_terms, is_overlong
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -81,6 +81,8 @@ __all__ = [
     "BLOCK_TAGS",
     "DUMMY_TAGS",
     "HIDDEN_TAGS",
+    "MAX_LINK_CHARS",
+    "PARSER_MAX_DEPTH",
     "Link",
     "PageModel",
     "looks_binary",
@@ -108,6 +110,13 @@ BLOCK_TAGS: frozenset[str] = frozenset(
 _SPACED_TAGS: frozenset[str] = frozenset({"td", "th", "option", "button", "input", "img"})
 _VERBATIM_TAGS: frozenset[str] = frozenset({"pre", "listing", "plaintext", "xmp"})
 _LINK_SCHEMES = ("http://", "https://")
+#: Longest link URL kept: Scrapy's default ``URLLENGTH_LIMIT`` (the old browsers' limit), so a
+#: link a crawl would refuse to follow is no out-link of the page either. Longer ones are
+#: dropped (:attr:`PageModel.overlong_links`; a crawl counts them).
+MAX_LINK_CHARS = 2083
+#: libxml2's nesting limit with ``huge_tree``: at this depth it ends the whole document (the
+#: deeper text and everything after it are lost). A tree that reaches it was cut there.
+PARSER_MAX_DEPTH = 2048
 
 # text_of event codes
 _SPACE, _LINE, _PARA, _PRE_START, _PRE_END = 1, 2, 3, 4, 5
@@ -255,6 +264,8 @@ class PageModel:
     _pos_tid: NDArray[np.int32]
     _hidden_all: NDArray[np.bool_]
     _el_pos: NDArray[np.intp]
+    _overlong_tokens: int
+    _overlong_links: int
 
     # ---------------------------------------------------------------- construction
 
@@ -536,6 +547,7 @@ class PageModel:
             joined = unicodedata.normalize("NFKC", "\x00".join(compress(pieces, non))).lower()
             words = joined.replace("\x00", " \x00 ").split()
             tokens += chain.from_iterable(map(_word_tokens, words))
+        self._overlong_tokens = 0
         if not tokens:
             return [], np.zeros(0, np.int32), np.zeros(n + 1, np.int64)
         distinct = dict.fromkeys(tokens)
@@ -553,6 +565,8 @@ class PageModel:
             ]
         )
         occ = occ[keep]
+        overlong = np.fromiter(map(is_overlong, distinct), bool, len(distinct))
+        self._overlong_tokens = int(overlong[occ].sum())
         occ_owner = self._piece_owner[occ_piece]
         order = np.lexsort((occ_piece, occ_owner))
         occ = occ[order]
@@ -599,6 +613,23 @@ class PageModel:
         stop = self.term_start[self.subtree_end[node] if subtree else node + 1]
         vocab = self.vocab
         return [vocab[t] for t in self.term_ids[start:stop].tolist()]
+
+    @property
+    def overlong_tokens(self) -> int:
+        """Word and number occurrences dropped for being longer than
+        :data:`~wisdom_scrapy.text.MAX_TERM_CHARS` (encoded blobs, not words)."""
+        self._terms  # noqa: B018  (computed with the terms)
+        return self._overlong_tokens
+
+    @property
+    def at_depth_limit(self) -> bool:
+        """True when the tree reaches :data:`PARSER_MAX_DEPTH`: the parser stopped there and
+        the page's deeper text, and all text after it, is missing. (A page nested exactly to
+        the limit, with nothing lost, looks the same: the tree cannot tell them apart.)"""
+        if self.n == 0 or self.root is None:
+            return False
+        above = sum(1 for _ in self.root.iterancestors())
+        return int(self.depth.max()) + above >= PARSER_MAX_DEPTH - 1
 
     def page_counts(self) -> Counter[str]:
         """Term frequencies of the whole visible page — what the term-entropy store adds.
@@ -903,7 +934,11 @@ class PageModel:
         origin = f"{parts.scheme}://{parts.netloc}"
         folder = origin + parts.path[: parts.path.rfind("/") + 1] if parts.path else origin + "/"
         out = []
+        self._overlong_links = 0
         for node, href in zip(self.anchor_nodes.tolist(), self._hrefs, strict=True):
+            if len(href) > MAX_LINK_CHARS and len(href.strip()) > MAX_LINK_CHARS:
+                self._overlong_links += 1
+                continue
             start = href.lstrip()[:8].lower()
             if start.startswith(_LINK_SCHEMES):
                 context = ""
@@ -914,9 +949,17 @@ class PageModel:
             else:
                 context = folder  # relative paths ("a.html", "../b/") need only the folder
             url = _resolve_link(context, href)
-            if url is not None:
+            if url is not None and len(url) > MAX_LINK_CHARS:  # grew by percent-encoding
+                self._overlong_links += 1
+            elif url is not None:
                 out.append(Link(url, self.anchor_text(node), node))
         return tuple(out)
+
+    @property
+    def overlong_links(self) -> int:
+        """``<a href>`` links dropped for being longer than :data:`MAX_LINK_CHARS`."""
+        self._links  # noqa: B018  (computed with the links)
+        return self._overlong_links
 
     def links(self) -> list[Link]:
         """Out-links in document order: ``Link(url, text, node)`` for every ``<a href>`` whose
@@ -924,7 +967,8 @@ class PageModel:
         the URL made safe (percent-encoded) as Scrapy does for requests.
 
         Skipped (but still anchors for ALEN and ``n_anchors``): fragment-only and empty hrefs
-        (in-page navigation), and every other scheme (javascript:, mailto:, tel:, data:, …).
+        (in-page navigation), every other scheme (javascript:, mailto:, tel:, data:, …), and
+        URLs longer than :data:`MAX_LINK_CHARS` (counted: :attr:`overlong_links`).
         """
         return list(self._links)
 

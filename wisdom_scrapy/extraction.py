@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator
 from collections.abc import Set as AbstractSet
@@ -142,13 +143,30 @@ def _block_dict(block: Any) -> dict[str, Any]:
     return {"kind": block.kind, "path": block.path, **_figures(getattr(block, "figures", {}))}
 
 
+# Characters XML 1.0 forbids (C0 controls but tab and newlines, U+FFFE/U+FFFF): a page may
+# hold a stray one, and in an item it would make Scrapy's XML feed unreadable.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _xml_safe(value: Any) -> Any:
+    """``value`` (strings, lists and dicts of them) without the characters XML forbids."""
+    if isinstance(value, str):
+        return _NOT_XML.sub("", value) if _NOT_XML.search(value) else value
+    if isinstance(value, list):
+        return [_xml_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _xml_safe(v) for k, v in value.items()}
+    return value
+
+
 def items_from_analysis(
     analysis: PageAnalysis,
     url: str,
     model: PageModel,
     snapshot: EntropySnapshot | None,
 ) -> ArticleItem | TocItem | PageItem:
-    """The item for one analysed page: ArticleItem, TocItem, or a PageItem with role "other"."""
+    """The item for one analysed page: ArticleItem, TocItem, or a PageItem with role "other";
+    its text holds no character XML forbids (:func:`_xml_safe`)."""
     blocks = [_block_dict(b) for b in analysis.blocks]
     entropy = _figures(analysis.figures)
     if snapshot is not None:
@@ -157,10 +175,10 @@ def items_from_analysis(
     if analysis.role == "article":
         return ArticleItem(
             url=url,
-            title=analysis.title,
-            text=analysis.article_text,
-            html=analysis.article_html,
-            metadata=list(analysis.metadata),
+            title=_xml_safe(analysis.title),
+            text=_xml_safe(analysis.article_text),
+            html=_xml_safe(analysis.article_html),
+            metadata=_xml_safe(list(analysis.metadata)),
             blocks=blocks,
             entropy=entropy,
             single_page=analysis.single_page,
@@ -169,13 +187,13 @@ def items_from_analysis(
     if analysis.role == "toc":
         return TocItem(
             url=url,
-            title=analysis.title,
-            links=_toc_links(analysis, model, snapshot),
+            title=_xml_safe(analysis.title),
+            links=_xml_safe(_toc_links(analysis, model, snapshot)),
             blocks=blocks,
             entropy=entropy,
             single_page=analysis.single_page,
         )
-    return PageItem(url=url, title=analysis.title, role="other")
+    return PageItem(url=url, title=_xml_safe(analysis.title), role="other")
 
 
 def _toc_links(

@@ -19,13 +19,14 @@ from scrapy.http import HtmlResponse
 
 from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.cleaners import Cleaners
-from wisdom_scrapy.dom import PageModel, looks_binary
+from wisdom_scrapy.dom import MAX_LINK_CHARS, PARSER_MAX_DEPTH, PageModel, looks_binary
 from wisdom_scrapy.extraction import ExtractionParams, Extractor
 from wisdom_scrapy.feed import FeedResult, PageUpdate, RetryQueue
 from wisdom_scrapy.items import PageItem
 from wisdom_scrapy.resume import PendingPages
 from wisdom_scrapy.settings import WisdomSettings
 from wisdom_scrapy.store import StoreError, TermStore, open_store, redact_uri
+from wisdom_scrapy.text import MAX_TERM_CHARS
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -63,6 +64,7 @@ class WisdomRuntime:
         self.fed_sites: Counter[str] = Counter()  # pages fed per site (progress, report)
         self.retry_queue = RetryQueue()  # page updates the store refused, retried later
         self._late_request_pending = False
+        self._losses_logged: set[str] = set()  # kinds of page losses logged (once each)
         params = ExtractionParams(
             warmup_pages=self.settings.warmup_pages,
             toc_targets_ratio=self.settings.toc_targets_ratio,
@@ -156,6 +158,7 @@ class WisdomRuntime:
         site = self.site_of(response.url)
         self.fed_sites[site] += 1
         update = PageUpdate.of(model, site)
+        self._count_losses(model)
         try:
             result = update.apply(self.store)
         except StoreError as exc:
@@ -175,6 +178,27 @@ class WisdomRuntime:
         self.ready.extend(self.extractor.page_fetched(site, response.url, model))
         self.sync_pending()
         return changed
+
+    def _count_losses(self, model: PageModel) -> None:
+        """Count what the model of a hostile page had to leave out, and log each kind of loss
+        the first time it happens (a crawl of such a site would otherwise log it per page)."""
+        losses = (
+            ("wisdom/truncated/too_deep", int(model.at_depth_limit),
+             f"nests {PARSER_MAX_DEPTH} elements deep: the parser stopped there, so the text "
+             "below and after that point is missing"),
+            ("wisdom/dropped/long_terms", model.overlong_tokens,
+             f"holds words longer than {MAX_TERM_CHARS} characters: not counted as terms"),
+            ("wisdom/dropped/long_links", model.overlong_links,
+             f"holds links longer than {MAX_LINK_CHARS} characters: not kept as links"),
+        )  # fmt: skip
+        for stat, n, what in losses:
+            if not n:
+                continue
+            self.inc(stat, n)
+            if stat not in self._losses_logged:
+                self._losses_logged.add(stat)
+                logger.warning("wisdom_scrapy: %s %s (%d; further pages are only counted, "
+                               "under %s)", model.url, what, n, stat)
 
     def _stored(self, result: FeedResult) -> bool:
         self.inc("wisdom/pages_fed" if result.changed else "wisdom/pages_unchanged")

@@ -11,6 +11,7 @@ A *term* is what the entropy store counts: a Unicode-normalised, lower-cased key
 * Numbers (runs of digits) are dropped unless ``keep_numbers`` is set: WISDOM §4.4 reports that
   numbers get high weights from entropy (dates, ids and counters are unique to a page) and add
   noise. Tokens mixing letters and digits ("python3", "utf8") are kept as they are, unstemmed.
+* Words and numbers longer than :data:`MAX_TERM_CHARS` (64) are dropped: encoded blobs.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["count_terms", "extract_terms", "is_stop_word"]
+__all__ = ["MAX_TERM_CHARS", "count_terms", "extract_terms", "is_overlong", "is_stop_word"]
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # A run of Han characters, or a run of word characters that are neither Han nor "_".
@@ -38,6 +39,23 @@ def _load_words(name: str) -> frozenset[str]:
     return frozenset(
         line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
     )
+
+
+#: Longest word or number kept as a term. Dictionary words of the languages these rules serve
+#: stay well below it (long German compounds run to some 60 letters); what is longer is an
+#: encoded blob (base64, hex run together, a minified identifier) that occurs once, says nothing
+#: about the site and only swells the store. Longer tokens are dropped (a crawl counts them).
+MAX_TERM_CHARS = 64
+
+
+def is_overlong(token: str) -> bool:
+    """True for a word or number token longer than :data:`MAX_TERM_CHARS`; a Han run is
+    never one (jieba cuts it into words)."""
+    return len(token) > MAX_TERM_CHARS and not _is_han(token[0])
+
+
+def _is_han(char: str) -> bool:
+    return "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff"
 
 
 _STOP_EN = _load_words("stopwords_en.txt")
@@ -66,7 +84,7 @@ def _word_term(word: str) -> str | None:
 
     Cached: a site repeats its vocabulary on every page, so stemming runs once per word.
     """
-    if word in _STOP_EN:
+    if word in _STOP_EN or len(word) > MAX_TERM_CHARS:
         return None
     if not word.isalpha():  # letters mixed with digits: an identifier, keep as it is
         return word
@@ -109,11 +127,10 @@ def extract_terms(text: str, keep_numbers: bool = False) -> list[str]:
     text = text.lower()
     terms: list[str] = []
     for token in _TOKEN_RE.findall(text):
-        first = token[0]
-        if "\u3400" <= first <= "\u9fff" or "\uf900" <= first <= "\ufaff":
+        if _is_han(token[0]):
             terms.extend(_segment_han(token))
         elif token.isdigit():
-            if keep_numbers:
+            if keep_numbers and len(token) <= MAX_TERM_CHARS:
                 terms.append(token)
         else:
             term = _word_term(token)
@@ -134,12 +151,11 @@ def count_terms(texts: Iterable[str], keep_numbers: bool = False) -> Counter[str
     tokens = Counter(_TOKEN_RE.findall(text.lower()))
     counts: Counter[str] = Counter()
     for token, n in tokens.items():
-        first = token[0]
-        if "\u3400" <= first <= "\u9fff" or "\uf900" <= first <= "\ufaff":
+        if _is_han(token[0]):
             for term in _segment_han(token):
                 counts[term] += n
         elif token.isdigit():
-            if keep_numbers:
+            if keep_numbers and len(token) <= MAX_TERM_CHARS:
                 counts[token] += n
         else:
             stem = _word_term(token)

@@ -101,8 +101,11 @@ class DemoSpider(scrapy.Spider):
         yield PageItem(url=response.url, title=page_title(response))
         host = urlsplit(self.base_url).netloc
         for href in response.css("a::attr(href)").getall():
-            url = response.urljoin(href.strip())
-            parts = urlsplit(url)
+            try:
+                parts = urlsplit(response.urljoin(href.strip()))
+            except ValueError:  # a malformed href (http://[zz/): skip it, not the page's links
+                continue
+            url = parts.geturl()
             if parts.scheme == "http" and parts.netloc == host:
                 yield response.follow(url, callback=self.parse)
 

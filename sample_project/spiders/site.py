@@ -33,13 +33,14 @@ _SKIPPED_EXTENSIONS = frozenset("." + ext for ext in IGNORED_EXTENSIONS)
 
 def site_key(url: str) -> tuple[str, int | None] | None:
     """``(host, port)`` of an http(s) URL, ``None`` for other schemes. A scheme's default port
-    is ``None``, so ``http://h/`` and ``https://h/`` are one site and ``http://h:8000/`` another."""
-    parts = urlsplit(url)
-    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
-        return None
+    is ``None``, so ``http://h/`` and ``https://h/`` are one site and ``http://h:8000/`` another.
+    A malformed URL (``http://[zz/``: an invalid IPv6 host, a bad port) is ``None`` too."""
     try:
+        parts = urlsplit(url)
         port = parts.port
     except ValueError:
+        return None
+    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
         return None
     if port == _DEFAULT_PORTS[parts.scheme]:
         port = None
@@ -105,8 +106,11 @@ class SiteSpider(scrapy.Spider):
     def follow_links(self, response: HtmlResponse, hrefs: Iterable[str]
                      ) -> Iterator[scrapy.Request]:
         for href in hrefs:
-            url = response.urljoin(href.strip())
-            if not self.is_allowed(url):
+            try:  # a malformed href (http://[zz/) costs that link, not the page's other links
+                url = response.urljoin(href.strip())
+            except ValueError:
+                continue
+            if not self.is_allowed(url):  # malformed URLs have no site: never allowed
                 continue
             ext = posixpath.splitext(urlsplit(url).path)[1].lower()
             if ext in _SKIPPED_EXTENSIONS:

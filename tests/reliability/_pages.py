@@ -47,6 +47,15 @@ def _huge() -> bytes:  # 50 MB of text: above WISDOM_MAX_PAGE_BYTES (10 MiB)
     return head + line * ((BIG_BODY_BYTES - len(head)) // len(line) + 1)
 
 
+def _long_token() -> bytes:  # one 5 MB "word" among ordinary ones
+    return _doc(f"<p>ordinary words before {'q' * 5_000_000} and ordinary words after</p>")
+
+
+def _long_href() -> bytes:  # one 5 MB link among ordinary ones
+    return _doc(f'<p>a page of links</p><a href="/{"h" * 5_000_000}">huge</a> '
+                '<a href="/index.html">home</a>')
+
+
 def _attributes() -> bytes:  # one element with 10^4 attributes, long attribute values
     attrs = " ".join(f'data-a{i}="{"v" * 50}"' for i in range(10_000))
     return _doc(f'<div {attrs}><a href="/index.html" title="{"t" * 100_000}">home</a></div>')
@@ -91,6 +100,25 @@ PAGES: dict[str, tuple[str, Body, str]] = {
                              "<a href='/index.html'><text>svg link</text></a></svg>"
                              "<math><mi>x</mi></math><?php echo 1 ?>"), "item"),
     "/huge.html": (HTML, _huge, "skip:too_large"),
+    "/long-token.html": (HTML, _long_token, "item"),
+    "/long-href.html": (HTML, _long_href, "item"),
+    "/bad-ipv6.html": (HTML, _doc('<p>a malformed link first</p><a href="http://[zz/">bad</a> '
+                                  '<a href="/after-ipv6.html">the next page</a>'), "item"),
+    "/control-chars.html": (HTML, _doc("<p>terminal \x1b[31mred\x1b[0m output, a form feed \x0c"
+                                       " and a bell \x07 in the middle of the text</p>"), "item"),
+}
+
+#: Pages no index links to: reached only through a hostile page (a link after a malformed one).
+LINKED_ONLY: dict[str, tuple[str, Body, str]] = {
+    "/after-ipv6.html": (HTML, _doc("<p>reached past a malformed link</p>"), "item"),
+}
+
+#: What the model of a hostile page leaves out, counted per page (``wisdom/<stat>``).
+LOSSES: dict[str, str] = {
+    "/deep.html": "truncated/too_deep",
+    "/deep-unclosed.html": "truncated/too_deep",
+    "/long-token.html": "dropped/long_terms",
+    "/long-href.html": "dropped/long_links",
 }
 
 
