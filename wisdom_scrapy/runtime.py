@@ -14,6 +14,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
+from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse
 
@@ -132,6 +133,9 @@ class WisdomRuntime:
         """
         if response.meta.get(LATE_ITEMS_META):
             return False
+        if self._redirected_offsite(response):
+            self.skip("offsite")
+            return False
         if not isinstance(response, HtmlResponse):
             self.skip("not_html")
             return False
@@ -178,6 +182,21 @@ class WisdomRuntime:
         self.ready.extend(self.extractor.page_fetched(site, response.url, model))
         self.sync_pending()
         return changed
+
+    def _redirected_offsite(self, response: Response) -> bool:
+        """True for a response that a redirect (HTTP 3xx or ``<meta refresh>``) took to a URL
+        the crawl's offsite policy refuses: Scrapy's ``OffsiteMiddleware`` (the spider's
+        ``allowed_domains``, or a subclass' ``should_follow``), applied to the final URL. A
+        redirected request keeps ``dont_filter`` (a start URL's, for one), so such a page
+        reaches the spider although the crawl keeps to its sites; the store must not learn it
+        as a page of another site. A page requested at its own URL was asked for: it is fed."""
+        spider, engine = self.crawler.spider, self.crawler.engine
+        if not response.meta.get("redirect_urls") or spider is None or engine is None:
+            return False
+        for middleware in engine.downloader.middleware.middlewares:
+            if isinstance(middleware, OffsiteMiddleware):
+                return not middleware.should_follow(Request(response.url), spider)
+        return False  # the project turned offsite filtering off
 
     def _count_losses(self, model: PageModel) -> None:
         """Count what the model of a hostile page had to leave out, and log each kind of loss

@@ -9,6 +9,11 @@ The crawl stays on the hosts of the start URLs, compared by host *and* port (two
 127.0.0.1 are two sites), follows every ``<a href>`` it finds there (skipping links to obvious
 binary files), and yields a :class:`~wisdom_scrapy.items.PageItem` per HTML page; non-HTML
 responses are skipped. With the wisdom_scrapy add-on enabled, the add-on focuses this crawl.
+
+The host rule is the crawl's offsite policy (:class:`SiteOffsiteMiddleware` in place of
+Scrapy's ``OffsiteMiddleware``), so it also stops a redirect or a ``<meta refresh>`` to another
+site before the page is downloaded, and wisdom_scrapy's feed, which applies the crawl's offsite
+policy to where a redirect landed, learns no page of another site.
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import scrapy
+from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
 from scrapy.http import HtmlResponse, Response
 from scrapy.linkextractors import IGNORED_EXTENSIONS
+from scrapy.settings import BaseSettings
 
 from wisdom_scrapy.items import PageItem
 
-__all__ = ["SiteSpider", "page_title", "site_key"]
+__all__ = ["SiteOffsiteMiddleware", "SiteSpider", "page_title", "site_key"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _SKIPPED_EXTENSIONS = frozenset("." + ext for ext in IGNORED_EXTENSIONS)
@@ -62,10 +69,30 @@ def _read_url_file(path: str) -> list[str]:
     return [u for u in urls if u]
 
 
+class SiteOffsiteMiddleware(OffsiteMiddleware):
+    """Scrapy's offsite filter with the spider's own rule, ``spider.is_allowed(url)`` (the
+    start URLs' hosts and ports), for spiders that have one; ``allowed_domains`` otherwise."""
+
+    def should_follow(self, request: scrapy.Request, spider: scrapy.Spider) -> bool:
+        is_allowed = getattr(spider, "is_allowed", None)
+        if is_allowed is None:
+            return super().should_follow(request, spider)
+        return bool(is_allowed(request.url))
+
+
 class SiteSpider(scrapy.Spider):
     """Plain crawl of the sites of the start URLs; see the module docstring."""
 
     name = "site"
+
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        super().update_settings(settings)
+        # the host rule filters every request, redirects and <meta refresh> included (at the
+        # spider's priority, as custom_settings would: the project's own entries are kept)
+        middlewares = settings.getdict("DOWNLOADER_MIDDLEWARES")
+        middlewares.update({OffsiteMiddleware: None, SiteOffsiteMiddleware: 50})
+        settings.set("DOWNLOADER_MIDDLEWARES", middlewares, priority="spider")
 
     def __init__(self, url: str | None = None, urls: str | None = None, *args: Any,
                  **kwargs: Any):

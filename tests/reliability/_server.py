@@ -11,12 +11,23 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-#: A page: (content type header, body) or a callable producing the body (large pages).
-Page = tuple[str, bytes | Callable[[], bytes]]
+
+@dataclass(frozen=True)
+class Redirect:
+    """An HTTP redirect answer: ``status`` with ``Location: location``."""
+
+    location: str
+    status: int = 302
+
+
+#: A page: (content type header, body) or a callable producing the body (large pages), or a
+#: redirect.
+Page = tuple[str, bytes | Callable[[], bytes]] | Redirect
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -31,8 +42,10 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         self.requested.append(path)
         page = self.pages.get(path)
-        if page is None:
-            self.send_response(404)
+        if page is None or isinstance(page, Redirect):
+            self.send_response(404 if page is None else page.status)
+            if page is not None:
+                self.send_header("Location", page.location)
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
@@ -53,16 +66,18 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def serve_pages(pages: dict[str, Page]) -> Iterator[tuple[str, list[str]]]:
-    """Serve ``pages`` (path -> page) on 127.0.0.1; yields (base URL, list of requested paths)."""
+def serve_pages(pages: dict[str, Page], host: str = "127.0.0.1"
+                ) -> Iterator[tuple[str, list[str]]]:
+    """Serve ``pages`` (path -> page; the dict may change while served) on ``host`` (any
+    127.x.y.z: a second local host); yields (base URL, list of requested paths)."""
     requested: list[str] = []
     handler = type("Handler", (_Handler,), {"pages": pages, "requested": requested})
-    server = _Server(("127.0.0.1", 0), handler)
+    server = _Server((host, 0), handler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                               daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_port}/", requested
+        yield f"http://{host}:{server.server_port}/", requested
     finally:
         server.shutdown()
         server.server_close()
