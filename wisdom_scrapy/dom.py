@@ -24,6 +24,14 @@ How it is built (why it is fast)
     instructions take part in this walk (they are children in lxml), then are dropped from the
     node arrays; their tails, which are real text of the parent, are kept.
 
+Paragraphs as a browser closes them
+    libxml2 leaves a block that starts inside an open ``<p>`` nested in it when the block is an
+    HTML5 one (``<p>text<figure>…``, the code listings of Markdown renderers that omit
+    ``</p>``) or opens below an inline element (``<p><span><h5>…``); a browser ends the
+    paragraph there. :meth:`PageModel.from_tree` models such a page from a copy reshaped by
+    HTML's rule (:func:`_close_paragraphs`), so no miner sees a listing inside a paragraph;
+    the caller's tree is left as it is. Pages without the pattern cost one vectorised check.
+
 Text and lengths (WISDOM §3.1)
     A node's *own text* is its ``.text`` plus the tails of its children. A length is the number of
     non-whitespace characters. WISDOM only says "length of the text"; counting characters after
@@ -83,6 +91,7 @@ __all__ = [
     "HIDDEN_TAGS",
     "MAX_LINK_CHARS",
     "PARSER_MAX_DEPTH",
+    "VERBATIM_TAGS",
     "Link",
     "PageModel",
     "looks_binary",
@@ -108,7 +117,25 @@ BLOCK_TAGS: frozenset[str] = frozenset(
 )  # fmt: skip
 #: Elements separated from their neighbours by a space in :meth:`PageModel.text_of` (cells).
 _SPACED_TAGS: frozenset[str] = frozenset({"td", "th", "option", "button", "input", "img"})
-_VERBATIM_TAGS: frozenset[str] = frozenset({"pre", "listing", "plaintext", "xmp"})
+#: Elements whose text keeps its lines (:meth:`PageModel.text_of`): one listing, not paragraphs.
+VERBATIM_TAGS: frozenset[str] = frozenset({"pre", "listing", "plaintext", "xmp"})
+#: Start tags that close an open ``<p>`` in HTML's tree construction ("in body" insertion mode).
+#: libxml2 knows only the HTML 4 ones, and only when the ``<p>`` is the current node, so it
+#: leaves ``<p>text<figure>…`` or ``<p><span><h5>…`` nested where a browser ends the paragraph.
+_CLOSES_P: frozenset[str] = frozenset(
+    {
+        "address", "article", "aside", "blockquote", "center", "dd", "details", "dialog", "dir",
+        "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2",
+        "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "li", "listing", "main", "menu", "nav",
+        "ol", "p", "plaintext", "pre", "search", "section", "summary", "table", "ul", "xmp",
+    }
+)  # fmt: skip
+#: Elements that end the "button scope" in which such a start tag finds the open ``<p>`` (and
+#: foreign content, where HTML's start tags do not apply).
+_P_SCOPE: frozenset[str] = frozenset(
+    {"applet", "button", "caption", "html", "marquee", "object", "table", "td", "th", "template",
+     "svg", "math"}
+)  # fmt: skip
 _LINK_SCHEMES = ("http://", "https://")
 #: Longest link URL kept: Scrapy's default ``URLLENGTH_LIMIT`` (the old browsers' limit), so a
 #: link a crawl would refuse to follow is no out-link of the page either. Longer ones are
@@ -297,17 +324,41 @@ class PageModel:
 
         The tree is referenced, not copied: do not modify it while the model is in use
         (:meth:`text_of`, :meth:`html_of`, :meth:`links` and :meth:`element` read it lazily).
+        Only a page with a block inside a paragraph is copied and reshaped first (module
+        docstring); :meth:`element` then returns the copy's elements.
         ``url`` is the page URL links are resolved against (with the document's ``<base href>``).
         """
         if isinstance(root, etree._ElementTree):
             root = root.getroot()
         if root is None or not isinstance(root.tag, str):
             return cls.empty(url, keep_numbers=keep_numbers)
+        model = cls._from_element(root, url, keep_numbers)
+        if model._block_in_paragraph():
+            # model the page as a browser builds it, from a copy: the caller's tree stays as is
+            base_url = model.base_url
+            shaped = copy.deepcopy(root)
+            if _close_paragraphs(shaped):
+                model = cls._from_element(shaped, url, keep_numbers)
+                model.base_url = base_url  # the copy has no document around it (<base href>)
+        return model
+
+    @classmethod
+    def _from_element(cls, root: etree._Element, url: str, keep_numbers: bool) -> PageModel:
         nodes, plain = _all_nodes(root)
         model = cls._build(nodes, url, keep_numbers)
         if plain:  # let the plain proxies go: element() re-creates the tree's own ones lazily
             model._node_list = None
         return model
+
+    def _block_in_paragraph(self) -> bool:
+        """Whether some ``<p>`` holds an element that would have closed it in a browser."""
+        p = self._tag_code.get("p")
+        closers = [self._tag_code[t] for t in _CLOSES_P if t in self._tag_code]
+        if p is None or not closers:
+            return False
+        paras = np.flatnonzero(self.tag_id == p)
+        inside = _range_mask(paras + 1, self.subtree_end[paras], self.n)
+        return bool((inside & np.isin(self.tag_id, closers)).any())
 
     @classmethod
     def _build(cls, nodes: list[etree._Element], url: str, keep_numbers: bool) -> PageModel:
@@ -1110,6 +1161,61 @@ def _all_nodes(root: etree._Element) -> tuple[list[etree._Element], bool]:
     return list(root.iter()), False
 
 
+def _close_paragraphs(root: etree._Element) -> bool:
+    """Reshape ``root``'s tree as HTML's parsing rules build it: a ``<p>`` ends where a block
+    start tag (``_CLOSES_P``) opens inside it, and that block and everything after it up to
+    the ``</p>`` follow the paragraph as its siblings, in document order. True if anything
+    moved. (A browser also re-opens inline formatting elements cut by the close, and an
+    orphan ``</p>`` makes an empty paragraph; neither carries text, so neither is modelled.)
+    """
+    changed = False
+    for p in list(root.iter("p")):
+        if p.getparent() is None:
+            continue  # the model's root: nothing to put its blocks beside
+        block = _first_closer(p)
+        if block is not None:
+            _move_after(p, block)
+            changed = True
+    return changed
+
+
+def _first_closer(p: etree._Element) -> etree._Element | None:
+    """The first descendant of ``p`` whose start tag would close it (None if there is none)."""
+    for el in p.iterdescendants():
+        if not isinstance(el.tag, str) or el.tag not in _CLOSES_P:
+            continue
+        up = el.getparent()
+        while up is not p and up is not None and up.tag not in _P_SCOPE:
+            up = up.getparent()
+        if up is p:
+            return el
+    return None
+
+
+def _move_after(p: etree._Element, block: etree._Element) -> None:
+    """Move ``block``, its following siblings and those of each ancestor up to ``p`` (with the
+    text between them) out of ``p``, right after it."""
+    items: list[etree._Element | str] = []
+    node, first = block, True
+    while node is not p:
+        parent = node.getparent()
+        at = parent.index(node)
+        if not first and node.tail:
+            items.append(node.tail)
+            node.tail = None
+        items.extend(parent[at if first else at + 1 :])
+        node, first = parent, False
+    tail, p.tail = p.tail, None
+    prev = p
+    for item in items:
+        if isinstance(item, str):
+            prev.tail = (prev.tail or "") + item
+        else:
+            prev.addnext(item)  # the element's tail moves with it
+            prev = item
+    prev.tail = (prev.tail or "") + (tail or "") or None
+
+
 def nearest_marked(marked: NDArray[np.bool_], parent: NDArray[np.integer]) -> NDArray[np.int64]:
     """For every node, its nearest ancestor-or-self with ``marked`` (a root is its own answer).
 
@@ -1136,7 +1242,7 @@ def _local_name(tag: str) -> str:
 
 
 def _tag_kind(name: str) -> int:
-    if name in _VERBATIM_TAGS:
+    if name in VERBATIM_TAGS:
         return _PRE_START
     if name in BLOCK_TAGS:
         return _PARA
