@@ -602,3 +602,21 @@ def test_generated_pages_never_break(html: str) -> None:
     text = article.text(model)
     assert isinstance(text, str)
     assert len("".join(text.split())) <= model.tlen[0]
+
+
+def test_code_listing_does_not_outweigh_the_prose_around_it() -> None:
+    # a highlighted listing (one span per line, as Hexo/Hugo/Prism write it), nested in the
+    # paragraph that introduces it (no </p>), holds most of the text: its evenly long lines
+    # are not paragraphs, so the body is the post, not the listing
+    lines = "".join(
+        f'<span class="line"><span class="k">let</span> total{i} = sum(rows{i}, '
+        f"{{ limit: {i} }});</span><br>"
+        for i in range(150)
+    )
+    listing = (f'<figure class="highlight js"><table><tr><td class="code"><pre>{lines}</pre>'
+               "</td></tr></table></figure>")  # fmt: skip
+    inner = f"<p>The totals are computed like this:<br>{listing}</p>PARAGRAPHS"
+    text = extract(article_page(inner))
+    assert_only_paragraphs(text)
+    assert "total149 = sum(rows149, { limit: 149 });" in text
+    assert "The totals are computed like this:" in text

@@ -29,11 +29,12 @@ The algorithm
     3. **Body.** WISDOM's information coverage tree aggregates v bottom-up (one prefix sum):
        V(N) = Σ v over T(N). The body maximises V(N) · (1 − ALEN_A/TLEN_A) · (1 + 0.2·SII),
        with SII the entropy of the children's CLEN_A (WISDOM §3.1.3: an article spreads its
-       text over many similar paragraph children), × 1.5 for schema.org's
-       ``itemprop="articleBody"``; a heading alone is never the body. Among the best node's
-       descendants scoring within 2 % of it, the deepest is taken: an ancestor that adds
-       nothing is not more of an article. No node with a positive score: no article (None),
-       e.g. an index page of link lists.
+       text over many similar paragraph children; 0 in a ``pre`` listing, whose evenly long
+       lines are no paragraphs and would let a long listing outscore its post), × 1.5 for
+       schema.org's ``itemprop="articleBody"``; a heading alone is never the body. Among the
+       best node's descendants scoring within 2 % of it, the deepest is taken: an ancestor
+       that adds nothing is not more of an article. No node with a positive score: no article
+       (None), e.g. an index page of link lists.
     4. **Exclusion.** Inside the body: marked boilerplate subtrees (2.), link lists (anchor text
        ≥ half of the text, ≥ 2 links), net-negative containers with links and no prose, teaser
        items that hold less than half of the body's prose, and the ``h1`` (the title is
@@ -62,7 +63,7 @@ import numpy as np
 from lxml import etree
 from lxml import html as lxml_html
 
-from wisdom_scrapy.dom import BLOCK_TAGS, nearest_marked
+from wisdom_scrapy.dom import BLOCK_TAGS, VERBATIM_TAGS, nearest_marked
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -636,6 +637,10 @@ def single_page_article(
     link_density = np.divide(model.alen, tlen, out=np.zeros(n), where=tlen > 0)
     keep_child = ~model.dummy
     sii = _sii(model, model.clen.astype(np.float64), keep_child)
+    # a listing's lines (the spans of highlighted code) are one block, not evenly spread
+    # paragraphs: no SII there, or a long listing outscores the article around it
+    verbatim = np.flatnonzero(_tag_table(model, VERBATIM_TAGS))
+    sii[_range_mask(verbatim, model.subtree_end[verbatim], n)] = 0.0
     score = V * (1.0 - link_density) * (1.0 + p.sii_weight * sii)
     score[(cues & _BODY) > 0] *= p.body_bonus
     score[
