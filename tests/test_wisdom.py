@@ -377,6 +377,37 @@ def test_merge_and_condense_directly(news_site) -> None:
     assert not condense(model, [body], np.ones(model.n, dtype=bool))[ad]
 
 
+def test_siblings_without_terms_are_no_evidence_for_merging() -> None:
+    """Line numbers beside a listing and the symbol spans of highlighted code hold no term:
+    they neither stop the block's expansion nor get dropped from it (defect: a post shrank
+    to its code listing, and ``initialize(info = {})`` lost its symbols)."""
+    code = "\n".join(f"total{i} = sum(rows{i}, limit{i})" for i in range(8))
+    html = (
+        '<html><body><div id="post"><p id="before">Prose before explains the listing.</p>'
+        '<figure><table><tr><td id="gutter"><pre>1\n2\n3\n4\n5\n6\n7\n8</pre></td>'
+        f'<td><pre id="listing">{code}</pre></td></tr></table></figure>'
+        '<p id="after">Prose after it.</p></div><div id="footer">Footer words here</div>'
+        '<pre><span id="fn">initialize</span><span id="open">(</span>info '
+        '<span id="eq">=</span> <span id="brace">{})</span></pre></body></html>'
+    )
+    model = PageModel.from_html(html, BASE)
+    ts = model.term_start
+    passes = ts[model.subtree_end] > ts[:-1]  # what has terms qualifies …
+    footer = node_by_id(model, "footer")
+    passes[footer] = False  # … except the footer
+    f_a = model.clen.astype(np.float64)
+    listing = node_by_id(model, "listing")
+    blocks = {b.node for b in merge_siblings(model, [listing], f_a, passes, "article",
+                                             extend=True)}  # fmt: skip
+    assert {node_by_id(model, x) for x in ("gutter", "before", "after")} <= blocks
+    assert footer not in blocks
+    # a TOC is judged by link text: there a sibling without terms still counts against
+    toc = {b.node for b in merge_siblings(model, [listing], f_a, passes, "toc", extend=True)}
+    assert node_by_id(model, "gutter") not in toc
+    spans = merge_siblings(model, [node_by_id(model, "fn")], f_a, passes, "article", cstm=())
+    assert {b.node for b in spans} == {node_by_id(model, x) for x in ("fn", "open", "eq", "brace")}
+
+
 def test_toc_by_alen_without_targets(news_site) -> None:
     model, f = features_of(news_site, f"{BASE}toc-2.html", with_targets=False)
     mode, ratio = toc_feature(f)

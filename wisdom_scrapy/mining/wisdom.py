@@ -865,19 +865,31 @@ def _dstm(
     passes: NDArray[np.bool_],
     split: NDArray[np.bool_] | None,
     summary: ChildSummary | None = None,
+    neutral: NDArray[np.bool_] | None = None,
 ) -> tuple[list[int], bool]:
     """Qualified siblings of ``node`` (non-dummy, type constraint, and f_A smaller than node's or
-    split — undecided — by the k-MIB search), and whether every non-dummy sibling qualified."""
+    split — undecided — by the k-MIB search), and whether every non-dummy sibling qualified.
+
+    A ``neutral`` sibling (no term: code symbols, punctuation, a listing's line numbers) is no
+    evidence either way, as in condensing: it never counts against the level, and it joins the
+    block when it lies between ``node`` and qualified siblings or when every other sibling
+    qualified (the block spans the whole parent)."""
     p = int(model.parent[node])
     if p < 0:
         return [], False
-    sib = _non_dummy_children(model, p, f_a, summary)
-    sib = sib[sib != node]
+    kids = _non_dummy_children(model, p, f_a, summary)
+    sib = kids[kids != node]
     smaller = f_a[sib] < f_a[node]
     if split is not None:
         smaller |= split[sib]
     ok = passes[sib] & smaller
-    return sib[ok].tolist(), bool(f_a[sib[ok]].sum() >= f_a[sib[~ok]].sum())
+    against = ~ok
+    if neutral is not None and len(sib):
+        none = neutral[sib]
+        against = ~ok & ~none
+        run = np.append(sib[ok], node)  # the block's span over the siblings
+        ok |= none & ((sib > run.min()) & (sib < run.max()) | ~against.any())
+    return sib[ok].tolist(), bool(f_a[sib[ok]].sum() >= f_a[sib[against]].sum())
 
 
 def merge_siblings(
@@ -909,10 +921,12 @@ def merge_siblings(
     levels = sorted(set(cstm))
     top = levels[-1] if levels else 0
     count: NDArray[np.float64] | None = None
+    ts = model.term_start
+    neutral = ts[model.subtree_end] == ts[:-1] if kind == "article" else None
     for s in skeleton:
         complete = False
         if dstm:
-            merged, complete = _dstm(model, s, f_a, passes, split, summary)
+            merged, complete = _dstm(model, s, f_a, passes, split, summary, neutral)
             for sib in merged:
                 blocks.setdefault(sib, MinedBlock(sib, kind, "dstm", s))
         if not levels and not (extend and dstm and complete):
@@ -922,7 +936,7 @@ def merge_siblings(
         ancestors = _non_singleton_ancestors(model, s, f_a, model.n if extend else top, count)
         for level, p_k in enumerate(ancestors, start=1):
             if level in levels or (level > top and extend and complete):
-                merged, complete = _dstm(model, p_k, f_a, passes, split, summary)
+                merged, complete = _dstm(model, p_k, f_a, passes, split, summary, neutral)
             elif level > top:
                 break
             else:
