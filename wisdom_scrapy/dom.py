@@ -122,14 +122,10 @@ VERBATIM_TAGS: frozenset[str] = frozenset({"pre", "listing", "plaintext", "xmp"}
 #: Start tags that close an open ``<p>`` in HTML's tree construction ("in body" insertion mode).
 #: libxml2 knows only the HTML 4 ones, and only when the ``<p>`` is the current node, so it
 #: leaves ``<p>text<figure>…`` or ``<p><span><h5>…`` nested where a browser ends the paragraph.
-_CLOSES_P: frozenset[str] = frozenset(
-    {
-        "address", "article", "aside", "blockquote", "center", "dd", "details", "dialog", "dir",
-        "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2",
-        "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "li", "listing", "main", "menu", "nav",
-        "ol", "p", "plaintext", "pre", "search", "section", "summary", "table", "ul", "xmp",
-    }
-)  # fmt: skip
+#: (The paragraph tags less the document, table-part and legend ones, plus ``search``.)
+_CLOSES_P: frozenset[str] = (
+    BLOCK_TAGS - {"body", "caption", "html", "legend", "tbody", "tfoot", "thead", "tr"}
+) | {"search"}
 #: Elements that end the "button scope" in which such a start tag finds the open ``<p>`` (and
 #: foreign content, where HTML's start tags do not apply).
 _P_SCOPE: frozenset[str] = frozenset(
