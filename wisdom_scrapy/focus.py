@@ -13,8 +13,12 @@ page, per-page utility links such as print / share / page numbers):
   1 − E(anchor text) (the best of its informative occurrences), h the source page's hub score
   relative to the site mean (one HITS step for a page not analysed yet), and
   P = ``WISDOM_FOCUS_PRIORITY``: informative links of good hubs are fetched first;
-* a link found only in template blocks is **dropped** (``WISDOM_FOCUS = "drop"``, the default)
-  or **deprioritised** by P (``"deprioritize"``: fetched after every informative link);
+* a link found only in template blocks is kept unjudged when one of its occurrences is a *page
+  turn* (:meth:`~wisdom_scrapy.structure.SiteRecorder.page_turns`: a "next" / "Older posts" /
+  page-number link whose target changes from page to page and is another page of the same
+  list): pagination is the only path to a list's later pages and to the old posts they hold;
+* any other link found only in template blocks is **dropped** (``WISDOM_FOCUS = "drop"``, the
+  default) or **deprioritised** by P (``"deprioritize"``: fetched after every informative link);
   ``"off"`` leaves every request alone.
 
 Never dropped: requests with ``meta["wisdom_follow"] = True`` (the user's must-follow links),
@@ -36,7 +40,8 @@ log only).
 Stats: ``wisdom/focus/kept``, ``wisdom/focus/dropped``, ``wisdom/focus/deprioritized`` (every
 decision, so kept + dropped + deprioritized = requests seen), and among the kept
 ``wisdom/focus/cold`` (cold start), ``wisdom/focus/must_follow``, ``wisdom/focus/unmatched``
-(not a link of the page), ``wisdom/focus/self`` (the page itself, an in-page ``#anchor``);
+(not a link of the page), ``wisdom/focus/self`` (the page itself, an in-page ``#anchor``),
+``wisdom/focus/page_turn`` (a page turn of a list);
 ``wisdom/focus/microseconds``: time spent in this middleware (its share of the site analysis
 included), ``wisdom/structure/microseconds``: time spent in the site's link analyses.
 """
@@ -84,6 +89,7 @@ class _Page:
     record: PageLinks
     urls: list[str]
     template: NDArray[np.bool_]
+    turns: NDArray[np.bool_]
     known: NDArray[np.bool_]
     alpha: NDArray[np.float64]
     hub: float
@@ -176,6 +182,7 @@ class WisdomFocusMiddleware:
                 record=record,
                 urls=urls,
                 template=template,
+                turns=recorder.page_turns(record, template),
                 known=recorder.known_slots(record),
                 alpha=alpha,
                 hub=hub,
@@ -242,6 +249,8 @@ class WisdomFocusMiddleware:
             return "kept", 0, "cold"
         informative = [k for k in occ if not page.template[k]]
         if not informative:
+            if any(page.turns[k] for k in occ):
+                return "kept", 0, "page_turn"
             return ("dropped" if self.policy == "drop" else "deprioritized"), 0, ""
         alpha = max(float(page.alpha[k]) for k in informative)
         boost = round(self.scale * alpha * (1.0 + min(page.hub, _HUB_CAP)) / (1 + _HUB_CAP))

@@ -22,6 +22,18 @@ Template (redundant) links — the site's own statistics, no tag or class names
     ``min_pages`` pages is unknown, and its links count as informative (cold start). Taking
     half of the slot's pages as the line is a majority vote, the same for every site.
 
+Page turns: pagination is navigation through content, not template
+    A list's "next" / "Older posts" / page-number links are template links by their text, yet
+    they are the only path to the list's later pages and to old posts reachable from nothing
+    else. The focusing middleware therefore follows a template occurrence that is a *page
+    turn* (:meth:`SiteRecorder.page_turns`): its target is not the template's (the slot holds
+    that target on fewer than half of its pages: the target changes from page to page, unlike a
+    menu's), and its URL is another page of the same list (:func:`is_page_turn`: it differs
+    from the page's URL only in numbers, ``/blog/page/5/`` → ``/blog/page/6``, ``/page5/`` →
+    ``/page12/``, ``?p=3`` → ``?p=4``, or extends it with one numbered step, ``/blog/`` →
+    ``/blog/page/2/``, ``/tag/x/`` → ``/tag/x/page-2.html``). Per-page utility links whose
+    target is another kind of page (print, share, login) stay template.
+
 The informative link graph and HITS (TKDE §3.1, §3.3)
     Nodes are the site's fetched pages: those this process recorded, plus pages other processes
     (or an earlier crawl) left in the store's link graph, :meth:`TermStore.links`, whose links
@@ -93,6 +105,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import struct
 import time
 import zlib
@@ -102,6 +115,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -122,6 +136,7 @@ __all__ = [
     "SiteRecorder",
     "StructureTracker",
     "analyse_site",
+    "is_page_turn",
     "slot_hashes",
 ]
 
@@ -180,6 +195,58 @@ def _pair_keys(
     k *= _MIX
     k ^= k >> np.uint64(32)
     return k.view(np.int64)
+
+
+_INDEX = re.compile(r"/index\.[a-z]{2,5}$|/$")  # a folder's index page is the folder
+_EXTENSION = re.compile(r"\.[A-Za-z]{2,5}$")
+_NUMBER = re.compile(r"\d+")
+#: what one page-turn step adds or changes: an optional word and a number, with separators
+_STEP = re.compile(r"\W*[^\W\d]*\W*\d+\W*")
+
+
+def _list_key(url: str) -> tuple[str, str]:
+    """(scheme://host, path and query) of ``url``, its folder index and extension removed, so
+    that ``/news/index.html``, ``/news/`` and ``/news`` are one page and ``/news/page-2.html``
+    extends it with ``/page-2``."""
+    parts = urlsplit(url)
+    path = _EXTENSION.sub("", _INDEX.sub("", parts.path))
+    return f"{parts.scheme}://{parts.netloc}", path + (f"?{parts.query}" if parts.query else "")
+
+
+def _digit_at(text: str, i: int) -> bool:
+    return 0 <= i < len(text) and text[i].isdigit()
+
+
+def is_page_turn(page: str, target: str) -> bool:
+    """Whether ``target`` is another page of the list ``page`` is on (see the module docstring).
+
+    The two URLs' common beginning and end are removed, never cutting a number in two; what is
+    left must be one step, an optional word and a number (:data:`_STEP`), on the target's side,
+    and on the page's side either nothing (``page`` is the list's first page, so the target's
+    number must be at least 2: ``?print=1`` is not a page turn) or the same step with another
+    number. A post's next post (``/2020/01/02/a/`` → ``/2020/01/05/b/``) changes a slug too and
+    is not a page turn.
+    """
+    (origin_a, a), (origin_b, b) = _list_key(page), _list_key(target)
+    if origin_a != origin_b or a == b:
+        return False
+    n = min(len(a), len(b))
+    p = 0
+    while p < n and a[p] == b[p]:
+        p += 1
+    while p and a[p - 1].isdigit() and _digit_at(a, p) | _digit_at(b, p):
+        p -= 1
+    s = 0
+    while s < n - p and a[-1 - s] == b[-1 - s]:
+        s += 1
+    while s and a[-s].isdigit() and _digit_at(a, len(a) - s - 1) | _digit_at(b, len(b) - s - 1):
+        s -= 1
+    step_a, step_b = a[p : len(a) - s], b[p : len(b) - s]
+    if not _STEP.fullmatch(step_b):
+        return False
+    if not step_a:
+        return max(map(int, _NUMBER.findall(step_b))) >= 2
+    return bool(_STEP.fullmatch(step_a)) and _NUMBER.sub("", step_a) == _NUMBER.sub("", step_b)
 
 
 def _pack_strings(strings: list[str]) -> tuple[bytes, bytes]:
@@ -413,6 +480,18 @@ class SiteRecorder:
         n_u = _count_lookup(pairs, np.concatenate([r.url_key for r in records]))
         mask = (n_s >= self.min_pages) & (2 * np.maximum(n_t, n_u) >= n_s)
         return np.split(mask, np.cumsum(sizes)[:-1])
+
+    def page_turns(self, record: PageLinks, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        """Which template occurrences of ``record`` (``template``: :meth:`template_mask`) are
+        page turns: a target the slot holds on fewer than half of its pages, and a URL that
+        :func:`is_page_turn` of the page's (module docstring)."""
+        turns = np.zeros(len(record), dtype=bool)
+        get_s, get_p, urls = self.slot_pages.get, self.pair_pages.get, self.url_list
+        for k in np.flatnonzero(template).tolist():
+            if (2 * get_p(int(record.url_key[k]), 0) < get_s(int(record.slot[k]), 0)
+                    and is_page_turn(record.url, urls[record.url_id[k]])):
+                turns[k] = True
+        return turns
 
     def known_slots(self, record: PageLinks) -> NDArray[np.bool_]:
         """Occurrences whose slot has been seen on at least ``min_pages`` pages."""
