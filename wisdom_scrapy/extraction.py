@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator
 from collections.abc import Set as AbstractSet
@@ -33,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
+from wisdom_scrapy.items import ArticleItem, PageItem, TocItem, xml_safe
 from wisdom_scrapy.mining.lamis import link_weights
 from wisdom_scrapy.mining.repetition import BlockRepetition
 from wisdom_scrapy.store import StoreError
@@ -143,22 +142,6 @@ def _block_dict(block: Any) -> dict[str, Any]:
     return {"kind": block.kind, "path": block.path, **_figures(getattr(block, "figures", {}))}
 
 
-# Characters XML 1.0 forbids (C0 controls but tab and newlines, U+FFFE/U+FFFF): a page may
-# hold a stray one, and in an item it would make Scrapy's XML feed unreadable.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-
-
-def _xml_safe(value: Any) -> Any:
-    """``value`` (strings, lists and dicts of them) without the characters XML forbids."""
-    if isinstance(value, str):
-        return _NOT_XML.sub("", value) if _NOT_XML.search(value) else value
-    if isinstance(value, list):
-        return [_xml_safe(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _xml_safe(v) for k, v in value.items()}
-    return value
-
-
 def items_from_analysis(
     analysis: PageAnalysis,
     url: str,
@@ -166,7 +149,7 @@ def items_from_analysis(
     snapshot: EntropySnapshot | None,
 ) -> ArticleItem | TocItem | PageItem:
     """The item for one analysed page: ArticleItem, TocItem, or a PageItem with role "other";
-    its text holds no character XML forbids (:func:`_xml_safe`)."""
+    its text holds no character XML forbids (:func:`~wisdom_scrapy.items.xml_safe`)."""
     blocks = [_block_dict(b) for b in analysis.blocks]
     entropy = _figures(analysis.figures)
     if snapshot is not None:
@@ -175,10 +158,10 @@ def items_from_analysis(
     if analysis.role == "article":
         return ArticleItem(
             url=url,
-            title=_xml_safe(analysis.title),
-            text=_xml_safe(analysis.article_text),
-            html=_xml_safe(analysis.article_html),
-            metadata=_xml_safe(list(analysis.metadata)),
+            title=xml_safe(analysis.title),
+            text=xml_safe(analysis.article_text),
+            html=xml_safe(analysis.article_html),
+            metadata=xml_safe(list(analysis.metadata)),
             blocks=blocks,
             entropy=entropy,
             single_page=analysis.single_page,
@@ -187,13 +170,13 @@ def items_from_analysis(
     if analysis.role == "toc":
         return TocItem(
             url=url,
-            title=_xml_safe(analysis.title),
-            links=_xml_safe(_toc_links(analysis, model, snapshot)),
+            title=xml_safe(analysis.title),
+            links=xml_safe(_toc_links(analysis, model, snapshot)),
             blocks=blocks,
             entropy=entropy,
             single_page=analysis.single_page,
         )
-    return PageItem(url=url, title=_xml_safe(analysis.title), role="other")
+    return PageItem(url=url, title=xml_safe(analysis.title), role="other")
 
 
 def _toc_links(

@@ -17,10 +17,26 @@ at spider idle, holds the site's informative structure with the final scores.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ArticleItem", "PageItem", "SiteStructureItem", "SitemapItem", "TocItem"]
+__all__ = ["ArticleItem", "PageItem", "SiteStructureItem", "SitemapItem", "TocItem"]  # item classes
+
+# Characters XML 1.0 forbids (C0 controls but tab and newlines, U+FFFE/U+FFFF): a page may
+# hold a stray one, and in an item it would make Scrapy's XML feed unreadable.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def xml_safe(value: Any) -> Any:
+    """``value`` (strings, lists and dicts of them) without the characters XML forbids."""
+    if isinstance(value, str):
+        return _NOT_XML.sub("", value) if _NOT_XML.search(value) else value
+    if isinstance(value, list):
+        return [xml_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {k: xml_safe(v) for k, v in value.items()}
+    return value
 
 
 @dataclass

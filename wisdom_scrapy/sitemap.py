@@ -40,7 +40,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.misc import build_from_crawler, load_object
 
-from wisdom_scrapy.items import SitemapItem
+from wisdom_scrapy.items import SitemapItem, xml_safe
 from wisdom_scrapy.mining.sitemap import PageBlocks, Sitemap, build_sitemap, page_blocks
 from wisdom_scrapy.runtime import WisdomRuntime
 from wisdom_scrapy.segment import SegParams, translate
@@ -207,8 +207,8 @@ class WisdomSitemapMiddleware:
         return SitemapItem(
             site=site,
             url=sitemap.home,
-            title=sitemap.title,
-            tree=sitemap.tree,
+            title=xml_safe(sitemap.title),  # anchor texts: a page's stray control characters
+            tree=xml_safe(sitemap.tree),
             levels=sitemap.levels,
             entries=sitemap.entries(),
             pages=sitemap.pages,
