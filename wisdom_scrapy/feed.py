@@ -32,6 +32,7 @@ class FeedResult:
     changed: bool
     terms: int
     links: int
+    url: str = ""
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class PageUpdate:
 
     def apply(self, store: TermStore) -> FeedResult:
         changed = store.add_page(self.site, self.url, self.counts, self.links)
-        return FeedResult(self.site, changed, sum(self.counts.values()), len(self.links))
+        return FeedResult(self.site, changed, sum(self.counts.values()), len(self.links), self.url)
 
 
 def feed_model(store: TermStore, model: PageModel, *, site: str | None = None) -> FeedResult:

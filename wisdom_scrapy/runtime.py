@@ -17,6 +17,7 @@ from scrapy import Request, signals
 from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse
+from scrapy.utils.defer import deferred_from_coro
 
 from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.cleaners import Cleaners
@@ -26,7 +27,7 @@ from wisdom_scrapy.feed import FeedResult, PageUpdate, RetryQueue
 from wisdom_scrapy.items import PageItem
 from wisdom_scrapy.resume import PendingPages
 from wisdom_scrapy.settings import WisdomSettings
-from wisdom_scrapy.store import StoreError, TermStore, open_store, redact_uri
+from wisdom_scrapy.store import StoreError, StoreLost, TermStore, open_store, redact_uri
 from wisdom_scrapy.text import MAX_TERM_CHARS
 
 if TYPE_CHECKING:
@@ -42,6 +43,9 @@ _ATTR = "_wisdom_runtime"
 LATE_ITEMS_META = "wisdom_late_items"
 # Crawler attribute of a distributed crawl's coordinator (wisdom_scrapy.distributed.RedisScheduler).
 COORDINATOR_ATTR = "_wisdom_coordinator"
+#: Every this many pages stored for a site, the store's page count for it is checked to be at
+#: least that many (one cheap call; a full check at spider close).
+STORE_CHECK_EVERY = 100
 
 
 class WisdomRuntime:
@@ -60,10 +64,18 @@ class WisdomRuntime:
                 f"WISDOM_STORE_URI={redact_uri(self.settings.store_uri)!r}: {exc}"
             ) from exc
         logger.info("wisdom_scrapy: term-entropy store %r", self.store)
+        warning = self.store.persistence_warning()
+        if warning:
+            logger.warning("wisdom_scrapy: %s; pages it loses are found at spider close and "
+                           "counted under wisdom/pages_lost", warning)
         self.models: weakref.WeakKeyDictionary[Response, PageModel] = weakref.WeakKeyDictionary()
         self.ready: list[Any] = []  # late items, emitted with the next response's output
         self.fed_sites: Counter[str] = Counter()  # pages fed per site (progress, report)
         self.retry_queue = RetryQueue()  # page updates the store refused, retried later
+        # URLs this crawl stored, per site: checked to be still there (check_store)
+        self.stored_urls: dict[str, set[str]] = {}
+        self.lost_urls: set[str] = set()  # counted under wisdom/pages_lost
+        self._stopping = False  # the crawl is being stopped: the store is lost
         self._late_request_pending = False
         self._losses_logged: set[str] = set()  # kinds of page losses logged (once each)
         params = ExtractionParams(
@@ -223,7 +235,49 @@ class WisdomRuntime:
         self.inc("wisdom/pages_fed" if result.changed else "wisdom/pages_unchanged")
         self.inc("wisdom/terms", result.terms)
         self.inc("wisdom/links", result.links)
+        urls = self.stored_urls.setdefault(result.site, set())
+        urls.add(result.url)
+        if len(urls) % STORE_CHECK_EVERY == 0:
+            self.check_store(result.site, final=False)
         return result.changed
+
+    def lose(self, urls: list[str], why: str) -> None:
+        """Count under ``wisdom/pages_lost`` and log at ERROR, with their URLs, the pages of
+        ``urls`` not counted yet."""
+        new = [url for url in dict.fromkeys(urls) if url not in self.lost_urls]
+        if new:
+            self.lost_urls.update(new)
+            self.inc("wisdom/pages_lost", len(new))
+            logger.error("wisdom_scrapy: %d pages %s: %s", len(new), why, " ".join(new))
+
+    def check_store(self, site: str, final: bool) -> None:
+        """Check that the pages this crawl stored for ``site`` are still in the store: a store
+        can lose them with no call failing (a Redis without persistence restarted empty, a
+        SQLite file deleted). Mid-crawl only the page count is compared with what this crawl
+        stored (one cheap call), at spider close every URL is looked up."""
+        urls = self.stored_urls.get(site, set())
+        try:
+            if not final and self.store.page_count(site) >= len(urls):
+                return
+            missing = self.store.missing_pages(site, sorted(urls))
+        except StoreLost as exc:
+            self.store_lost(exc, stop=not final)
+            return
+        except StoreError as exc:
+            self.inc("wisdom/store_errors")
+            logger.warning("wisdom_scrapy: cannot check the pages stored for %s: %s", site, exc)
+            return
+        self.lose(missing, "stored by this crawl are missing from the store (it lost them: "
+                           "restarted empty, or its data was removed)")
+
+    def store_lost(self, exc: StoreLost, stop: bool = True) -> None:
+        """The store's data is gone (its file was deleted): every page this crawl stored is lost
+        and so will be the next ones, so the crawl stops (reason ``wisdom_store_lost``)."""
+        self.lose([u for urls in self.stored_urls.values() for u in urls], f"lost: {exc}")
+        engine = self.crawler.engine
+        if stop and not self._stopping and engine is not None and engine.running:
+            self._stopping = True
+            deferred_from_coro(engine.close_spider_async(reason="wisdom_store_lost"))
 
     def _unstored(self, update: PageUpdate, exc: StoreError) -> None:
         """A page the store failed to take: queued for a retry, or lost when the queue is full."""
@@ -232,9 +286,9 @@ class WisdomRuntime:
             logger.warning("wisdom_scrapy: page %s not stored yet (retried later): %s",
                            update.url, exc)
         else:
-            self.inc("wisdom/pages_lost")
-            logger.error("wisdom_scrapy: page %s not stored (retry queue full): %s",
-                         update.url, exc)
+            self.lose([update.url], f"not stored (retry queue full): {exc}")
+        if isinstance(exc, StoreLost):
+            self.store_lost(exc)
 
     def retry_unstored(self) -> None:
         """Store the pages a failing store refused earlier (after a success, at idle, at close);
@@ -326,13 +380,13 @@ class WisdomRuntime:
         return items
 
     def on_closed(self) -> None:
-        """Last retry of the pages the store refused; those left are counted under
-        ``wisdom/pages_lost`` and logged (here, so the crawl's stats dump shows them)."""
+        """Last retry of the pages the store refused, then a check that the pages stored are
+        all still there; pages never stored or gone are counted under ``wisdom/pages_lost``
+        and logged (here, so the crawl's stats dump shows them)."""
         self.retry_unstored()
-        if len(self.retry_queue):
-            self.inc("wisdom/pages_lost", len(self.retry_queue))
-            logger.error("wisdom_scrapy: %d pages were never stored: %s",
-                         len(self.retry_queue), " ".join(self.retry_queue.urls()))
+        self.lose(self.retry_queue.urls(), "were never stored")
+        for site in self.stored_urls:
+            self.check_store(site, final=True)
 
     def close(self) -> None:
         """Save the cleaner's state and close the store (engine stopped); its data stays."""

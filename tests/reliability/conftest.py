@@ -3,7 +3,11 @@ it, and the comparison of term-entropy stores."""
 
 from __future__ import annotations
 
+import errno
+import resource
 import shutil
+import sqlite3
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,6 +19,7 @@ import pytest
 from tests.conftest import PYTHON_DOC
 from tests.crawling import Crawl, CrawlResult
 from wisdom_scrapy.store import TermStore, open_store
+from wisdom_scrapy.store.base import decode_record
 from wisdom_scrapy.testing import serve_directory
 
 # 42 pages of the Python documentation: enough for a crawl to be interrupted in the middle.
@@ -80,6 +85,27 @@ def _state(store: TermStore) -> dict[str, Any]:
     }
 
 
+def reference_path(reference: tuple[CrawlResult, dict[str, Any]]) -> Path:
+    """The SQLite file of the :func:`reference` crawl."""
+    return Path(reference[0].log.split("sqlite:///", 1)[1].split("'", 1)[0])
+
+
+def fault_free_state(reference: tuple[CrawlResult, dict[str, Any]], urls: set[str]
+                     ) -> dict[str, Any]:
+    """What a fault-free store of only the pages ``urls`` holds: those pages' term counts and
+    links, as the reference crawl stored them, fed into a fresh store."""
+    with sqlite3.connect(reference_path(reference)) as db:
+        names = dict(db.execute("SELECT id, term FROM terms"))
+        records = dict(db.execute("SELECT url, record FROM pages"))
+    links = reference[1]["links"]
+    with open_store("memory://") as store:
+        for url in sorted(urls):
+            ids, tfs = decode_record(records[url])
+            counts = {names[i]: n for i, n in zip(ids.tolist(), tfs.tolist(), strict=True)}
+            store.add_page("site", url, counts, links[url])
+        return _state(store)
+
+
 def assert_same_store(state: dict[str, Any], reference: dict[str, Any]) -> None:
     assert state["pages"] == reference["pages"]
     assert set(state["links"]) == set(reference["links"])
@@ -103,3 +129,66 @@ def reference(doc_url: str, tmp_path_factory: pytest.TempPathFactory
     result = crawl(tmp, doc_url, uri).start().wait(300)
     assert_clean(result)
     return result, store_state(uri)
+
+
+class SmallDisk:
+    """A real file system that fills up: a tmpfs of ``size`` mounted by the test (it needs root,
+    which the test machines and CI have), filled by a ballast file and freed by deleting it.
+    Where mounting is refused, a plain directory whose "disk" is this process' RLIMIT_FSIZE
+    (files cannot grow past their size at :meth:`fill`): only for the tests that write from
+    their own process (``mounted`` False; crawl tests skip)."""
+
+    def __init__(self, path: Path, size: str) -> None:
+        self.path = path
+        path.mkdir()
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+                              capture_output=True, text=True, check=False)
+        self.mounted = done.returncode == 0
+        self.why_not = done.stderr.strip()
+        self._limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+
+    def require_mount(self) -> None:
+        if not self.mounted:
+            pytest.skip(f"cannot mount a tmpfs for a full disk ({self.why_not}), and "
+                        "RLIMIT_FSIZE cannot limit another process' writes alone")
+
+    def fill(self) -> None:
+        if not self.mounted:
+            largest = max((f.stat().st_size for f in self.path.iterdir()), default=0)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (largest, self._limit[1]))
+            return
+        block = b"\0" * 4096
+        with (self.path / "ballast").open("wb", buffering=0) as ballast:
+            try:
+                while True:
+                    ballast.write(block)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC, exc
+
+    def free(self) -> None:
+        if not self.mounted:
+            resource.setrlimit(resource.RLIMIT_FSIZE, self._limit)
+            return
+        (self.path / "ballast").unlink(missing_ok=True)
+
+    def __enter__(self) -> SmallDisk:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.free()
+        if self.mounted:
+            subprocess.run(["umount", "-l", str(self.path)], check=False)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
+    """A 256 KiB real file system (see :class:`SmallDisk`)."""
+    with SmallDisk(tmp_path / "disk", "256k") as disk:
+        yield disk
+
+
+@pytest.fixture
+def roomy_disk(tmp_path: Path) -> Iterator[SmallDisk]:
+    """A 16 MiB real file system, room for a whole crawl's store until it is filled."""
+    with SmallDisk(tmp_path / "disk", "16m") as disk:
+        yield disk

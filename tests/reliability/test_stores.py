@@ -6,6 +6,7 @@ page that never gets into the store is counted under ``wisdom/pages_lost`` and n
 
 from __future__ import annotations
 
+import random
 import sqlite3
 import subprocess
 import sys
@@ -18,9 +19,11 @@ import redis
 
 from tests.crawling import CrawlResult
 from tests.reliability.conftest import (
+    SmallDisk,
     assert_clean,
     assert_same_store,
     crawl,
+    reference_path,
     store_state,
     wait_until,
 )
@@ -151,26 +154,12 @@ def test_sqlite_locked_by_another_process(reference, doc_url, tmp_path, hold, ti
         assert_nothing_lost(result, reference, state)
 
 
-@pytest.fixture
-def small_disk(tmp_path: Path):
-    """A 256 KiB tmpfs (a real full disk; needs root, which the test machines and CI have)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
-                          capture_output=True, text=True, check=False)
-    if done.returncode:
-        pytest.fail(f"cannot mount a small tmpfs (needs root): {done.stderr}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def test_disk_full(small_disk: Path, reference, doc_url, tmp_path) -> None:
+def test_disk_full(small_disk: SmallDisk, reference, doc_url, tmp_path) -> None:
     """The store's file system fills up mid-crawl (SQLITE_FULL): the pages that do not fit are
     counted as lost and named in the log, the crawl finishes with one item per page, and the
     store file is intact afterwards, holding exactly the pages counted as fed."""
-    uri = f"sqlite:///{small_disk / 'store.db'}"
+    small_disk.require_mount()
+    uri = f"sqlite:///{small_disk.path / 'store.db'}"
     result = crawl(tmp_path, doc_url, uri).start().wait(300)
     assert result.returncode == 0, result.log[-3000:]
     assert lost(result) >= 1
@@ -181,21 +170,26 @@ def test_disk_full(small_disk: Path, reference, doc_url, tmp_path) -> None:
     assert len(never) == lost(result) and not set(never) & set(state["links"])
     pages = [i["url"] for i in result.items if "tocs" not in i]
     assert sorted(pages) == sorted(i["url"] for i in reference[0].items if "tocs" not in i)
-    with sqlite3.connect(small_disk / "store.db") as db:
+    with sqlite3.connect(small_disk.path / "store.db") as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "page"])
 def test_corrupted_store_file_at_start(reference, doc_url, tmp_path, damage) -> None:
     """A store file that is not a usable SQLite database stops the crawl at start, with an error
-    naming the file (no page is crawled into a store that cannot hold it)."""
+    naming the file (no page is crawled into a store that cannot hold it); so does a malformed
+    one whose header is intact but one of its pages is garbage."""
     path = tmp_path / "store.db"
+    data = bytearray(reference_path(reference).read_bytes())
     if damage == "garbage":
         path.write_bytes(b"this is not a database\n" * 1000)
-    else:
-        source = Path(reference[0].log.split("sqlite:///", 1)[1].split("'", 1)[0])
-        data = source.read_bytes()
+    elif damage == "truncated":
         path.write_bytes(data[: len(data) // 2])
+    else:
+        page_size = int.from_bytes(data[16:18], "big")
+        middle = len(data) // page_size // 2 * page_size
+        data[middle : middle + page_size] = random.Random(5).randbytes(page_size)
+        path.write_bytes(data)
     result = crawl(tmp_path, doc_url, f"sqlite:///{path}").start().wait(120)
     assert result.returncode != 0
     assert str(path) in result.log

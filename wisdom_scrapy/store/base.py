@@ -45,6 +45,7 @@ __all__ = [
     "EntropySnapshot",
     "Link",
     "StoreError",
+    "StoreLost",
     "TermStore",
     "decode_links",
     "decode_record",
@@ -58,6 +59,11 @@ __all__ = [
 
 class StoreError(RuntimeError):
     """A store cannot be opened or an operation on it failed."""
+
+
+class StoreLost(StoreError):
+    """The store's data is gone, not just out of reach: its file was deleted or replaced while
+    it was open. Every page stored since it was opened is lost."""
 
 
 class Link(NamedTuple):
@@ -208,6 +214,21 @@ class TermStore(ABC):
     @abstractmethod
     def records(self, site: str, kind: str) -> dict[str, bytes]:
         """Every blob of ``kind`` stored for ``site`` (empty when none)."""
+
+    def missing_pages(self, site: str, urls: Iterable[str]) -> list[str]:
+        """Those of ``urls`` that have no page stored for ``site`` (in order).
+
+        A crawl checks with it that the pages it stored are still there (a store can lose data
+        behind its back: a Redis without persistence restarted, a deleted file). This default
+        reads the whole link graph; backends answer from the page keys alone.
+        """
+        stored = self.links(site)
+        return [url for url in urls if url not in stored]
+
+    def persistence_warning(self) -> str | None:
+        """Why this store may lose what it is given without any call failing (None when it
+        will not): checked at crawl start."""
+        return None
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections; the store's data stays where it is."""

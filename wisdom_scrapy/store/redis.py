@@ -93,6 +93,7 @@ __all__ = ["DEFAULT_PREFIX", "RedisStore", "decode_page_record", "encode_page_re
 
 DEFAULT_PREFIX = "wisdom"
 DIGEST_SIZE = 16
+_PIPELINE = 1000  # commands per pipeline round trip
 
 # Terms travel packed (one blob + their byte lengths) and numbers as one space-separated string:
 # redis-py spends ~5 µs per command argument, which is most of an update's time with one argument
@@ -533,6 +534,32 @@ class RedisStore(TermStore):
                     pipe.hlen(self._keys(name)["pages"])
                 sizes = pipe.execute()
         return [name for name, size in zip(names, sizes, strict=True) if size]
+
+    def missing_pages(self, site: str, urls: Iterable[str]) -> list[str]:
+        wanted = list(urls)
+        key = self._keys(site)["pages"]
+        found: list[bool] = []
+        with self._errors("missing_pages"):
+            for i in range(0, len(wanted), _PIPELINE):
+                with self._client.pipeline(transaction=False) as pipe:
+                    for url in wanted[i : i + _PIPELINE]:
+                        pipe.hexists(key, url)
+                    found.extend(pipe.execute())
+        return [url for url, there in zip(wanted, found, strict=True) if not there]
+
+    def persistence_warning(self) -> str | None:
+        """Set when the server keeps no snapshot (``save ""``) and no append-only file: a
+        restart empties it without any call failing. None when it persists or when CONFIG is
+        not allowed (managed services), which says nothing either way."""
+        try:
+            config = cast("dict[str, str]", self._client.config_get("save"))
+            config.update(cast("dict[str, str]", self._client.config_get("appendonly")))
+        except RedisError:
+            return None
+        if config.get("save", "x").strip() or config.get("appendonly") != "no":
+            return None
+        return (f"Redis store {self._shown!r} persists nothing (save '', appendonly no): "
+                "a restart of the server empties it")
 
     def _records_key(self, site: str, kind: str) -> str:
         return f"{self.prefix}:{{{_key_part(site)}}}:rec:{_key_part(kind)}"
