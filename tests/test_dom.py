@@ -8,6 +8,7 @@ real Sphinx pages (tests/fixtures/pydoc), on deep/wide/broken pages and on gener
 from __future__ import annotations
 
 import copy
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -666,3 +667,51 @@ def test_real_page_with_a_heading_inside_a_paragraph() -> None:
     assert model.base_url == plain.base_url
     assert [link.url for link in model.links()] == [link.url for link in plain.links()]
     reference_matches(model.element(0), model)
+
+
+# ------------------------------------------------------------------------------ CSS boxes
+
+
+def test_the_page_css_separates_inline_elements_it_displays_as_boxes() -> None:
+    css = (
+        "@import url(x.css); .ad .label{display:block;color:red} /* .c2{display:block} */"
+        " .tags li{display:inline} @media (max-width:800px){.x{display:block}}"
+        " .row{display:flex} a:hover{display:block} .ib{display : inline-block !important}"
+        " span.ov{display:block} .ov2{display:inline} div > .c1 {display:block}"
+        " .nope .c2{display:block} p[title] span{display:block}"
+    )
+    body = (
+        '<div class=ad><span class=label>Advertisement</span><a href=/x><b>Spring sale</b></a>'
+        ' <span>Now</span></div><ul class=tags><li>a</li><li>b</li></ul>'
+        "<div class=row><span>one</span><span>two</span></div>"
+        "<p>some <a href=/y>link</a>ed <span class=ib>box</span>x <span class=x>q</span>r"
+        ' <b style="display: block">blk</b>z<span class="ov ov2">o</span>v'
+        ' <span style="display:inline" class=ov>w</span>t<span class=c1>c</span>1'
+        "<span class=c2>c</span>2</p><div>k<span class=c1>c1</span>d</div>"
+        "<p title=x>aa<span>bb</span>cc</p>"
+    )
+    html = f"<html><head><style>{css}</style></head><body>{body}</body></html>"
+    model = PageModel.from_html(html, HAND_URL)
+    assert model.text_of(0) == (
+        "Advertisement\n\nSpring sale Now\n\na\n\nb\n\none two\n\nsome linked box x qr\n\n"
+        "blk\n\nz\n\no\n\nv wtc1c2\n\nk\n\nc1\n\nd\n\naa\n\nbb\n\ncc"
+    )
+    assert [link.text for link in model.links()] == ["Spring sale", "link"]
+    # terms are the same: every text piece is tokenised on its own anyway
+    plain = PageModel.from_html(html.replace("display", "color"), HAND_URL)
+    assert "Advertisement\n\nSpring" not in plain.text_of(0)
+    assert model.page_counts() == plain.page_counts()
+
+
+def test_demo_site_advertisement_label_is_its_own_line() -> None:
+    """The demo's ``.ad .ad-label{display:block}``: the label no longer glues to the ad's
+    headline ("AdvertisementSpring sale"), nor the tagline to the site name."""
+    from sample_project.demo_site import generate_demo_site
+
+    files, _ = generate_demo_site()
+    pages = [(path, html) for path, html in sorted(files.items()) if 'class="ad-label"' in html]
+    assert pages
+    for path, html in pages[:5]:
+        text = PageModel.from_html(html, "http://demo.test" + path).text_of(0)
+        assert "Advertisement\n\n" in text
+        assert re.search(r"Advertisement\S", text) is None, path
