@@ -619,7 +619,9 @@ class PageModel:
         occ = occ[order]
         occ_owner = occ_owner[order]
         # distinct token → its 0, 1 or (Chinese) several terms, as page-local term ids
-        term_tuples = list(map(_token_terms, distinct, repeat(self.keep_numbers)))
+        # (an overlong token is no term, and is kept out of the caches: it may be megabytes)
+        term_tuples = [() if too_long else _token_terms(token, self.keep_numbers)
+                       for token, too_long in zip(distinct, overlong.tolist(), strict=True)]
         tt_len = np.fromiter(map(len, term_tuples), np.int64, len(term_tuples))
         flat_terms = list(chain.from_iterable(term_tuples))
         vocab = dict.fromkeys(flat_terms)

@@ -84,7 +84,7 @@ def _word_term(word: str) -> str | None:
 
     Cached: a site repeats its vocabulary on every page, so stemming runs once per word.
     """
-    if word in _STOP_EN or len(word) > MAX_TERM_CHARS:
+    if word in _STOP_EN:
         return None
     if not word.isalpha():  # letters mixed with digits: an identifier, keep as it is
         return word
@@ -129,8 +129,10 @@ def extract_terms(text: str, keep_numbers: bool = False) -> list[str]:
     for token in _TOKEN_RE.findall(text):
         if _is_han(token[0]):
             terms.extend(_segment_han(token))
+        elif len(token) > MAX_TERM_CHARS:  # before any cache: it would keep the blob
+            continue
         elif token.isdigit():
-            if keep_numbers and len(token) <= MAX_TERM_CHARS:
+            if keep_numbers:
                 terms.append(token)
         else:
             term = _word_term(token)
@@ -154,8 +156,10 @@ def count_terms(texts: Iterable[str], keep_numbers: bool = False) -> Counter[str
         if _is_han(token[0]):
             for term in _segment_han(token):
                 counts[term] += n
+        elif len(token) > MAX_TERM_CHARS:
+            continue
         elif token.isdigit():
-            if keep_numbers and len(token) <= MAX_TERM_CHARS:
+            if keep_numbers:
                 counts[token] += n
         else:
             stem = _word_term(token)
