@@ -78,6 +78,11 @@ Phase 3 — expanding and condensing (§3.3)
       carry at least as much f_A as the non-qualified ones (a small heading or note failing the
       type constraint does not end a section, a menu or footer outweighing what qualifies does).
       The first incomplete level is the block's boundary and the last level applied.
+    * **Siblings without terms** (a listing's line numbers, the symbol spans of highlighted
+      code) are no evidence in an article, as in condensing: they never make a level
+      incomplete, and they join the block when they lie between merged siblings or when every
+      other sibling qualified. (Otherwise the gutter beside a listing stopped the expansion at
+      the listing, and a post shrank to its code.)
     * **Condensing** (:func:`condense`) removes, inside every merged tree, the maximal sub-trees
       that fail the type constraint ("dummy sub-trees … mainly tags for the page layout").
       Nothing inside the text flow of a node with text of its own is removed (:func:`text_flow`):
