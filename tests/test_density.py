@@ -620,3 +620,18 @@ def test_code_listing_does_not_outweigh_the_prose_around_it() -> None:
     assert_only_paragraphs(text)
     assert "total149 = sum(rows149, { limit: 149 });" in text
     assert "The totals are computed like this:" in text
+
+
+def test_highlighter_classes_inside_a_listing_are_no_boilerplate_cues() -> None:
+    # highlight.js as Hexo writes it: class="comment", "meta", "tag" are syntax classes there,
+    # the same words that mark a comment section or a tag list elsewhere on a page
+    listing = (
+        '<figure class="highlight js"><table><tr><td class="code"><pre>'
+        '<span class="line"><span class="comment">// compute the totals first</span></span><br>'
+        '<span class="line"><span class="keyword">let</span> x = sum(rows);</span><br>'
+        '<span class="line"><span class="tag">&lt;div&gt;</span> '
+        '<span class="meta">#include</span></span></pre></td></tr></table></figure>'
+    )
+    text = extract(article_page(f"PARAGRAPHS{listing}"))
+    assert_only_paragraphs(text)
+    assert "// compute the totals first\nlet x = sum(rows);\n<div> #include" in text

@@ -592,6 +592,12 @@ def single_page_article(
         return None
     p = params
     cues, cue_nodes, classes = _attribute_cues(model)
+    # inside a listing (pre), class names are syntax classes ("comment", "meta", "tag" of a
+    # highlighter), not the page's template: no cue there, or the listing loses its comments
+    verbatim_tag = _tag_table(model, VERBATIM_TAGS)
+    verbatim = np.flatnonzero(verbatim_tag)
+    listing = _range_mask(verbatim, model.subtree_end[verbatim], n)
+    cues[listing & ~verbatim_tag] = 0
     tag_block = _tag_table(model, _BLOCK_TAGS)
     tag_block[0] = True
     hidden = model.hidden | ((cues & _HIDE) > 0)
@@ -639,8 +645,7 @@ def single_page_article(
     sii = _sii(model, model.clen.astype(np.float64), keep_child)
     # a listing's lines (the spans of highlighted code) are one block, not evenly spread
     # paragraphs: no SII there, or a long listing outscores the article around it
-    verbatim = np.flatnonzero(_tag_table(model, VERBATIM_TAGS))
-    sii[_range_mask(verbatim, model.subtree_end[verbatim], n)] = 0.0
+    sii[listing] = 0.0
     score = V * (1.0 - link_density) * (1.0 + p.sii_weight * sii)
     score[(cues & _BODY) > 0] *= p.body_bonus
     score[
