@@ -52,7 +52,9 @@ def crawl_command(
     name: str | None = None,
 ) -> tuple[list[str], Path, Path]:
     """(``scrapy crawl SPIDER`` command, items path, stats path); files are named after
-    ``name`` (default: the spider), so several crawls can share ``tmp_path``."""
+    ``name`` (default: the spider), so several crawls can share ``tmp_path``. The store and
+    the report are in ``tmp_path`` unless ``settings`` name others: a test crawl never writes
+    into the checkout."""
     name = name or spider
     items_path = tmp_path / f"{name}-items.jsonl"
     stats_path = tmp_path / f"{name}-stats.json"
@@ -60,6 +62,9 @@ def crawl_command(
         "EXTENSIONS": {"tests.crawling.StatsDump": 0},
         "TEST_STATS_PATH": str(stats_path),
         "LOG_LEVEL": "INFO",
+        # the sample project keeps its store and report in the checkout: a test's go elsewhere
+        "WISDOM_STORE_URI": f"sqlite:///{tmp_path / f'{name}.wisdom.db'}",
+        "WISDOM_REPORT_URI": str(tmp_path / f"{name}-report.html"),
     }
     all_settings.update(settings or {})
     cmd = [sys.executable, "-m", "scrapy", "crawl", spider, "-O", f"{items_path}:jsonlines"]

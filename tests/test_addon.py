@@ -6,7 +6,7 @@ from wisdom_scrapy import Addon, SettingsError, StoreError
 from wisdom_scrapy.addon import COMPONENTS
 from wisdom_scrapy.middlewares import WisdomAnalysisMiddleware, WisdomFeedMiddleware
 from wisdom_scrapy.runtime import WisdomRuntime
-from wisdom_scrapy.settings import WisdomSettings
+from wisdom_scrapy.settings import WisdomSettings, default_store_uri
 from wisdom_scrapy.urls import host_key
 
 
@@ -41,7 +41,8 @@ def test_addon_keeps_what_the_project_listed(listed):
 
 def test_settings_defaults():
     s = WisdomSettings.from_settings(Settings())
-    assert s.enabled and s.store_uri == "sqlite:///wisdom.db" and not s.keep_numbers
+    assert s.enabled and s.store_uri == default_store_uri() and not s.keep_numbers
+    assert s.store_uri.endswith("/.scrapy/wisdom/wisdom.db")
     assert s.site_key is host_key
 
 

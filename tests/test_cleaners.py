@@ -136,6 +136,7 @@ def test_every_cleaner_emits_the_same_article_items_on_a_real_crawl(demo, tmp_pa
                 "WISDOM_STORE_URI": f"sqlite:///{tmp_path}/w.db",
                 "WISDOM_FOCUS": "off",
                 "WISDOM_CLEANER": name,
+                "WISDOM_ITEM_FIELDS": "html,blocks,features",
             },
         )
     assert result.returncode == 0, result.log[-3000:]

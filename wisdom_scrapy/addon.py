@@ -15,6 +15,16 @@
 
 With ``SCHEDULER = "wisdom_scrapy.distributed.RedisScheduler"`` (a distributed crawl) it also
 inserts ``"wisdom_scrapy.distributed.DistributedMiddleware": 5``.
+
+It also registers, at the add-on priority (so a value the project, the spider or the command
+line sets always wins):
+
+* every ``WISDOM_*`` setting's default (:data:`wisdom_scrapy.settings.DEFAULTS`; the store URI
+  resolved in the project data directory), so ``scrapy settings --get WISDOM_FOCUS`` shows it;
+* ``LOG_FORMATTER = "wisdom_scrapy.logformatter.WisdomLogFormatter"`` (items logged as a
+  summary, not in full);
+* ``SPIDER_CONTRACTS``: :class:`wisdom_scrapy.contracts.UrlContract`, so ``scrapy check``
+  contracts test the cleaned items.
 """
 
 from __future__ import annotations
@@ -23,10 +33,12 @@ from typing import TYPE_CHECKING
 
 from scrapy.utils.misc import load_object
 
+from wisdom_scrapy.contracts import UrlContract
 from wisdom_scrapy.focus import WisdomFocusMiddleware
 from wisdom_scrapy.middlewares import WisdomAnalysisMiddleware, WisdomFeedMiddleware
 from wisdom_scrapy.progress import WisdomProgress
 from wisdom_scrapy.report import WisdomReportExtension
+from wisdom_scrapy.settings import DEFAULTS, default_store_uri
 from wisdom_scrapy.sitemap import WisdomSitemapMiddleware
 
 if TYPE_CHECKING:
@@ -48,6 +60,16 @@ COMPONENTS = (
     ("EXTENSIONS", WisdomProgress, 500),
 )
 
+LOG_FORMATTER = "wisdom_scrapy.logformatter.WisdomLogFormatter"
+
+
+def register_defaults(settings: BaseSettings) -> None:
+    """The ``WISDOM_*`` defaults at the add-on priority: a setting set anywhere else is kept."""
+    for name, value in DEFAULTS.items():
+        if name == "WISDOM_STORE_URI" and value is None:
+            value = default_store_uri()
+        settings.set(name, value, priority="addon")
+
 
 class Addon:
     """Enables wisdom_scrapy's components without replacing ones the project already lists.
@@ -56,7 +78,17 @@ class Addon:
     disable it) is left as the project set it.
     """
 
+    @classmethod
+    def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
+        """Before any crawler (so ``scrapy settings`` shows them too): the defaults, and the
+        contract ``scrapy check`` reads from the process' settings."""
+        register_defaults(settings)
+        # after Scrapy's UrlContract (order 1), so it takes the name "url"
+        settings.setdefault_in_component_priority_dict("SPIDER_CONTRACTS", UrlContract, 10)
+
     def update_settings(self, settings: BaseSettings) -> None:
+        register_defaults(settings)
+        settings.set("LOG_FORMATTER", LOG_FORMATTER, priority="addon")
         for name, component, order in COMPONENTS:
             settings.setdefault_in_component_priority_dict(name, component, order)
         scheduler = settings.get("SCHEDULER")

@@ -1,9 +1,15 @@
-"""Scrapy commands ``wisdom-show``, ``wisdom-report`` and ``wisdom-stats``.
+"""Scrapy commands ``wisdom-show``, ``wisdom-report`` and ``wisdom-stats``; ``parse`` and
+``settings``.
 
 They are registered through the package's entry points (``[project.entry-points."scrapy.commands"]``
 in ``pyproject.toml``; Scrapy loads every command of that group), so any project — or no project
 at all — where wisdom_scrapy is installed has them. Each reads the store from ``--store`` or the
 project's ``WISDOM_STORE_URI`` and prints what it wrote; none opens a browser.
+
+``parse`` and ``settings`` are Scrapy's own, each with one change: ``scrapy parse`` prints the
+cleaned items when wisdom_scrapy runs in the crawl (:mod:`wisdom_scrapy.contracts`); ``scrapy
+settings`` shows the settings the project's add-ons register before a crawl (the ``WISDOM_*``
+defaults), which Scrapy's command, creating no crawler, leaves out.
 """
 
 from __future__ import annotations
@@ -16,13 +22,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from scrapy.commands import ScrapyCommand, fetch
+from scrapy.addons import AddonManager
+from scrapy.commands import ScrapyCommand, fetch, parse
+from scrapy.commands import settings as settings_command
 from scrapy.exceptions import UsageError
 from scrapy.http import HtmlResponse
 from scrapy.utils.conf import arglist_to_dict
+from scrapy.utils.project import data_path
 
 from wisdom_scrapy.cleaners import CLEANERS, Cleaners
 from wisdom_scrapy.dom import looks_binary
+from wisdom_scrapy.contracts import cleaned_callback
 from wisdom_scrapy.report import load_report_data, render_report, write_report
 from wisdom_scrapy.settings import SettingsError, WisdomSettings
 from wisdom_scrapy.store import StoreError, TermStore, open_store
@@ -31,7 +41,7 @@ from wisdom_scrapy.view import page_view
 if TYPE_CHECKING:
     from scrapy.http import Response
 
-__all__ = ["ReportCommand", "ShowCommand", "StatsCommand"]
+__all__ = ["ParseCommand", "ReportCommand", "SettingsCommand", "ShowCommand", "StatsCommand"]
 
 
 def _add_store_option(parser: argparse.ArgumentParser) -> None:
@@ -232,6 +242,25 @@ class ShowCommand(fetch.Command):
         print(self.shown)
 
 
+class ParseCommand(parse.Command):
+    """``scrapy parse``, printing the cleaned items of the pages the callback yields (analysed
+    at once with what the store knows) when wisdom_scrapy's components are in the crawl."""
+
+    def run_callback(self, response: Response, callback: Any,
+                     cb_kwargs: dict[str, Any] | None = None) -> Any:  # fmt: skip
+        return super().run_callback(response, cleaned_callback(callback), cb_kwargs)
+
+
+class SettingsCommand(settings_command.Command):
+    """``scrapy settings``, with what the project's add-ons register before a crawl
+    (``update_pre_crawler_settings``), as every crawl of the project has it."""
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        assert self.settings is not None
+        AddonManager.load_pre_crawler_settings(self.settings)
+        super().run(args, opts)
+
+
 class _StoreCommand(ScrapyCommand):
     """A command over the sites of a store: ``--store`` and ``--site``, no positional argument,
     no crawl (so it runs in any folder, in a project or not)."""
@@ -289,11 +318,11 @@ class ReportCommand(_StoreCommand):
             "--output",
             metavar="PATH",
             help="HTML file to write; default: the project's WISDOM_REPORT_URI, else "
-            "wisdom-report.html in the current folder",
+            "wisdom/report.html in the project data directory (.scrapy/)",
         )
 
     def run_on(self, store: TermStore, sites: list[str], opts: argparse.Namespace) -> None:
-        uri = opts.output or _wisdom_settings(self).report_uri or "wisdom-report.html"
+        uri = opts.output or _wisdom_settings(self).report_uri or data_path("wisdom/report.html")
         html = render_report([load_report_data(store, site) for site in sites], store)
         print(write_report(uri, html).resolve())
 

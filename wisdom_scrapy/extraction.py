@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wisdom_scrapy.items import ArticleItem, PageItem, TocItem, xml_safe
+from wisdom_scrapy.items import HEAVY_FIELDS, ArticleItem, PageItem, TocItem, xml_safe
 from wisdom_scrapy.mining.lamis import link_weights
 from wisdom_scrapy.mining.repetition import BlockRepetition
 from wisdom_scrapy.store import StoreError
@@ -55,6 +55,8 @@ class ExtractionParams:
     warmup_pages: int = 32
     toc_targets_ratio: float = 0.5
     max_pending_tocs: int = 50
+    #: which of :data:`HEAVY_FIELDS` the items get (``WISDOM_ITEM_FIELDS``); the others are empty
+    item_fields: frozenset[str] = HEAVY_FIELDS
     # Entropies drift as pages arrive; a snapshot is re-read once the site has grown by this
     # factor, so look-ups cost no store round trip per page and re-reads total O(N log N).
     snapshot_growth: float = 1.1
@@ -121,6 +123,7 @@ class _Held:
     url: str
     model: PageModel
     title: str
+    extra: dict[str, Any] = field(default_factory=dict)  # the spider's fields (items module)
 
 
 @dataclass
@@ -147,10 +150,16 @@ def items_from_analysis(
     url: str,
     model: PageModel,
     snapshot: EntropySnapshot | None,
+    extra: dict[str, Any] | None = None,
+    fields: AbstractSet[str] = HEAVY_FIELDS,
 ) -> ArticleItem | TocItem | PageItem:
     """The item for one analysed page: ArticleItem, TocItem, or a PageItem with role "other";
-    its text holds no character XML forbids (:func:`~wisdom_scrapy.items.xml_safe`)."""
-    blocks = [_block_dict(b) for b in analysis.blocks]
+    its text holds no character XML forbids (:func:`~wisdom_scrapy.items.xml_safe`).
+
+    ``extra``: the spider's fields, carried over; ``fields``: which of :data:`HEAVY_FIELDS` to
+    fill (the others stay empty, and the article HTML is then never built)."""
+    extra = dict(extra or {})
+    blocks = [_block_dict(b) for b in analysis.blocks] if "blocks" in fields else []
     entropy = _figures(analysis.figures)
     if snapshot is not None:
         entropy["site_pages"] = float(snapshot.n_pages)
@@ -160,12 +169,13 @@ def items_from_analysis(
             url=url,
             title=xml_safe(analysis.title),
             text=xml_safe(analysis.article_text),
-            html=xml_safe(analysis.article_html),
+            html=xml_safe(analysis.article_html) if "html" in fields else "",
             metadata=xml_safe(list(analysis.metadata)),
             blocks=blocks,
             entropy=entropy,
             single_page=analysis.single_page,
-            features=dict(analysis.features),
+            features=dict(analysis.features) if "features" in fields else {},
+            extra=extra,
         )
     if analysis.role == "toc":
         return TocItem(
@@ -175,8 +185,9 @@ def items_from_analysis(
             blocks=blocks,
             entropy=entropy,
             single_page=analysis.single_page,
+            extra=extra,
         )
-    return PageItem(url=url, title=xml_safe(analysis.title), role="other")
+    return PageItem(url=url, title=xml_safe(analysis.title), role="other", extra=extra)
 
 
 def _toc_links(
@@ -251,15 +262,25 @@ class Extractor:
                 ready.append(item)
         return ready
 
-    def submit(self, site: str, url: str, model: PageModel, title: str = "") -> list[Any]:
+    def submit(
+        self,
+        site: str,
+        url: str,
+        model: PageModel,
+        title: str = "",
+        extra: dict[str, Any] | None = None,
+    ) -> list[Any]:
         """Analyse a page of ``site`` now, or hold it; return the items ready now.
+
+        ``title`` and ``extra`` come from the spider's PageItem: its title (used when the page
+        has none) and its own fields, carried to the item.
 
         Never raises :class:`StoreError`: when the store fails, the page is held (counted under
         ``wisdom/analysis/store_errors``) and analysed with a later page of its site or at idle.
         """
         state = self._sites.setdefault(site, _SiteState())
         state.repetition.add(url, model)  # once per URL: page_fetched may have done it
-        state.held.append(_Held(url, model, title))
+        state.held.append(_Held(url, model, title, dict(extra or {})))
         if not state.warm:
             try:
                 n = self.store.page_count(site)
@@ -272,6 +293,22 @@ class Extractor:
             state.warm = True
             logger.info("wisdom_scrapy: site %s warm (%d pages in the store)", site, n)
         return self._drain(site, state)
+
+    def analyse_now(
+        self,
+        site: str,
+        url: str,
+        model: PageModel,
+        title: str = "",
+        extra: dict[str, Any] | None = None,
+    ) -> Any:
+        """The page's item at once, with the entropies the store has now (single-page mode when
+        it knows too few pages of the site), without holding it or waiting for TOC targets;
+        raises :class:`StoreError`. For tools that show one page's item."""
+        state = self._sites.setdefault(site, _SiteState())
+        state.repetition.add(url, model)
+        held = _Held(url, model, title, dict(extra or {}))
+        return self._item(site, self._run(site, state, held), held, state)
 
     def flush(self) -> list[Any]:
         """At idle/close: analyse everything still held or pending, with what is known.
@@ -307,7 +344,7 @@ class Extractor:
 
     def _unanalysed(self, held: _Held) -> PageItem:
         self.count("wisdom/analysis/unanalysed")
-        return PageItem(url=held.url, title=held.title)
+        return PageItem(url=held.url, title=held.title, extra=held.extra)
 
     def waiting_urls(self) -> dict[str, list[str]]:
         """URLs of the pages held or pending, per site."""
@@ -378,6 +415,7 @@ class Extractor:
             observe(site, analysis)
         if not analysis.title and held.title:  # the spider's title when the page has none
             analysis.title = held.title
-        item = items_from_analysis(analysis, held.url, held.model, state.snapshot)
+        item = items_from_analysis(analysis, held.url, held.model, state.snapshot, held.extra,
+                                   self.params.item_fields)  # fmt: skip
         self.count(f"wisdom/items/{item.role}")
         return item

@@ -13,15 +13,35 @@ average page of the site). They are the scores known when the item leaves: ``Non
 site's first link analysis (cold start), then the latest analysis (recomputed as the site grows,
 and once more at spider idle, before the late items go out). :class:`SiteStructureItem`, emitted
 at spider idle, holds the site's informative structure with the final scores.
+
+Spider fields. A spider can put its own fields on the page it yields,
+``PageItem(url=response.url, category="news")``: they are kept in the item's ``extra`` dict and
+carried over to the cleaned item (ArticleItem, TocItem or the PageItem "other"), including
+pages that leave later (warm-up, TOC pages waiting for their targets). Read through
+``itemadapter`` — as feed exports, pipelines, ``scrapy parse`` and contracts read items — they
+are top-level fields (``{"url": …, "category": "news", "text": …}``), and a pipeline can add
+more with ``ItemAdapter(item)["name"] = value``. A spider field may not reuse the name of a
+field the cleaned items fill (``text``, ``links`` …): that is a ``TypeError`` at the yield,
+rather than a value silently replaced later.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Iterator, KeysView, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
+from itemadapter import ItemAdapter
+from itemadapter.adapter import DataclassAdapter
+
 __all__ = ["ArticleItem", "PageItem", "SiteStructureItem", "SitemapItem", "TocItem"]  # item classes
+
+#: The large fields of ArticleItem / TocItem that ``WISDOM_ITEM_FIELDS`` chooses from (the
+#: others are always filled): the article's HTML, the blocks' paths and figures, the term vector.
+HEAVY_FIELDS = frozenset({"html", "blocks", "features"})
 
 # Characters XML 1.0 forbids (C0 controls but tab and newlines, U+FFFE/U+FFFF): a page may
 # hold a stray one, and in an item it would make Scrapy's XML feed unreadable.
@@ -39,13 +59,14 @@ def xml_safe(value: Any) -> Any:
     return value
 
 
-@dataclass
+@dataclass(init=False)
 class PageItem:
     """One fetched HTML page: what a spider yields to have the page analysed.
 
     ``url`` is the response URL; ``title`` the page's ``<title>``. The analysis replaces it with
     an :class:`ArticleItem`, a :class:`TocItem`, or this item with ``role`` "other" (a page with
     neither an article nor a table of contents: login, tag archives…). ``role`` is "" until then.
+    Any other keyword is a spider field (module docstring), kept in ``extra``.
     """
 
     url: str
@@ -53,6 +74,27 @@ class PageItem:
     role: str = ""
     hub: float | None = None
     authority: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __init__(
+        self,
+        url: str,
+        title: str = "",
+        role: str = "",
+        hub: float | None = None,
+        authority: float | None = None,
+        extra: Mapping[str, Any] | None = None,
+        **fields: Any,
+    ) -> None:
+        self.url, self.title, self.role = url, title, role
+        self.hub, self.authority = hub, authority
+        self.extra = {**(extra or {}), **fields}
+        taken = sorted(set(self.extra) & _CLEANED_FIELDS)
+        if taken:
+            raise TypeError(
+                f"PageItem: {', '.join(taken)} named like a field of the cleaned items (the "
+                "analysis fills it); give the spider field another name"
+            )
 
 
 @dataclass
@@ -84,6 +126,7 @@ class ArticleItem:
     hub: float | None = None
     authority: float | None = None
     features: dict[str, float] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -104,6 +147,7 @@ class TocItem:
     single_page: bool = False
     hub: float | None = None
     authority: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -151,3 +195,71 @@ class SitemapItem:
     pages: int = 0
     blocks: int = 0
     uri: str = ""
+
+
+#: Items whose ``extra`` dict holds spider fields, shown as top-level fields by the adapter.
+PAGE_ITEMS = (PageItem, ArticleItem, TocItem)
+# Names a spider field may not take: every field some cleaned page item fills.
+_CLEANED_FIELDS = frozenset(f.name for cls in PAGE_ITEMS for f in dataclasses.fields(cls))
+
+
+class PageItemAdapter(DataclassAdapter):
+    """``itemadapter`` view of the page items with their spider fields at the top level.
+
+    The dataclass fields come first, then the entries of ``extra`` (the ``extra`` field itself
+    is not shown); setting a name the dataclass lacks adds it to ``extra``. Registered first in
+    ``ItemAdapter.ADAPTER_CLASSES`` (itemadapter's documented extension point) when this module
+    is imported; it only claims the page items.
+    """
+
+    @classmethod
+    def is_item(cls, item: Any) -> bool:
+        return isinstance(item, PAGE_ITEMS)
+
+    @classmethod
+    def is_item_class(cls, item_class: type) -> bool:
+        return isinstance(item_class, type) and issubclass(item_class, PAGE_ITEMS)
+
+    @classmethod
+    def get_field_names_from_class(cls, item_class: type) -> list[str] | None:
+        return [f.name for f in dataclasses.fields(item_class) if f.name != "extra"]
+
+    def _own(self, name: str) -> bool:
+        return name in self._fields_dict and name != "extra"
+
+    def get_field_meta(self, name: str) -> MappingProxyType[str, Any]:
+        """A dataclass field's metadata; a spider field has none (feed exporters ask)."""
+        return super().get_field_meta(name) if self._own(name) else MappingProxyType({})
+
+    def field_names(self) -> KeysView[str]:
+        names = [n for n in self._fields_dict if n != "extra"]
+        return KeysView(dict.fromkeys([*names, *self.item.extra]))
+
+    def __getitem__(self, name: str) -> Any:
+        if self._own(name):
+            return getattr(self.item, name)
+        return self.item.extra[name]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        if self._own(name):
+            setattr(self.item, name, value)
+        elif name == "extra":
+            raise KeyError("extra holds the spider fields; set them by their own names")
+        else:
+            self.item.extra[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        if self._own(name):
+            super().__delitem__(name)
+        else:
+            del self.item.extra[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.field_names())
+
+    def __len__(self) -> int:
+        return len(self.field_names())
+
+
+if PageItemAdapter not in ItemAdapter.ADAPTER_CLASSES:
+    ItemAdapter.ADAPTER_CLASSES.appendleft(PageItemAdapter)  # type: ignore[attr-defined]

@@ -478,8 +478,9 @@ class WisdomReportExtension:
 
 
 def _kept_bytes(item: Any) -> int:
-    if isinstance(item, ArticleItem):
-        return len(item.html.encode()) + sum(len(m.encode()) for m in item.metadata)
+    if isinstance(item, ArticleItem):  # the body as HTML, or as text when html is not filled
+        body = item.html or item.text
+        return len(body.encode()) + sum(len(m.encode()) for m in item.metadata)
     if isinstance(item, TocItem):
         return sum(len(str(lk.get("url", ""))) + len(str(lk.get("text", "")).encode())
                    for lk in item.links)  # fmt: skip

@@ -41,6 +41,8 @@ logger = logging.getLogger(__name__)
 _ATTR = "_wisdom_runtime"
 # Meta key of the request wisdom_scrapy schedules at idle to emit late items.
 LATE_ITEMS_META = "wisdom_late_items"
+# Stands for the runtime of a crawl with WISDOM_ENABLED = False.
+_DISABLED = object()
 # Crawler attribute of a distributed crawl's coordinator (wisdom_scrapy.distributed.RedisScheduler).
 COORDINATOR_ATTR = "_wisdom_coordinator"
 #: Every this many pages stored for a site, the store's page count for it is checked to be at
@@ -55,7 +57,7 @@ class WisdomRuntime:
         self.crawler = crawler
         self.settings = WisdomSettings.from_settings(crawler.settings)
         if not self.settings.enabled:
-            raise NotConfigured("WISDOM_ENABLED is False")
+            raise NotConfigured  # bare: Scrapy logs no "Disabled" warning per component
         self.stats = crawler.stats
         try:
             self.store: TermStore = open_store(self.settings.store_uri)
@@ -82,6 +84,7 @@ class WisdomRuntime:
             warmup_pages=self.settings.warmup_pages,
             toc_targets_ratio=self.settings.toc_targets_ratio,
             max_pending_tocs=self.settings.max_pending_tocs,
+            item_fields=self.settings.item_fields,
         )
         self.cleaners = Cleaners(
             self.settings.cleaner,
@@ -106,12 +109,28 @@ class WisdomRuntime:
 
     @classmethod
     def of(cls, crawler: Crawler) -> WisdomRuntime:
-        """The crawler's runtime, created (and the store opened) on first use."""
+        """The crawler's runtime, created (and the store opened) on first use.
+
+        With ``WISDOM_ENABLED = False`` every component gets :class:`NotConfigured` and the log
+        one INFO line, whichever component asked first."""
         runtime = crawler.__dict__.get(_ATTR)
+        if runtime is _DISABLED:
+            raise NotConfigured
         if runtime is None:
-            runtime = cls(crawler)
+            try:
+                runtime = cls(crawler)
+            except NotConfigured:
+                setattr(crawler, _ATTR, _DISABLED)
+                logger.info("wisdom_scrapy: disabled (WISDOM_ENABLED is False)")
+                raise
             setattr(crawler, _ATTR, runtime)
         return runtime
+
+    @classmethod
+    def active(cls, crawler: Crawler) -> WisdomRuntime | None:
+        """The crawler's runtime if a wisdom_scrapy component created it, else None."""
+        runtime = crawler.__dict__.get(_ATTR)
+        return runtime if isinstance(runtime, WisdomRuntime) else None
 
     def site_of(self, url: str) -> str:
         return self.settings.site_key(url)
@@ -315,9 +334,30 @@ class WisdomRuntime:
         if self.pending is not None and not self.pending.received(site, page.url, callback):
             self.inc("wisdom/resumed_duplicates")
             return []
-        items = self.extractor.submit(site, page.url, model, page.title)
+        items = self.extractor.submit(site, page.url, model, page.title, page.extra)
         self.sync_pending()
         return items
+
+    def clean_now(self, response: Response, output: list[Any]) -> list[Any]:
+        """A callback's output with each PageItem of the response replaced by its cleaned item
+        now, analysed with what the store knows: no warm-up hold, no wait for a TOC page's
+        targets. For Scrapy's tools that take a callback's output before the spider middlewares
+        (``scrapy parse``, contracts: :mod:`wisdom_scrapy.contracts`); a crawl does not use it.
+        """
+        model = self.models.get(response)
+        cleaned = []
+        for obj in output:
+            if not (isinstance(obj, PageItem) and not obj.role and model is not None
+                    and obj.url == response.url):  # fmt: skip
+                cleaned.append(obj)
+                continue
+            try:
+                cleaned.append(self.extractor.analyse_now(
+                    self.site_of(obj.url), obj.url, model, obj.title, obj.extra))
+            except Exception:  # as in a crawl: the page goes on unanalysed
+                self.failed("analysis", obj.url)
+                cleaned.append(obj)
+        return cleaned
 
     def sync_pending(self) -> None:
         if self.pending is not None:

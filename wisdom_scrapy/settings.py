@@ -7,8 +7,11 @@ Settings are read once per crawl into a frozen :class:`WisdomSettings`. A wrong 
 setting                    default                  meaning
 =========================  =======================  =============================================
 WISDOM_ENABLED             True                     turn every wisdom_scrapy component off
-WISDOM_STORE_URI           ``sqlite:///wisdom.db``  term-entropy store: ``memory://``,
-                                                    ``sqlite:///path``, ``redis://host:port/db``
+WISDOM_STORE_URI           derived                  term-entropy store: ``memory://``,
+                                                    ``sqlite:///path``, ``redis://host:port/db``;
+                                                    by default ``wisdom/wisdom.db`` in the project
+                                                    data directory (``.scrapy/``, as Scrapy's
+                                                    HTTP cache), see :func:`default_store_uri`
 WISDOM_SITE_KEY            ``host``                 how pages are grouped into sites: ``host``
                                                     (host and port) or the import path of a
                                                     function ``url -> str``
@@ -48,6 +51,10 @@ WISDOM_REPORT_URI          None                     where the site report (self-
                                                     URI; None writes no file
 WISDOM_CLEANER             ``wisdom``               the article cleaner: ``wisdom``, ``sst``,
                                                     ``cst``, ``infodiscoverer`` or ``template``
+WISDOM_ITEM_FIELDS         derived (none)           which large item fields are filled: any of
+                                                    ``html``, ``blocks``, ``features`` (the
+                                                    others stay empty); by default none, and
+                                                    ``features`` with the ``cst`` cleaner
 WISDOM_STYLETREE_PAGES     500                      pages a site's style tree is built from
                                                     (the thesis's k, §5.3; later pages are cleaned)
 WISDOM_WORKER_TIMEOUT      60.0                     distributed crawl: seconds without a heartbeat
@@ -64,18 +71,20 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from scrapy.utils.misc import load_object
+from scrapy.utils.project import data_path
 
+from wisdom_scrapy.items import HEAVY_FIELDS
 from wisdom_scrapy.mining.wisdom import WisdomParams
 from wisdom_scrapy.urls import host_key
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-__all__ = ["DEFAULTS", "SettingsError", "WisdomSettings"]
+__all__ = ["DEFAULTS", "SettingsError", "WisdomSettings", "default_store_uri"]
 
 DEFAULTS: dict[str, Any] = {
     "WISDOM_ENABLED": True,
-    "WISDOM_STORE_URI": "sqlite:///wisdom.db",
+    "WISDOM_STORE_URI": None,  # default_store_uri()
     "WISDOM_SITE_KEY": "host",
     "WISDOM_KEEP_NUMBERS": False,
     "WISDOM_MAX_PAGE_BYTES": 10 * 1024 * 1024,
@@ -97,12 +106,20 @@ DEFAULTS: dict[str, Any] = {
     "WISDOM_SITEMAP_LEVELS": 2,
     "WISDOM_REPORT_URI": None,
     "WISDOM_CLEANER": "wisdom",
+    "WISDOM_ITEM_FIELDS": None,  # derived from WISDOM_CLEANER, see _item_fields
     "WISDOM_STYLETREE_PAGES": 500,
     "WISDOM_WORKER_TIMEOUT": 60.0,
 }
 
 #: Values of ``WISDOM_FOCUS``.
 FOCUS_POLICIES = ("drop", "deprioritize", "off")
+
+
+def default_store_uri() -> str:
+    """``sqlite:///`` + ``wisdom/wisdom.db`` in the project data directory (``.scrapy/`` beside
+    ``scrapy.cfg``; ``./.scrapy/`` outside a project), where Scrapy keeps its HTTP cache: data
+    the crawl keeps between runs, out of the project's source files."""
+    return "sqlite:///" + data_path("wisdom/wisdom.db")
 
 
 class SettingsError(ValueError):
@@ -149,6 +166,28 @@ def _cleaner(settings: BaseSettings) -> str:
             f"WISDOM_CLEANER={value!r}: use one of {', '.join(repr(c) for c in CLEANERS)}"
         )
     return name
+
+
+def _item_fields(settings: BaseSettings, cleaner: str) -> frozenset[str]:
+    """WISDOM_ITEM_FIELDS: the large item fields to fill. The default keeps the feed lean: the
+    text, title, metadata, links and figures a reader or an index needs, not the article's HTML
+    (as large again as its text), the block diagnostics (``scrapy wisdom-show`` and the report
+    show them) or the term vector (``extract_terms(text)`` rebuilds it) — except the ``cst``
+    cleaner's weighted vector, which is that cleaner's product."""
+    if settings.get("WISDOM_ITEM_FIELDS") is None:
+        return frozenset({"features"} if cleaner == "cst" else ())
+    try:
+        names = {str(n).strip().lower() for n in settings.getlist("WISDOM_ITEM_FIELDS")} - {""}
+    except (TypeError, ValueError) as exc:
+        raise SettingsError(f"WISDOM_ITEM_FIELDS={settings.get('WISDOM_ITEM_FIELDS')!r}: "
+                            f"{exc}") from exc  # fmt: skip
+    unknown = sorted(names - HEAVY_FIELDS)
+    if unknown:
+        raise SettingsError(
+            f"WISDOM_ITEM_FIELDS: unknown field(s) {', '.join(unknown)}; choose among "
+            f"{', '.join(sorted(HEAVY_FIELDS))}"
+        )
+    return frozenset(names)
 
 
 def _growth(settings: BaseSettings) -> float:
@@ -267,12 +306,15 @@ class WisdomSettings:
     sitemap_levels: int = 2
     report_uri: str = ""
     cleaner: str = "wisdom"
+    item_fields: frozenset[str] = frozenset()
     styletree_pages: int = 500
     worker_timeout: float = 60.0
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> WisdomSettings:
-        store_uri = _get(settings, "WISDOM_STORE_URI", "")
+        store_uri = settings.get("WISDOM_STORE_URI")
+        if store_uri is None:
+            store_uri = default_store_uri()
         if not isinstance(store_uri, str) or ":" not in store_uri:
             raise SettingsError(
                 f"WISDOM_STORE_URI={store_uri!r}: expected memory://, sqlite:///path or "
@@ -302,7 +344,8 @@ class WisdomSettings:
             hits_max_iter=_positive(settings, "WISDOM_HITS_MAX_ITER"),
             **_sitemap(settings),
             report_uri=_report_uri(settings),
-            cleaner=_cleaner(settings),
+            cleaner=(cleaner := _cleaner(settings)),
+            item_fields=_item_fields(settings, cleaner),
             styletree_pages=_positive(settings, "WISDOM_STYLETREE_PAGES"),
             worker_timeout=_worker_timeout(settings),
         )

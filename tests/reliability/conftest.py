@@ -26,7 +26,9 @@ from wisdom_scrapy.testing import serve_directory
 DOC_SECTIONS = ("tutorial", "faq", "using", "extending")
 
 #: Settings of the crawls whose stores are compared: a deterministic page set (no focusing).
-CRAWL_SETTINGS: dict[str, Any] = {"WISDOM_FOCUS": "off", "LOG_LEVEL": "INFO"}
+CRAWL_SETTINGS: dict[str, Any] = {"WISDOM_FOCUS": "off", "LOG_LEVEL": "INFO",
+                                  # every field, so the shape checks see them all
+                                  "WISDOM_ITEM_FIELDS": "html,blocks,features"}
 
 
 @pytest.fixture(scope="session")

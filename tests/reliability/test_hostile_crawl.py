@@ -31,7 +31,8 @@ def hostile_crawl(tmp_path_factory: pytest.TempPathFactory):
     with serve_pages(pages) as (base, requested):
         cmd, items, stats = crawl_command(
             "site", tmp, args={"url": base + "index.html"},
-            settings={"WISDOM_STORE_URI": f"sqlite:///{tmp / 'store.db'}"})
+            settings={"WISDOM_STORE_URI": f"sqlite:///{tmp / 'store.db'}",
+                      "WISDOM_ITEM_FIELDS": "html,blocks,features"})
         proc = subprocess.run([*cmd, "-O", f"{tmp / 'items.xml'}:xml"], cwd=REPO,
                               capture_output=True, text=True, timeout=600, check=False)
     result = read_result(proc.returncode, proc.stderr + proc.stdout, items, stats)

@@ -83,7 +83,8 @@ def secure_crawl(tmp_path_factory: pytest.TempPathFactory, redis_server_factory_
         result = run_crawl("site", tmp, args={"url": base + "index.html"},
                            settings={"WISDOM_STORE_URI": uri,
                                      "WISDOM_REPORT_URI": str(tmp / "report.html"),
-                                     "LOG_LEVEL": "DEBUG"})
+                                     "LOG_LEVEL": "DEBUG",
+                                     "WISDOM_ITEM_FIELDS": "html,blocks,features"})
         seconds = time.monotonic() - started
     return result, requested, tmp, seconds
 
