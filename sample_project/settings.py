@@ -13,11 +13,11 @@ NEWSPIDER_MODULE = "sample_project.spiders"
 # Run without it with `-s ADDONS={}`.
 ADDONS = {"wisdom_scrapy.Addon": 500}
 
-# The persistent term-entropy store is the add-on's default: .scrapy/wisdom/wisdom.db in the
+# The persistent term-entropy store is the add-on's default: .scrapy/wisdom.db in the
 # project data directory (beside scrapy.cfg), where Scrapy keeps its HTTP cache.
 # The site report (self-contained HTML) written at the end of every crawl, beside it; rebuild it
 # later with `scrapy wisdom-report`, list the store with `scrapy wisdom-stats`.
-WISDOM_REPORT_URI = ".scrapy/wisdom/report.html"
+WISDOM_REPORT_URI = ".scrapy/wisdom-report.html"
 
 # The demo site lives on 127.0.0.1 and has no robots.txt.
 ROBOTSTXT_OBEY = False

@@ -42,7 +42,7 @@ def test_addon_keeps_what_the_project_listed(listed):
 def test_settings_defaults():
     s = WisdomSettings.from_settings(Settings())
     assert s.enabled and s.store_uri == default_store_uri() and not s.keep_numbers
-    assert s.store_uri.endswith("/.scrapy/wisdom/wisdom.db")
+    assert s.store_uri.endswith("/.scrapy/wisdom.db")
     assert s.site_key is host_key
 
 

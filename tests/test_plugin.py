@@ -159,7 +159,7 @@ def test_a_spider_field_may_not_take_a_cleaned_items_name():
 
 
 def test_the_store_defaults_to_the_project_data_directory(project, crawl):
-    assert (project.root / ".scrapy" / "wisdom" / "wisdom.db").is_file()
+    assert (project.root / ".scrapy" / "wisdom.db").is_file()
     assert not list(project.root.glob("wisdom.db*"))
     listing = project.scrapy("wisdom-stats", "--json")
     assert listing.returncode == 0, listing.stderr[-2000:]
@@ -167,11 +167,11 @@ def test_the_store_defaults_to_the_project_data_directory(project, crawl):
     assert site["site"] == urlsplit(project.base).netloc and site["pages"] > 100
     report = project.scrapy("wisdom-report")
     assert report.returncode == 0, report.stderr[-2000:]
-    assert Path(report.stdout.strip()) == project.root / ".scrapy" / "wisdom" / "report.html"
+    assert Path(report.stdout.strip()) == project.root / ".scrapy" / "wisdom-report.html"
 
 
 def test_test_crawls_leave_the_checkout_alone(project, tmp_path):
-    watched = [REPO / ".scrapy" / "wisdom" / name for name in ("wisdom.db", "report.html")]
+    watched = [REPO / ".scrapy" / name for name in ("wisdom.db", "wisdom-report.html")]
     watched += [REPO / ".wisdom" / name for name in ("wisdom.db", "report.html")]
     before = {p: p.stat().st_mtime_ns for p in watched if p.exists()}
     result = run_crawl("site", tmp_path, args={"url": project.base + "index.html"},
@@ -260,7 +260,7 @@ def test_scrapy_settings_shows_the_defaults_and_keeps_the_users(project):
 
     assert get("WISDOM_FOCUS") == "drop"
     assert get("WISDOM_KMIB_ST") == "0.8"
-    assert get("WISDOM_STORE_URI") == f"sqlite:///{project.root / '.scrapy/wisdom/wisdom.db'}"
+    assert get("WISDOM_STORE_URI") == f"sqlite:///{project.root / '.scrapy/wisdom.db'}"
     assert get("WISDOM_FOCUS", "-s", "WISDOM_FOCUS=off") == "off"
     assert get("WISDOM_KMIB_K") == "1"  # the project's own value (here the default's equal)
     own = Settings({"WISDOM_FOCUS": "deprioritize"}, priority="project")

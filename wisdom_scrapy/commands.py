@@ -31,8 +31,8 @@ from scrapy.utils.conf import arglist_to_dict
 from scrapy.utils.project import data_path
 
 from wisdom_scrapy.cleaners import CLEANERS, Cleaners
-from wisdom_scrapy.dom import looks_binary
 from wisdom_scrapy.contracts import cleaned_callback
+from wisdom_scrapy.dom import looks_binary
 from wisdom_scrapy.report import load_report_data, render_report, write_report
 from wisdom_scrapy.settings import SettingsError, WisdomSettings
 from wisdom_scrapy.store import StoreError, TermStore, open_store
@@ -318,11 +318,11 @@ class ReportCommand(_StoreCommand):
             "--output",
             metavar="PATH",
             help="HTML file to write; default: the project's WISDOM_REPORT_URI, else "
-            "wisdom/report.html in the project data directory (.scrapy/)",
+            "wisdom-report.html in the project data directory (.scrapy/)",
         )
 
     def run_on(self, store: TermStore, sites: list[str], opts: argparse.Namespace) -> None:
-        uri = opts.output or _wisdom_settings(self).report_uri or data_path("wisdom/report.html")
+        uri = opts.output or _wisdom_settings(self).report_uri or data_path("wisdom-report.html")
         html = render_report([load_report_data(store, site) for site in sites], store)
         print(write_report(uri, html).resolve())
 

@@ -9,7 +9,7 @@ setting                    default                  meaning
 WISDOM_ENABLED             True                     turn every wisdom_scrapy component off
 WISDOM_STORE_URI           derived                  term-entropy store: ``memory://``,
                                                     ``sqlite:///path``, ``redis://host:port/db``;
-                                                    by default ``wisdom/wisdom.db`` in the project
+                                                    by default ``wisdom.db`` in the project
                                                     data directory (``.scrapy/``, as Scrapy's
                                                     HTTP cache), see :func:`default_store_uri`
 WISDOM_SITE_KEY            ``host``                 how pages are grouped into sites: ``host``
@@ -116,10 +116,10 @@ FOCUS_POLICIES = ("drop", "deprioritize", "off")
 
 
 def default_store_uri() -> str:
-    """``sqlite:///`` + ``wisdom/wisdom.db`` in the project data directory (``.scrapy/`` beside
+    """``sqlite:///`` + ``wisdom.db`` in the project data directory (``.scrapy/`` beside
     ``scrapy.cfg``; ``./.scrapy/`` outside a project), where Scrapy keeps its HTTP cache: data
     the crawl keeps between runs, out of the project's source files."""
-    return "sqlite:///" + data_path("wisdom/wisdom.db")
+    return "sqlite:///" + data_path("wisdom.db")
 
 
 class SettingsError(ValueError):
