@@ -269,6 +269,8 @@ class Extractor:
         model: PageModel,
         title: str = "",
         extra: dict[str, Any] | None = None,
+        *,
+        now: bool = False,
     ) -> list[Any]:
         """Analyse a page of ``site`` now, or hold it; return the items ready now.
 
@@ -277,10 +279,16 @@ class Extractor:
 
         Never raises :class:`StoreError`: when the store fails, the page is held (counted under
         ``wisdom/analysis/store_errors``) and analysed with a later page of its site or at idle.
+        With ``now`` (tools that show one page's item), the page's item at once, with the
+        entropies the store has (single-page mode when it knows too few pages of the site),
+        nothing held and no wait for TOC targets; a store failure raises.
         """
         state = self._sites.setdefault(site, _SiteState())
         state.repetition.add(url, model)  # once per URL: page_fetched may have done it
-        state.held.append(_Held(url, model, title, dict(extra or {})))
+        held = _Held(url, model, title, dict(extra or {}))
+        if now:
+            return [self._item(site, self._run(site, state, held), held, state)]
+        state.held.append(held)
         if not state.warm:
             try:
                 n = self.store.page_count(site)
@@ -293,22 +301,6 @@ class Extractor:
             state.warm = True
             logger.info("wisdom_scrapy: site %s warm (%d pages in the store)", site, n)
         return self._drain(site, state)
-
-    def analyse_now(
-        self,
-        site: str,
-        url: str,
-        model: PageModel,
-        title: str = "",
-        extra: dict[str, Any] | None = None,
-    ) -> Any:
-        """The page's item at once, with the entropies the store has now (single-page mode when
-        it knows too few pages of the site), without holding it or waiting for TOC targets;
-        raises :class:`StoreError`. For tools that show one page's item."""
-        state = self._sites.setdefault(site, _SiteState())
-        state.repetition.add(url, model)
-        held = _Held(url, model, title, dict(extra or {}))
-        return self._item(site, self._run(site, state, held), held, state)
 
     def flush(self) -> list[Any]:
         """At idle/close: analyse everything still held or pending, with what is known.

@@ -352,8 +352,8 @@ class WisdomRuntime:
                 cleaned.append(obj)
                 continue
             try:
-                cleaned.append(self.extractor.analyse_now(
-                    self.site_of(obj.url), obj.url, model, obj.title, obj.extra))
+                cleaned += self.extractor.submit(
+                    self.site_of(obj.url), obj.url, model, obj.title, obj.extra, now=True)
             except Exception:  # as in a crawl: the page goes on unanalysed
                 self.failed("analysis", obj.url)
                 cleaned.append(obj)
