@@ -696,6 +696,29 @@ def test_page_turns_are_links_whose_target_changes_from_page_to_page() -> None:
     assert template[: len(months)].all()  # the sidebar: template, and no page turn
 
 
+def test_rel_next_and_prev_are_page_turns_whatever_their_urls() -> None:
+    """A cursor-paginated list ("More" → ``?after=<id>``) and posts' "next" / "previous" links:
+    no number to compare, but ``rel`` says the target is the next page of a series."""
+    recorder = SiteRecorder(min_pages=4)
+    cursor = [c * 3 for c in "abcdefgh"]  # opaque, no number
+    for i in range(1, 7):
+        url = f"http://s/forum/?after={cursor[i]}"
+        html = (f'<html><body><div class="list"><a href="/t/{i}">Thread {WORDS[i]}</a></div>'
+                f'<p class="pager"><a rel="prev" href="/forum/?after={cursor[i - 1]}">Back</a> '
+                f'<a href="/forum/print?after={cursor[i]}">Print</a> '
+                f'<a rel="next nofollow" href="/forum/?after={cursor[i + 1]}">More</a></p>'
+                "</body></html>")
+        model = PageModel.from_html(html, url)
+        record = recorder.observe(url, model)
+    template = recorder.template_mask(record)
+    targets = [recorder.url_list[i] for i in record.url_id.tolist()]
+    assert template[1:].all()  # Back, Print, More: template by their texts
+    turns = recorder.page_turns(record, template, model)
+    assert [t for t, turn in zip(targets, turns, strict=True) if turn] == [
+        "http://s/forum/?after=fff", "http://s/forum/?after=hhh"]
+    assert not recorder.page_turns(record, template).any()  # no model: URLs only
+
+
 def test_focus_follows_a_long_pagination_chain(tmp_path: Path) -> None:
     """Issue 14, class 8: "Older" / "Newer" and page numbers repeat on every list page and so
     look like template; the focused crawl must still walk the whole chain and reach every post

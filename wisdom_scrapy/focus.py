@@ -16,7 +16,8 @@ page, per-page utility links such as print / share / page numbers):
 * a link found only in template blocks is kept unjudged when one of its occurrences is a *page
   turn* (:meth:`~wisdom_scrapy.structure.SiteRecorder.page_turns`: a "next" / "Older posts" /
   page-number link whose target changes from page to page and is another page of the same
-  list): pagination is the only path to a list's later pages and to the old posts they hold;
+  list by its URL or by ``rel="next"`` / ``"prev"``): pagination is the only path to a list's
+  later pages and to the old posts they hold;
 * any other link found only in template blocks is **dropped** (``WISDOM_FOCUS = "drop"``, the
   default) or **deprioritised** by P (``"deprioritize"``: fetched after every informative link);
   ``"off"`` leaves every request alone.
@@ -182,7 +183,7 @@ class WisdomFocusMiddleware:
                 record=record,
                 urls=urls,
                 template=template,
-                turns=recorder.page_turns(record, template),
+                turns=recorder.page_turns(record, template, model),
                 known=recorder.known_slots(record),
                 alpha=alpha,
                 hub=hub,

@@ -31,8 +31,10 @@ Page turns: pagination is navigation through content, not template
     menu's), and its URL is another page of the same list (:func:`is_page_turn`: it differs
     from the page's URL only in numbers, ``/blog/page/5/`` → ``/blog/page/6``, ``/page5/`` →
     ``/page12/``, ``?p=3`` → ``?p=4``, or extends it with one numbered step, ``/blog/`` →
-    ``/blog/page/2/``, ``/tag/x/`` → ``/tag/x/page-2.html``). Per-page utility links whose
-    target is another kind of page (print, share, login) stay template.
+    ``/blog/page/2/``, ``/tag/x/`` → ``/tag/x/page-2.html``), or the page says so itself: the
+    ``<a>`` has ``rel="next"`` or ``rel="prev"`` (HTML's link types for the next and previous
+    page of a series, whatever its URLs look like: cursors, dates, the next post). Per-page
+    utility links whose target is another kind of page (print, share, login) stay template.
 
 The informative link graph and HITS (TKDE §3.1, §3.3)
     Nodes are the site's fetched pages: those this process recorded, plus pages other processes
@@ -200,6 +202,7 @@ def _pair_keys(
 _INDEX = re.compile(r"/index\.[a-z]{2,5}$|/$")  # a folder's index page is the folder
 _EXTENSION = re.compile(r"\.[A-Za-z]{2,5}$")
 _NUMBER = re.compile(r"\d+")
+_SERIES_RELS = frozenset({"next", "prev", "previous"})
 #: what one page-turn step adds or changes: an optional word and a number, with separators
 _STEP = re.compile(r"\W*[^\W\d]*\W*\d+\W*")
 
@@ -215,6 +218,12 @@ def _list_key(url: str) -> tuple[str, str]:
 
 def _digit_at(text: str, i: int) -> bool:
     return 0 <= i < len(text) and text[i].isdigit()
+
+
+def _rel_turn(model: PageModel | None, node: int) -> bool:
+    """Whether the ``<a>`` at ``node`` links the next or previous page of a series."""
+    rel = model.element(node).get("rel") if model is not None else None
+    return rel is not None and not _SERIES_RELS.isdisjoint(str(rel).lower().split())
 
 
 def is_page_turn(page: str, target: str) -> bool:
@@ -481,16 +490,21 @@ class SiteRecorder:
         mask = (n_s >= self.min_pages) & (2 * np.maximum(n_t, n_u) >= n_s)
         return np.split(mask, np.cumsum(sizes)[:-1])
 
-    def page_turns(self, record: PageLinks, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    def page_turns(
+        self, record: PageLinks, template: NDArray[np.bool_], model: PageModel | None = None
+    ) -> NDArray[np.bool_]:
         """Which template occurrences of ``record`` (``template``: :meth:`template_mask`) are
         page turns: a target the slot holds on fewer than half of its pages, and a URL that
-        :func:`is_page_turn` of the page's (module docstring)."""
+        :func:`is_page_turn` of the page's or, with the page's ``model`` (the one ``record``
+        was observed from), an ``<a rel="next|prev">`` (module docstring)."""
         turns = np.zeros(len(record), dtype=bool)
         get_s, get_p, urls = self.slot_pages.get, self.pair_pages.get, self.url_list
+        links = model.links() if model is not None else None
         for k in np.flatnonzero(template).tolist():
-            if (2 * get_p(int(record.url_key[k]), 0) < get_s(int(record.slot[k]), 0)
-                    and is_page_turn(record.url, urls[record.url_id[k]])):
-                turns[k] = True
+            if 2 * get_p(int(record.url_key[k]), 0) >= get_s(int(record.slot[k]), 0):
+                continue  # the slot's usual target: a menu
+            turns[k] = is_page_turn(record.url, urls[record.url_id[k]]) or (
+                links is not None and _rel_turn(model, links[k].node))
         return turns
 
     def known_slots(self, record: PageLinks) -> NDArray[np.bool_]:
