@@ -697,6 +697,10 @@ def test_the_page_css_separates_inline_elements_it_displays_as_boxes() -> None:
         "blk\n\nz\n\no\n\nv wtc1c2\n\nk\n\nc1\n\nd\n\naa\n\nbb\n\ncc"
     )
     assert [link.text for link in model.links()] == ["Spring sale", "link"]
+    # the cleaned HTML carries the boxes (its style sheet stays behind): it reads the same
+    html_out = model.html_of(0)
+    assert '<span class="label" style="display:block">Advertisement</span>' in html_out
+    assert PageModel.from_html(html_out, HAND_URL).text_of(0) == model.text_of(0)
     # terms are the same: every text piece is tokenised on its own anyway
     plain = PageModel.from_html(html.replace("display", "color"), HAND_URL)
     assert "Advertisement\n\nSpring" not in plain.text_of(0)

@@ -748,11 +748,11 @@ class PageModel:
         kind_of_tid = [_tag_kind(name) for name in self.tag_names]
         kinds = np.array([*kind_of_tid, 0], dtype=np.int8)  # −1 (non-element) → 0
         out = kinds[self._pos_tid].tolist()
-        for pos, kind in self._css_boxes().items():
-            if out[pos] in (0, _SPACE):  # a box only adds a separation, never removes one
-                out[pos] = max(out[pos], kind)
+        for pos, kind in self._css_boxes.items():
+            out[pos] = max(out[pos], kind)
         return out
 
+    @cached_property
     def _css_boxes(self) -> dict[int, int]:
         """Positions the page's own CSS (``<style>`` sheets and ``style`` attributes) displays
         as a box: ``_PARA`` for a block-level box, ``_SPACE`` for an inline box (inline-block,
@@ -800,8 +800,14 @@ class PageModel:
                 boxes[i] = max(boxes.get(i, 0), kind)
             elif value in _NOT_A_BOX:
                 boxes.pop(i, None)
-        el_pos = self._el_pos
-        return {int(el_pos[i]): kind for i, kind in boxes.items()}
+        # a box only adds a separation, never removes one (nor turns a <br> or <pre> into one)
+        tag_kind = [_tag_kind(name) for name in self.tag_names]
+        tids, el_pos = self._tid_list, self._el_pos
+        return {
+            int(el_pos[i]): kind
+            for i, kind in boxes.items()
+            if tag_kind[tids[i]] in (0, _SPACE) and kind > tag_kind[tids[i]]
+        }
 
     def _css_matches(self, rules: list[_Rule]) -> list[tuple[int, _Selector, str, int]]:
         """(node, selector, value, important) for every node a rule applies to, in rule order.
@@ -979,19 +985,18 @@ class PageModel:
                 q += 1
         clone = copy.deepcopy(self.element(node))
         clone.tail = None
-        # Reach each dropped node in the clone by its child indices from ``node`` (a proxy per
-        # step, not one per node of the clone), all before the first removal shifts them.
-        parents, ranks = self._child_index
-        targets = []
-        for q in drop:
-            steps = []
-            while q != p0:
-                steps.append(ranks[q])
-                q = parents[q]
-            el = clone
-            for i in reversed(steps):
-                el = el[i]
-            targets.append(el)
+        # Reach nodes in the clone by their child indices from ``node`` (a proxy per step, not
+        # one per node of the clone), all before the first removal shifts them.
+        targets = [self._in_clone(clone, p0, q) for q in drop]
+        # the page's CSS boxes (its style sheets stay behind) go along as style attributes
+        dropped = _range_mask(np.array(drop, np.intp), np.array([end[q] for q in drop], np.intp),
+                              len(end)) if drop else None  # fmt: skip
+        for q, kind in self._css_boxes.items():
+            if p0 < q < stop and (dropped is None or not dropped[q]):
+                el = self._in_clone(clone, p0, q)
+                if "display" not in (el.get("style") or ""):
+                    box = "display:block" if kind == _PARA else "display:inline-block"
+                    el.set("style", f"{el.get('style')};{box}" if el.get("style") else box)
         for el in targets:  # document order: a removed node's tail moves onto what precedes it
             _drop_keep_tail(el)
         for el in _WITH_EVENT_HANDLERS(clone):  # XPath: only elements that have one are visited
@@ -999,6 +1004,18 @@ class PageModel:
                 del el.attrib[attr]
         _defuse(clone)
         return lxml_html.tostring(clone, encoding="unicode")
+
+    def _in_clone(self, clone: etree._Element, p0: int, q: int) -> etree._Element:
+        """The element of a deep copy of position ``p0``'s element at position ``q``."""
+        parents, ranks = self._child_index
+        steps = []
+        while q != p0:
+            steps.append(ranks[q])
+            q = parents[q]
+        el = clone
+        for i in reversed(steps):
+            el = el[i]
+        return el
 
     # ---------------------------------------------------------------- links
 
