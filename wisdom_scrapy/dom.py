@@ -148,6 +148,9 @@ _TAG = attrgetter("tag")
 _TEXT = attrgetter("text")
 _TAIL = attrgetter("tail")
 _GET_HREF = methodcaller("get", "href")
+_GET_REL = methodcaller("get", "rel")
+#: ``rel`` link types of the next and previous document of a series (HTML §4.6.7.15)
+_SERIES_RELS = frozenset({"next", "prev", "previous"})
 # ASCII → lower-case letters and digits kept, NUL kept (piece separator), the rest → space
 _ASCII_TOKEN_TABLE = str.maketrans(
     {c: chr(c).lower() if chr(c).isalnum() else "\x00" if c == 0 else " " for c in range(128)}
@@ -275,6 +278,7 @@ class PageModel:
     _root: etree._Element | None
     _tag_code: dict[str, int]
     _hrefs: list[str]
+    _series: frozenset[int]
     _texts: list[str | None]
     _tails: list[str | None]
     _pieces: list[str]
@@ -421,8 +425,13 @@ class PageModel:
         # --- anchors: <a href> (any href, javascript: included: it is still a link to a reader)
         a_tid = name_code.get("a", -2)
         a_nodes = np.flatnonzero(model.tag_id == a_tid)
-        hrefs = list(map(_GET_HREF, map(nodes.__getitem__, el_pos[a_nodes].tolist())))
+        anchors = list(map(nodes.__getitem__, el_pos[a_nodes].tolist()))
+        hrefs = list(map(_GET_HREF, anchors))
         has_href = np.fromiter(map(is_not, hrefs, repeat(None)), bool, len(hrefs))
+        rels = list(map(_GET_REL, anchors))
+        model._series = frozenset(
+            node for node, rel in zip(a_nodes.tolist(), rels, strict=True)
+            if rel and not _SERIES_RELS.isdisjoint(rel.lower().split()))
         model._hrefs = list(compress(hrefs, has_href))
         model.anchor_nodes = a_nodes[has_href].astype(np.int32)
         model.is_anchor = np.zeros(n, dtype=bool)
@@ -1142,6 +1151,11 @@ class PageModel:
         """``<a href>`` links dropped for being longer than :data:`MAX_LINK_CHARS`."""
         self._links  # noqa: B018  (computed with the links)
         return self._overlong_links
+
+    def series_anchors(self) -> frozenset[int]:
+        """Anchor nodes whose ``rel`` names the next or previous page of a series
+        (``rel="next"``, ``"prev"``): the page's own word that a link turns its page."""
+        return self._series
 
     def links(self) -> list[Link]:
         """Out-links in document order: ``Link(url, text, node)`` for every ``<a href>`` whose

@@ -202,7 +202,6 @@ def _pair_keys(
 _INDEX = re.compile(r"/index\.[a-z]{2,5}$|/$")  # a folder's index page is the folder
 _EXTENSION = re.compile(r"\.[A-Za-z]{2,5}$")
 _NUMBER = re.compile(r"\d+")
-_SERIES_RELS = frozenset({"next", "prev", "previous"})
 #: what one page-turn step adds or changes: an optional word and a number, with separators
 _STEP = re.compile(r"\W*[^\W\d]*\W*\d+\W*")
 
@@ -218,12 +217,6 @@ def _list_key(url: str) -> tuple[str, str]:
 
 def _digit_at(text: str, i: int) -> bool:
     return 0 <= i < len(text) and text[i].isdigit()
-
-
-def _rel_turn(model: PageModel | None, node: int) -> bool:
-    """Whether the ``<a>`` at ``node`` links the next or previous page of a series."""
-    rel = model.element(node).get("rel") if model is not None else None
-    return rel is not None and not _SERIES_RELS.isdisjoint(str(rel).lower().split())
 
 
 def is_page_turn(page: str, target: str) -> bool:
@@ -499,12 +492,13 @@ class SiteRecorder:
         was observed from), an ``<a rel="next|prev">`` (module docstring)."""
         turns = np.zeros(len(record), dtype=bool)
         get_s, get_p, urls = self.slot_pages.get, self.pair_pages.get, self.url_list
-        links = model.links() if model is not None else None
+        links, series = (
+            (model.links(), model.series_anchors()) if model is not None else ([], frozenset()))
         for k in np.flatnonzero(template).tolist():
             if 2 * get_p(int(record.url_key[k]), 0) >= get_s(int(record.slot[k]), 0):
                 continue  # the slot's usual target: a menu
-            turns[k] = is_page_turn(record.url, urls[record.url_id[k]]) or (
-                links is not None and _rel_turn(model, links[k].node))
+            turns[k] = (bool(series) and links[k].node in series) or is_page_turn(
+                record.url, urls[record.url_id[k]])
         return turns
 
     def known_slots(self, record: PageLinks) -> NDArray[np.bool_]:
