@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import io
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -23,11 +24,14 @@ from urllib.parse import urlsplit
 import pytest
 import setuptools
 from itemadapter import ItemAdapter
+from scrapy.cmdline import ScrapyArgumentParser
+from scrapy.commands import ScrapyHelpFormatter
 from scrapy.exporters import CsvItemExporter
 from scrapy.settings import Settings
 
 from sample_project.demo_site import GROUND_TRUTH_FILE, build_demo_site
 from wisdom_scrapy import Addon, ArticleItem, PageItem, TocItem
+from wisdom_scrapy.commands import ReportCommand, ShowCommand, StatsCommand
 from wisdom_scrapy.logformatter import WisdomLogFormatter, item_summary
 from wisdom_scrapy.testing import serve_directory
 
@@ -277,6 +281,34 @@ def test_a_disabled_add_on_logs_one_info_line(project, tmp_path):
     assert [line.split("] ", 1)[1] for line in lines if "] " in line] == [
         "INFO: wisdom_scrapy: disabled (WISDOM_ENABLED is False)"]
     assert "WARNING" not in proc.stderr
+
+
+def _headings(help_text: str) -> list[str]:
+    lines = help_text.splitlines()
+    return [lines[i - 1] for i, line in enumerate(lines) if i and line and set(line) <= {"=", "-"}]
+
+
+@pytest.mark.parametrize("command", [ShowCommand, ReportCommand, StatsCommand])
+def test_command_help_has_only_its_own_headings(command, monkeypatch):
+    """Scrapy underlines any help part ending in a colon as a heading: a wrapped "default:"
+    did, at some terminal widths. At every width: the three real headings only."""
+    for columns in range(60, 141, 2):
+        monkeypatch.setenv("COLUMNS", str(columns))
+        cmd = command()
+        cmd.settings = Settings()
+        parser = ScrapyArgumentParser(formatter_class=ScrapyHelpFormatter, usage="scrapy x",
+                                      conflict_handler="resolve", description=cmd.long_desc())
+        cmd.add_options(parser)
+        assert _headings(parser.format_help()) == ["Usage", "Options", "Global Options"], columns
+
+
+def test_wisdom_show_help_from_the_command_line(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "scrapy", "wisdom-show", "--help"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60, check=False,
+                          env={**os.environ, "COLUMNS": "80"})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert _headings(proc.stdout) == ["Usage", "Options", "Global Options"]
+    assert "default: the project's WISDOM_CLEANER" in " ".join(proc.stdout.split())
 
 
 # ------------------------------------------------------------------------------ packaging

@@ -9,6 +9,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -142,6 +143,10 @@ def test_annotated_view_of_article_and_toc_pages_in_chromium(demo: Demo, tmp_pat
     for role in ("article", "metadata", "redundant"):
         assert pixels(shots["article"], ROLE_COLOURS[role]) > 1000, role
     assert pixels(shots["toc"], ROLE_COLOURS["toc"]) > 1000
+    # blocks are named by the page's own id/class in their tooltips
+    view_doc = lxml.html.parse(str(tmp_path / "view-article.html")).getroot()
+    tips = view_doc.xpath("//*[contains(@class, 'wb-redundant')]/@title")
+    assert any(t.startswith("redundant aside#sidebar.sidebar:") for t in tips), tips
     # what the view shows as kept is the article item's text
     view = lxml.html.parse(str(tmp_path / "view-article.html")).getroot()
     (block,) = [b for b in view.xpath("//*[contains(@class, 'wb-article')]")][:1]
@@ -183,21 +188,45 @@ def test_report_written_at_close_with_the_crawls_content(demo: Demo) -> None:
     (section,) = doc.xpath("//section[@class='site']")
     assert section.xpath("h2")[0].text == demo.site
     structure = demo.structure
-    tocs = structure["tocs"]
-    # informative structure: the SiteStructureItem's figures, graph and TOC table
-    head = " ".join(section.xpath(".//div[@class='structure']/p")[0].text_content().split())
-    assert head.startswith(f"{structure['pages']} pages, {structure['links']} informative links")
+    # informative structure, from the items the crawl emitted (one source for every figure)
+    roles = Counter(i["role"] for i in demo.crawl.items if "role" in i)
+    articles = {i["url"] for i in demo.crawl.items if i.get("role") == "article"}
+    tocs = {i["url"]: {lk["url"] for lk in i["links"]} & articles
+            for i in demo.crawl.items if i.get("role") == "toc"}  # fmt: skip
+    listed = Counter(a for targets in tocs.values() for a in targets)
+    paras = section.xpath(".//div[@class='structure']/p")
+    head = " ".join(paras[0].text_content().split())
+    assert head == (f"Items emitted: {roles['article']:,} article, {roles['toc']:,} TOC, "
+                    f"{roles['other']:,} other pages; the {roles['toc']:,} TOC pages list "
+                    f"{len(listed):,} of the {roles['article']:,} article pages.")  # fmt: skip
+    assert f"over {structure['pages']:,} pages and {structure['links']:,} informative links" in (
+        paras[1].text_content())
     rows = section.xpath(".//table[@class='tocs']//tr[td]")
-    assert len(rows) == min(len(tocs), 30)
-    assert rows[0].xpath(".//a/@href") == [tocs[0]["url"]]
+    assert len(rows) == min(len(tocs), 30) > 5
+    # hub: the structure's final score, else (a page its link analysis did not class as a TOC)
+    # the TocItem's score when it left
+    hubs = {i["url"]: i["hub"] for i in demo.crawl.items if i.get("role") == "toc"}
+    hubs.update({t["url"]: t["hub"] for t in structure["tocs"]})
+    shown_hubs = []
+    for row in rows:  # each TOC page: the article items its links list, those only it lists
+        (url,) = row.xpath(".//a/@href")
+        cells = [td.text_content().replace(",", "") for td in row.xpath("td")]
+        assert int(cells[2]) == len(tocs[url])
+        assert int(cells[3]) == sum(1 for a in tocs[url] if listed[a] == 1)
+        shown_hubs.append(hubs[url] or 0.0)
+    assert shown_hubs == sorted(shown_hubs, reverse=True)  # best hub first
     svg = section.xpath(".//div[@class='graph']/*[local-name()='svg']")[0]
-    shown_tocs = min(len(tocs), 12)
-    linked = {a for t in tocs[:12] for a in t["articles"]}
-    circles = svg.xpath(".//*[local-name()='circle']")
-    assert len(circles) == shown_tocs + min(len(linked), 40)
+    bar_labels = svg.xpath(".//*[local-name()='text'][@text-anchor='end']/*[local-name()='title']")
+    assert [t.text for t in bar_labels] == [
+        r.xpath(".//a/@href")[0].split(demo.site, 1)[1] for r in rows[:20]]
     # the most redundant blocks: template parts on most pages, none of it in an article
     data_rows = section.xpath(".//table[@class='redundant']//tr[td]")
     assert len(data_rows) >= 5
+    # named by the page's own id/class (the demo's template has them), tag path below
+    names = [" ".join(r.xpath(".//code")[0].text.split()) for r in data_rows]
+    assert sum(("#" in n or "." in n) for n in names) >= len(names) / 2, names
+    assert {"footer#footer.site-footer", "aside#sidebar.sidebar"} <= set(names), names
+    assert data_rows[0].xpath(".//div[@class='path']")[0].text.startswith("html/body/")
     analysed = sum(1 for i in demo.crawl.items if i.get("role") in ("article", "toc", "other"))
     top_pages = int(data_rows[0].xpath("td")[1].text.replace(",", ""))
     assert top_pages > analysed / 2
@@ -229,8 +258,11 @@ def test_report_written_at_close_with_the_crawls_content(demo: Demo) -> None:
     }
     labels = dict(CRAWL_FIGURES)
     for key in ("wisdom/pages_fed", "wisdom/focus/dropped", "wisdom/items/article",
-                "wisdom/bytes/fed", "wisdom/bytes/saved"):  # fmt: skip
+                "wisdom/items/toc", "wisdom/bytes/fed", "wisdom/bytes/saved"):  # fmt: skip
         assert figures[labels[key]] == stats[key], key
+    # the role counts agree everywhere on the page: the structure's head, the crawl figures
+    assert figures[labels["wisdom/items/toc"]] == roles["toc"]
+    assert figures[labels["wisdom/items/article"]] == roles["article"]
     assert stats["wisdom/bytes/saved"] == stats["wisdom/bytes/fed"] - stats["wisdom/bytes/kept"]
     assert 0 < stats["wisdom/bytes/kept"] < stats["wisdom/bytes/fed"]
 
@@ -238,8 +270,9 @@ def test_report_written_at_close_with_the_crawls_content(demo: Demo) -> None:
 def test_report_in_chromium(demo: Demo, tmp_path: Path) -> None:
     image = screenshot(demo.report, tmp_path, height=4000)
     assert_real_picture(image)
-    assert pixels(image, "#2962ff") > 300  # TOC nodes of the structure graph
-    assert pixels(image, ROLE_COLOURS["article"]) > 300  # article nodes
+    # the TOC pages' bars: articles listed (light), those listed only there (article colour)
+    assert pixels(image, "#a5e8bf") > 3000
+    assert pixels(image, ROLE_COLOURS["article"]) > 100
     assert pixels(image, ROLE_COLOURS["redundant"]) > 1000  # redundant-block bars
 
 
@@ -248,9 +281,11 @@ def test_report_escapes_page_text_and_draws_a_sitemap() -> None:
     data = SiteReportData(
         site='x"><script>alert(0)</script>',
         pages_analysed=2,
-        redundant={"html/body/div": [2, 40, evil]},
-        structure={"pages": 2, "links": 1, "roles": {"toc": 1}, "tocs": [
-            {"url": "javascript:alert(2)", "hub": 1.0, "articles": ["http://a.test/" + evil]}]},
+        redundant={"html/body/div": [2, 40, evil, "div#" + evil]},
+        structure={"pages": 2, "links": 1, "roles": {"toc": 1}, "tocs": []},
+        items={"toc": 1, "article": 1},
+        tocs=[{"url": "javascript:alert(2)", "hub": 1.0, "articles": 1, "only": 1},
+              {"url": "http://a.test/" + evil, "hub": None, "articles": 0, "only": 0}],
         sitemap={"url": "http://a.test/", "title": evil, "tree": [
             {"title": evil, "url": "javascript:alert(3)", "children": [
                 {"title": "child", "url": "http://a.test/c", "children": []}]},
@@ -260,7 +295,8 @@ def test_report_escapes_page_text_and_draws_a_sitemap() -> None:
     doc = lxml.html.fromstring(html)
     assert doc.xpath("//script") == []
     assert all(h.startswith("http") or h.startswith("#") for h in doc.xpath("//a/@href"))
-    assert evil in doc.text_content()
+    assert evil in doc.text_content() and "div#" + evil in doc.text_content()
+    assert len(doc.xpath("//table[@class='tocs']//tr[td]")) == 2
     assert len(doc.xpath("//div[@class='tree']//li")) == 3
     assert doc.xpath("//div[@class='tree']/ul/li[1]//li")[0].text_content() == "child"
 
@@ -376,12 +412,15 @@ def test_report_data_round_trip_on_every_backend(new_store: Callable[[], TermSto
         feed_page(store, page, f"http://{site}/{k}.html")
     assert load_report_data(store, site).pages_analysed == 0  # nothing stored yet
     data = SiteReportData(
-        site, pages_analysed=3, redundant={"html/body/p": [3, 51, "common words here"]},
+        site, pages_analysed=3, redundant={"html/body/p": [3, 51, "common words here", "p.x"]},
         page_entropy=[0.5, float("nan")], crawl={"wisdom/pages_fed": 3.0},
+        items={"article": 2, "toc": 1}, articles_listed=2,
+        tocs=[{"url": f"http://{site}/0.html", "hub": 2.0, "articles": 2, "only": 2}],
     )  # fmt: skip
     store.put_records(site, REPORT_KIND, {"latest": data.to_bytes()})
     back = load_report_data(store, site)
     assert back.redundant == data.redundant and back.crawl == data.crawl
+    assert (back.items, back.tocs, back.articles_listed) == (data.items, data.tocs, 2)
     assert back.page_entropy[0] == 0.5 and back.page_entropy[1] != back.page_entropy[1]  # NaN
     doc = lxml.html.fromstring(render_report([back], store))
     facts = doc.xpath("//section[@class='site']/p")[0].text_content()

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from scrapy.addons import AddonManager
-from scrapy.commands import ScrapyCommand, fetch, parse
+from scrapy.commands import ScrapyCommand, ScrapyHelpFormatter, fetch, parse
 from scrapy.commands import settings as settings_command
 from scrapy.exceptions import UsageError
 from scrapy.http import HtmlResponse
@@ -41,10 +41,36 @@ from wisdom_scrapy.view import page_view
 if TYPE_CHECKING:
     from scrapy.http import Response
 
-__all__ = ["ParseCommand", "ReportCommand", "SettingsCommand", "ShowCommand", "StatsCommand"]
+__all__ = [
+    "HelpFormatter",
+    "ParseCommand",
+    "ReportCommand",
+    "SettingsCommand",
+    "ShowCommand",
+    "StatsCommand",
+]
+
+
+class HelpFormatter(ScrapyHelpFormatter):
+    """Scrapy's help formatter, without its mistake: Scrapy makes a section heading of every
+    part of the help that ends with a colon, so an option's help wrapped right after
+    "default:" came out title-cased and underlined. Here only a part that starts a line,
+    unindented (argparse's own "options:" …), can be a heading; an option's help lines are
+    indented or follow the option on its line."""
+
+    def format_part_strings(self, part_strings: list[str]) -> list[str]:
+        held = {
+            i: part
+            for i, part in enumerate(part_strings)
+            if part[:1].isspace() or (i and not part_strings[i - 1].endswith("\n"))
+        }
+        marked = [f"\0{i}" if i in held else part for i, part in enumerate(part_strings)]
+        done = super().format_part_strings(marked)
+        return [held[int(part[1:])] if part.startswith("\0") else part for part in done]
 
 
 def _add_store_option(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = HelpFormatter  # every wisdom command has this option
     parser.add_argument(
         "--store",
         metavar="URI",

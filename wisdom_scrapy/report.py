@@ -3,25 +3,33 @@ time from the store with ``scrapy wisdom-report``.
 
 Per site it shows
 
-* the **informative structure** (TOC pages → the article pages they list: the
-  :class:`~wisdom_scrapy.items.SiteStructureItem` of the crawl, TKDE §1/§3.3), drawn as an SVG
-  graph and listed;
+* the **informative structure**: the items the crawl emitted per role, and for the TOC pages
+  (TocItems, best hub first) how many of the emitted article pages (ArticleItems) their links
+  list, and how many of those no other TOC page lists, drawn as stacked bars and listed — one
+  source for every figure of the page, readable at any site size (47 TOC pages over 707
+  articles is 47 numbers, not a graph of 700 edges); a TOC page's hub score is the final one of
+  the :class:`~wisdom_scrapy.items.SiteStructureItem` (TKDE §1/§3.3) when its link analysis
+  classed the page as a TOC too, else the TocItem's when it left;
 * the **sitemap** tree (the :class:`~wisdom_scrapy.items.SitemapItem`, SMG §4.6) when the crawl
   produced one;
 * the **most redundant blocks**: the maximal sub-trees with text that no cleaned item kept
-  (:func:`wisdom_scrapy.view.redundant_roots`), grouped by tag path over the site's pages, with
-  how many pages had them, how much text they removed and a sample of it;
+  (:func:`wisdom_scrapy.view.redundant_roots`), grouped by tag path over the site's pages and
+  named by the page's own id/class (``div#sidebar``, ``nav.menu``:
+  :func:`wisdom_scrapy.view.block_name`), with how many pages had them, how much text they
+  removed and a sample of it;
 * **entropy histograms**: the site's term entropies (WISDOM §3.1, from the store) and, per
   analysed page, the mean entropy of the page's terms and of its article's terms;
-* the **crawl's figures**: pages fed, items per role, links dropped by focusing, bytes of HTML
-  fed against bytes kept in items (``bytes saved`` = fed − kept).
+* the **crawl's figures**: pages fed, items per role (the site's items, as above), links
+  dropped by focusing, bytes of HTML fed against bytes kept in items (``bytes saved`` = fed −
+  kept).
 
 Collection. :class:`WisdomReportExtension` (inserted by the add-on) watches the analysis of each
 page and the items leaving the crawl; at spider close it stores each site's report data in the
 store (``put_records(site, "report", …)``, one JSON blob, so another process or a later
 ``scrapy wisdom-report`` can rebuild the report), and writes the HTML when
 ``WISDOM_REPORT_URI`` is set. Memory per site: one counter and a 160-character sample per
-distinct redundant block path (at most :data:`MAX_PATHS`), two floats per analysed page.
+distinct redundant block path (at most :data:`MAX_PATHS`), two floats per analysed page, the
+link targets of each TOC item (at most :data:`MAX_TOCS`) and the URLs of the article items.
 
 Safety. Everything that comes from pages — URLs, titles, anchor texts, block samples — is
 HTML-escaped; links are only made for ``http(s)`` URLs; the page loads nothing (inline CSS and
@@ -35,6 +43,7 @@ import logging
 import tempfile
 import time
 import zlib
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from html import escape
@@ -49,8 +58,8 @@ from wisdom_scrapy.items import ArticleItem, SitemapItem, SiteStructureItem, Toc
 from wisdom_scrapy.runtime import WisdomRuntime
 from wisdom_scrapy.settings import SettingsError
 from wisdom_scrapy.store import StoreError, TermStore, redact_uri
-from wisdom_scrapy.svg import bars_svg, histogram_svg, structure_svg
-from wisdom_scrapy.view import ROLE_COLOURS, redundant_roots
+from wisdom_scrapy.svg import bars_svg, histogram_svg
+from wisdom_scrapy.view import ROLE_COLOURS, block_name, redundant_roots
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -73,6 +82,12 @@ logger = logging.getLogger(__name__)
 REPORT_KIND = "report"
 #: Distinct redundant block paths remembered per site (later new paths are counted, not kept).
 MAX_PATHS = 5000
+#: TOC items whose link targets are remembered per site (later ones are counted, not listed).
+MAX_TOCS = 5000
+#: TOC pages kept in the stored report data (the best hubs).
+_STORED_TOCS = 200
+_SHOWN_TOCS = 30
+_CHARTED_TOCS = 20
 _SAMPLE_CHARS = 160
 _TOP_REDUNDANT = 15
 #: Stats shown as the crawl's figures, in this order, with their labels.
@@ -98,7 +113,8 @@ class SiteReportData:
 
     site: str
     pages_analysed: int = 0
-    redundant: dict[str, list[Any]] = field(default_factory=dict)  # path -> [pages, chars, sample]
+    # path -> [pages, chars, sample, name]
+    redundant: dict[str, list[Any]] = field(default_factory=dict)
     paths_dropped: int = 0
     page_entropy: list[float] = field(default_factory=list)
     article_entropy: list[float] = field(default_factory=list)
@@ -106,6 +122,15 @@ class SiteReportData:
     sitemap: dict[str, Any] | None = None
     crawl: dict[str, float] = field(default_factory=dict)
     finished: str = ""
+    items: dict[str, int] = field(default_factory=dict)  # items emitted per role
+    # per TOC item, best hub first: {"url", "hub", "articles", "only"} (see finish())
+    tocs: list[dict[str, Any]] = field(default_factory=list)
+    articles_listed: int = 0  # article items that some TOC item lists
+
+    def __post_init__(self) -> None:
+        # gathered during the crawl and summed up by finish(); not stored
+        self._toc_targets: dict[str, tuple[float | None, frozenset[str]]] = {}
+        self._article_urls: set[str] = set()
 
     def observe(self, analysis: PageAnalysis) -> None:
         """Count one analysed page's redundant blocks (once per path and page)."""
@@ -125,11 +150,19 @@ class SiteReportData:
                     self.paths_dropped += 1
                     continue
                 sample = " ".join(model.text_of(root).split())[:_SAMPLE_CHARS]
-                entry = self.redundant[path] = [0, 0, sample]
+                entry = self.redundant[path] = [0, 0, sample, block_name(model, root)]
             entry[0] += 1
             entry[1] += chars
 
     def observe_item(self, item: Any) -> None:
+        role = _ROLE_OF.get(type(item)) or getattr(item, "role", "")
+        if role:
+            self.items[role] = self.items.get(role, 0) + 1
+        if isinstance(item, TocItem) and len(self._toc_targets) < MAX_TOCS:
+            targets = frozenset(str(link.get("url", "")) for link in item.links)
+            self._toc_targets[item.url] = (item.hub, targets)
+        elif isinstance(item, ArticleItem):
+            self._article_urls.add(item.url)
         if isinstance(item, (ArticleItem, TocItem)):
             figures = item.entropy or {}
             self.page_entropy.append(float(figures.get("page_entropy", float("nan"))))
@@ -140,22 +173,48 @@ class SiteReportData:
         elif isinstance(item, SitemapItem):
             self.sitemap = ItemAdapter(item).asdict()
 
-    def top_redundant(self, n: int = _TOP_REDUNDANT) -> list[tuple[str, int, int, str]]:
-        """(path, pages, chars removed, sample) of the blocks on most pages, then most text."""
-        rows = [(p, int(v[0]), int(v[1]), str(v[2])) for p, v in self.redundant.items()]
+    def finish(self) -> None:
+        """Sum up the TOC items' lists (at spider close): per TOC page, the article items its
+        links reach and how many of them no other TOC page lists; best hub first (the site
+        structure's final scores when there is one, else the item's)."""
+        if not self._toc_targets:
+            return
+        final = {t.get("url"): t.get("hub") for t in (self.structure or {}).get("tocs") or []}
+        listed = {url: targets & self._article_urls
+                  for url, (_, targets) in self._toc_targets.items()}  # fmt: skip
+        lists = Counter(a for articles in listed.values() for a in articles)
+        rows = [
+            (final.get(url, hub), len(listed[url]), sum(1 for a in listed[url] if lists[a] == 1),
+             url)
+            for url, (hub, _) in self._toc_targets.items()
+        ]  # fmt: skip
+        rows.sort(key=lambda r: (-(r[0] or 0.0), -r[1], r[3]))
+        self.tocs = [{"url": url, "hub": hub, "articles": n, "only": only}
+                     for hub, n, only, url in rows[:_STORED_TOCS]]  # fmt: skip
+        self.articles_listed = len(lists)
+
+    def top_redundant(self, n: int = _TOP_REDUNDANT) -> list[tuple[str, int, int, str, str]]:
+        """(path, pages, chars removed, sample, name) of the blocks on most pages, then most
+        text (name: the path in data stored before blocks had names)."""
+        rows = [(p, int(v[0]), int(v[1]), str(v[2]), str(v[3]) if len(v) > 3 else p)
+                for p, v in self.redundant.items()]  # fmt: skip
         rows.sort(key=lambda r: (-r[1], -r[2], r[0]))
         return rows[:n]
 
     def to_bytes(self) -> bytes:
         data = asdict(self)
         # keep the stored record bounded: the most frequent paths only
-        data["redundant"] = {p: [n, c, s] for p, n, c, s in self.top_redundant(200)}
+        data["redundant"] = {p: [n, c, s, name] for p, n, c, s, name in self.top_redundant(200)}
         return zlib.compress(json.dumps(data, allow_nan=True).encode(), 6)
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> SiteReportData:
         data = json.loads(zlib.decompress(blob))
         return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+_ROLE_OF = {ArticleItem: "article", TocItem: "toc", SiteStructureItem: "site_structure",
+            SitemapItem: "sitemap"}  # fmt: skip  (a PageItem: its own role, "" when unanalysed)
 
 
 def load_report_data(store: TermStore, site: str) -> SiteReportData:
@@ -185,8 +244,12 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .sample{color:#666;max-width:520px}
 .tree ul{margin:2px 0 2px 18px;padding:0}
 .muted{color:#777}
+.path{color:#999;font-size:11px}
 a{color:#0645ad}
 """
+
+
+_LIGHT_ARTICLE = "#a5e8bf"  # the article colour, lighter: articles other TOC pages list too
 
 
 def _link(url: str, text: str | None = None) -> str:
@@ -202,11 +265,16 @@ def _number(value: float) -> str:
     return f"{int(value):,}" if float(value).is_integer() else f"{value:,.3f}"
 
 
-def _crawl_table(crawl: Mapping[str, float]) -> str:
+def _crawl_table(crawl: Mapping[str, float], items: Mapping[str, int]) -> str:
+    """The crawl's stats; the items per role are the site's (``items``, counted as they left),
+    the source of every role count in the report, when the data has them."""
+    figures = dict(crawl)
+    if items:
+        figures.update({f"wisdom/items/{role}": n for role, n in items.items()})
     rows = [
-        f'<tr><td>{escape(label)}</td><td class="n">{_number(crawl[key])}</td></tr>'
+        f'<tr><td>{escape(label)}</td><td class="n">{_number(figures[key])}</td></tr>'
         for key, label in CRAWL_FIGURES
-        if key in crawl
+        if key in figures
     ]
     if not rows:
         return '<p class="muted">No crawl figures recorded.</p>'
@@ -234,33 +302,58 @@ def _tree_html(entries: Iterable[Mapping[str, Any]]) -> str:
     return "".join(out)
 
 
-def _structure_html(site: str, structure: Mapping[str, Any] | None) -> str:
-    if not structure:
-        return '<p class="muted">No informative structure recorded for this site.</p>'
-    tocs = list(structure.get("tocs") or [])
-    roles = structure.get("roles") or {}
-    head = (
-        f"<p>{int(structure.get('pages', 0))} pages, {int(structure.get('links', 0))} "
-        f"informative links; roles: "
-        + ", ".join(f"{escape(str(k))} {int(v)}" for k, v in roles.items())
-        + f"; {escape(str(structure.get('method', '')))}, "
-        f"{int(structure.get('iterations', 0))} iterations"
-        + ("" if structure.get("converged", True) else " (not converged)")
-        + "</p>"
-    )
+def _short_url(url: str, site: str) -> str:
+    rest = url.split(site, 1)[1] if site and site in url else url
+    return rest or "/"
+
+
+def _structure_html(site: str, data: SiteReportData) -> str:
+    """Items per role, then the TOC items' lists of article items (stacked bars and a table),
+    then what the site-level link analysis that scored the hubs worked on."""
+    items = data.items
+    roles = ", ".join(f"{items.get(r, 0):,} {label}" for r, label in
+                      (("article", "article"), ("toc", "TOC"), ("other", "other")))  # fmt: skip
+    head = f"<p>Items emitted: {roles} pages"
+    if items.get("toc"):
+        head += (f"; the {items['toc']:,} TOC pages list {data.articles_listed:,} of the "
+                 f"{items.get('article', 0):,} article pages")  # fmt: skip
+    head += ".</p>"
+    structure = data.structure
+    if structure:
+        head += (
+            f'<p class="muted">Hub scores: {escape(str(structure.get("method", "")))} over '
+            f"{int(structure.get('pages', 0)):,} pages and {int(structure.get('links', 0)):,} "
+            f"informative links, {int(structure.get('iterations', 0))} iterations"
+            + ("" if structure.get("converged", True) else " (not converged)")
+            + ".</p>"
+        )
+    tocs = data.tocs
     if not tocs:
         return head + '<p class="muted">No TOC pages found.</p>'
-    rows = "".join(
-        f'<tr><td>{_link(str(t.get("url", "")))}</td><td class="n">{float(t.get("hub", 0)):.2f}'
-        f'</td><td class="n">{len(t.get("articles") or [])}</td></tr>'
-        for t in tocs[:30]
+    charted = tocs[:_CHARTED_TOCS]
+    chart = bars_svg(
+        [_short_url(str(t.get("url", "")), site) for t in charted],
+        [(int(t["only"]), int(t["articles"]) - int(t["only"])) for t in charted],
+        title=f"Article pages listed by the {len(charted)} best hubs of the "
+        f"{items.get('toc', len(tocs)):,} TOC pages",
+        parts={"listed by this TOC page only": ROLE_COLOURS["article"],
+               "also listed by another": _LIGHT_ARTICLE},
+        width=900,
+        label_width=380,
     )
-    more = f'<p class="muted">… and {len(tocs) - 30} more TOC pages.</p>' if len(tocs) > 30 else ""
+    rows = "".join(
+        f'<tr><td>{_link(str(t.get("url", "")))}</td>'
+        f'<td class="n">{_number(float(t["hub"])) if t.get("hub") is not None else "–"}</td>'
+        f'<td class="n">{int(t["articles"]):,}</td><td class="n">{int(t["only"]):,}</td></tr>'
+        for t in tocs[:_SHOWN_TOCS]
+    )
+    more = len(tocs) - _SHOWN_TOCS
     return (
         head
-        + f'<div class="graph">{structure_svg(tocs, site=site)}</div>'
-        + f'<table class="tocs"><tr><th>TOC page</th><th>hub</th><th>articles</th></tr>{rows}'
-        + f"</table>{more}"
+        + f'<div class="graph">{chart}</div>'
+        + '<table class="tocs"><tr><th>TOC page</th><th>hub</th><th>article pages listed</th>'
+        + f"<th>listed only here</th></tr>{rows}</table>"
+        + (f'<p class="muted">… and {more:,} more TOC pages.</p>' if more > 0 else "")
     )
 
 
@@ -270,20 +363,23 @@ def _redundant_html(data: SiteReportData) -> str:
         return '<p class="muted">No redundant blocks recorded for this site.</p>'
     n = max(data.pages_analysed, 1)
     chart = bars_svg(
-        [p for p, *_ in top],
-        [round(100.0 * pages / n, 1) for _, pages, _, _ in top],
+        [name for *_, name in top],
+        [round(100.0 * pages / n, 1) for _, pages, *_ in top],
         title=f"Share of the {data.pages_analysed} analysed pages with the block",
         colour=ROLE_COLOURS["redundant"],
         unit=" %",
     )
     rows = "".join(
-        f'<tr><td><code>{escape(path)}</code></td><td class="n">{pages}</td>'
+        f'<tr><td><code title="{escape(path)}">{escape(name)}</code>'
+        + (f'<div class="path">{escape(path)}</div>' if name != path else "")
+        + f'</td><td class="n">{pages}</td>'
         f'<td class="n">{chars:,}</td><td class="sample">{escape(sample)}</td></tr>'
-        for path, pages, chars, sample in top
+        for path, pages, chars, sample, name in top
     )
     return (
         chart
-        + '<table class="redundant"><tr><th>block (tag path)</th><th>pages</th>'
+        + '<table class="redundant"><tr><th>block (the page\'s id/class; tag path)</th>'
+        + "<th>pages</th>"
         + f"<th>characters removed</th><th>text (sample)</th></tr>{rows}</table>"
     )
 
@@ -324,10 +420,11 @@ def _site_html(store: TermStore | None, data: SiteReportData) -> str:
         f'<section class="site" id="site-{escape(site)}"><h2>{escape(site)}</h2>'
         f"<p>{' · '.join(escape(f) for f in facts)}</p>"
         f'<h3>Informative structure</h3><div class="structure">'
-        f"{_structure_html(site, data.structure)}</div>"
+        f"{_structure_html(site, data)}</div>"
         f'<h3>Most redundant blocks</h3><div class="redundant-blocks">{_redundant_html(data)}</div>'
         f'<h3>Entropy</h3><div class="histograms">{histograms}</div>'
-        f'<h3>Crawl figures</h3><div class="crawl-figures">{_crawl_table(data.crawl)}</div>'
+        f'<h3>Crawl figures</h3><div class="crawl-figures">'
+        f"{_crawl_table(data.crawl, data.items)}</div>"
         f'<h3>Sitemap</h3><div class="sitemap">{sitemap_html}</div>'
         "</section>"
     )
@@ -466,6 +563,7 @@ class WisdomReportExtension:
         finished = time.strftime("%Y-%m-%d %H:%M:%S")
         for data in self.sites.values():
             data.crawl, data.finished = crawl, finished
+            data.finish()
             try:
                 self.runtime.store.put_records(data.site, REPORT_KIND, {"latest": data.to_bytes()})
             except StoreError as exc:

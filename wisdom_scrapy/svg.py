@@ -1,6 +1,6 @@
-"""Hand-built inline SVG charts for the site report: histograms, bar charts, a bipartite graph.
+"""Hand-built inline SVG charts for the site report: histograms and (stacked) bar charts.
 
-Why by hand rather than matplotlib: the report needs three simple chart types, and building
+Why by hand rather than matplotlib: the report needs two simple chart types, and building
 their SVG directly keeps them small (a few kB, no embedded font glyphs or clip paths), keeps
 the package free of a ~40 MB plotting dependency, and — most important for a report full of
 page-derived text — keeps every label under this module's control, so each one goes through
@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from html import escape
-from typing import Any
 
 import numpy as np
 
-__all__ = ["bars_svg", "histogram_svg", "structure_svg"]
+__all__ = ["bars_svg", "histogram_svg"]
 
 _FONT = 'font-family="sans-serif" font-size="11"'
 _SERIES_COLOURS = ("#2962ff", "#00c853", "#d50000", "#ff9100")
@@ -98,105 +97,51 @@ def histogram_svg(
 
 def bars_svg(
     labels: Sequence[str],
-    values: Sequence[float],
+    values: Sequence[float] | Sequence[Sequence[float]],
     *,
     title: str,
     colour: str = "#d50000",
     unit: str = "",
     width: int = 560,
     label_width: int = 240,
+    parts: Mapping[str, str] | None = None,
 ) -> str:
-    """Horizontal bar chart, one bar per label (in the order given), value written after it."""
+    """Horizontal bar chart, one bar per label (in the order given), value written after it.
+
+    With ``parts`` (``{name: colour}`` in drawing order) each value is a sequence of that many
+    parts drawn end to end, named in a legend, and the number written is their sum."""
+    colours = list(parts.values()) if parts else [colour]
+    stacks = [[float(x) for x in v] if isinstance(v, Sequence) else [float(v)] for v in values]
     row = 18
-    top = 24
+    top = 24 + (16 if parts else 0)
     height = top + row * len(labels) + 8
     plot_w = width - label_width - 70
-    peak = max((float(v) for v in values), default=0.0) or 1.0
+    peak = max((sum(s) for s in stacks), default=0.0) or 1.0
     body = [f'<text x="4" y="15" {_FONT} font-weight="bold">{escape(title)}</text>']
-    for k, (label, value) in enumerate(zip(labels, values, strict=True)):
+    x = float(label_width)
+    for name, part_colour in (parts or {}).items():
+        body.append(f'<rect x="{x:.1f}" y="22" width="10" height="10" fill="{part_colour}"/>')
+        body.append(f'<text x="{x + 14:.1f}" y="31" {_FONT}>{escape(name)}</text>')
+        x += 14 + 6.5 * len(name) + 16
+    for k, (label, stack) in enumerate(zip(labels, stacks, strict=True)):
         y = top + k * row
         short = label if len(label) <= 42 else "…" + label[-41:]
-        w = plot_w * float(value) / peak
         body.append(
             f'<text x="{label_width - 6}" y="{y + 12}" {_FONT} text-anchor="end">'
             f"<title>{escape(label)}</title>{escape(short)}</text>"
         )
+        x = float(label_width)
+        for value, part_colour in zip(stack, colours, strict=True):
+            w = plot_w * value / peak
+            if w > 0 or len(stack) == 1:
+                body.append(
+                    f'<rect x="{x:.1f}" y="{y + 2}" width="{max(w, 1):.1f}" height="{row - 5}" '
+                    f'fill="{part_colour}"/>'
+                )
+            x += w
+        total = float(sum(stack))
+        shown = f"{total:g}" if total.is_integer() else f"{total:.3g}"
         body.append(
-            f'<rect x="{label_width}" y="{y + 2}" width="{max(w, 1):.1f}" height="{row - 5}" '
-            f'fill="{colour}"/>'
-        )
-        shown = f"{value:g}" if isinstance(value, int) else f"{float(value):.3g}"
-        body.append(
-            f'<text x="{label_width + w + 4:.1f}" y="{y + 12}" {_FONT}>'
-            f"{escape(shown)}{escape(unit)}</text>"
+            f'<text x="{x + 4:.1f}" y="{y + 12}" {_FONT}>{escape(shown)}{escape(unit)}</text>'
         )
     return _svg(width, height, body, title)
-
-
-def _short_url(url: str, site: str) -> str:
-    rest = url.split(site, 1)[1] if site and site in url else url
-    rest = rest or "/"
-    return rest if len(rest) <= 38 else "…" + rest[-37:]
-
-
-def structure_svg(
-    tocs: Sequence[Mapping[str, Any]],
-    *,
-    site: str = "",
-    max_tocs: int = 12,
-    max_articles: int = 40,
-    width: int = 900,
-) -> str:
-    """The informative structure as a two-column graph: TOC pages (best hubs first) on the
-    left, the article pages they link to on the right, one edge per TOC → article link.
-
-    Only the ``max_tocs`` best hubs and the ``max_articles`` articles they link to most are
-    drawn (the title says how many there are in all), so the drawing stays readable on large
-    sites; the report's tables list the rest.
-    """
-    shown_tocs = list(tocs[:max_tocs])
-    degree: dict[str, int] = {}
-    for toc in shown_tocs:
-        for a in toc.get("articles", []) or []:
-            degree[str(a)] = degree.get(str(a), 0) + 1
-    articles = sorted(degree, key=lambda u: (-degree[u], u))[:max_articles]
-    a_index = {u: k for k, u in enumerate(articles)}
-    n_all_articles = len({str(a) for t in tocs for a in (t.get("articles") or [])})
-    row_a, row_t = 16, 0.0
-    top = 30
-    height = top + max(len(articles) * row_a, len(shown_tocs) * 24) + 12
-    row_t = (height - top - 12) / max(len(shown_tocs), 1)
-    x_toc, x_art = 250, width - 300
-    title = (
-        f"Informative structure: {len(shown_tocs)} of {len(tocs)} TOC pages → "
-        f"{len(articles)} of {n_all_articles} article pages"
-    )
-    body = [f'<text x="4" y="15" {_FONT} font-weight="bold">{escape(title)}</text>']
-    edges, nodes = [], []
-    for t, toc in enumerate(shown_tocs):
-        y = top + row_t * (t + 0.5)
-        url = str(toc.get("url", ""))
-        hub = float(toc.get("hub", 0.0) or 0.0)
-        r = 3 + min(hub, 8.0)
-        targets = [a_index[str(a)] for a in (toc.get("articles") or []) if str(a) in a_index]
-        for k in targets:
-            ya = top + row_a * (k + 0.5)
-            edges.append(
-                f'<line x1="{x_toc}" y1="{y:.1f}" x2="{x_art}" y2="{ya:.1f}" '
-                'stroke="#2962ff" stroke-opacity="0.35"/>'
-            )
-        nodes.append(
-            f'<circle cx="{x_toc}" cy="{y:.1f}" r="{r:.1f}" fill="#2962ff">'
-            f"<title>{escape(url)} (hub {hub:.2f}, {len(toc.get('articles') or [])} articles)"
-            "</title></circle>"
-            f'<text x="{x_toc - r - 4:.1f}" y="{y + 4:.1f}" {_FONT} text-anchor="end">'
-            f"{escape(_short_url(url, site))}</text>"
-        )
-    for k, url in enumerate(articles):
-        y = top + row_a * (k + 0.5)
-        nodes.append(
-            f'<circle cx="{x_art}" cy="{y:.1f}" r="4" fill="#00c853">'
-            f"<title>{escape(url)} ({degree[url]} TOC links)</title></circle>"
-            f'<text x="{x_art + 8}" y="{y + 4:.1f}" {_FONT}>{escape(_short_url(url, site))}</text>'
-        )
-    return _svg(width, int(height), body + edges + nodes, title)

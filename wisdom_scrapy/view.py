@@ -18,6 +18,7 @@ could inject.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from functools import partial
@@ -39,7 +40,14 @@ if TYPE_CHECKING:
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
 __all__ = [
-    "ROLE_COLOURS", "VIEW_MAX_CHARS", "ViewBlock", "page_view", "removed_mask", "render_page_view",
+    "ROLE_COLOURS",
+    "VIEW_MAX_CHARS",
+    "ViewBlock",
+    "block_name",
+    "element_name",
+    "page_view",
+    "removed_mask",
+    "render_page_view",
 ]
 
 #: Outline colour of each block role (also the report's legend). Pure, saturated colours that
@@ -165,6 +173,48 @@ def redundant_roots(analysis: PageAnalysis) -> list[int]:
     return sorted(roots)
 
 
+_NAME_PART = re.compile(r"[^\w-]+")
+
+
+def _css_part(value: str | None, limit: int = 2) -> list[str]:
+    """Up to ``limit`` words of an id or class value, reduced to CSS-name characters."""
+    words = [_NAME_PART.sub("", w)[:30] for w in (value or "").split()]
+    return [w for w in words if w][:limit]
+
+
+def element_name(el: etree._Element, *, max_steps: int = 2) -> str:
+    """The name a person knows a box by, from the page's own markup: the nearest element at or
+    above ``el`` with an id or a class, written as in CSS (``div#sidebar``, ``nav.menu``), then
+    the tags from there down to ``el`` (``div#sidebar › ul``; ``…`` for more than ``max_steps``).
+    "" when no element up to the body has either."""
+    below: list[str] = []  # tags from el up to the named element, el's first
+    node: etree._Element | None = el
+    while node is not None and isinstance(node.tag, str):
+        tag = etree.QName(node).localname.lower()
+        if tag in ("body", "html"):
+            break
+        ids, classes = _css_part(node.get("id"), 1), _css_part(node.get("class"))
+        if ids or classes:
+            steps = below[::-1]
+            if len(steps) > max_steps:
+                steps = ["…", *steps[len(steps) - max_steps + 1 :]]
+            name = tag + "".join("#" + i for i in ids) + "".join("." + c for c in classes)
+            return " › ".join([name, *steps])
+        below.append(tag)
+        node = node.getparent()
+    return ""
+
+
+def block_name(model: PageModel, node: int) -> str:
+    """:func:`element_name` of a node of the model; its tag path when the page names no box
+    around it (or its tree is gone)."""
+    try:
+        name = element_name(model.element(node))
+    except (IndexError, ValueError, TypeError):
+        name = ""
+    return name or model.path(node)
+
+
 def _entropy_array(model: PageModel, snapshot: EntropySnapshot | None) -> NDArray[np.float64]:
     values = snapshot.values if snapshot is not None else {}
     return np.fromiter((values.get(t, 0.0) for t in model.vocab), np.float64, len(model.vocab))
@@ -216,7 +266,8 @@ def _open_tag(el: etree._Element, tag: str, block: ViewBlock | None) -> str:
     attrs = ""
     if block is not None:
         classes.append(f"wb wb-{block.kind}")
-        tip = f"{block.kind} {block.path}: {_figure_text(block.figures)}"
+        # the box by the page's own id/class (its tag path when it has none)
+        tip = f"{block.kind} {element_name(el) or block.path}: {_figure_text(block.figures)}"
         attrs += f' style="outline-color:{ROLE_COLOURS[block.kind]}" title="{escape(tip)}"'
     if tag == "a":
         href = el.get("href")
