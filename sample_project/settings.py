@@ -9,7 +9,7 @@ BOT_NAME = "sample_project"
 SPIDER_MODULES = ["sample_project.spiders"]
 NEWSPIDER_MODULE = "sample_project.spiders"
 
-# wisdom_scrapy in one line: the add-on inserts the middlewares, pipeline and extension.
+# wisdom_scrapy in one line: the add-on inserts its spider middlewares and extensions.
 # Run without it with `-s ADDONS={}`.
 ADDONS = {"wisdom_scrapy.Addon": 500}
 
