@@ -50,7 +50,9 @@ def lost_urls(result: CrawlResult) -> list[str]:
 def crawled(result: CrawlResult) -> set[str]:
     """URLs the crawl fetched (HTML pages of the doc site: every one is fed to the store); from
     the DEBUG log."""
-    return set(re.findall(r"Crawled \(200\) <GET (http\S+)>", result.log))
+    # a request may carry the fragment of the link it was made from; the page is fed without
+    return {url.split("#")[0] for url in re.findall(r"Crawled \(200\) <GET (http\S+)>",
+                                                    result.log)}
 
 
 def doc_models(pages: list[tuple[str, bytes]]) -> list[tuple[str, dict[str, int], list[Any]]]:
