@@ -4,6 +4,8 @@ Defaults are tuned for crawling local or friendly sites quickly; raise ``DOWNLOA
 ``ROBOTSTXT_OBEY`` on before pointing the ``site`` spider at someone else's server.
 """
 
+from pathlib import Path
+
 BOT_NAME = "sample_project"
 
 SPIDER_MODULES = ["sample_project.spiders"]
@@ -15,9 +17,10 @@ ADDONS = {"wisdom_scrapy.Addon": 500}
 
 # The persistent term-entropy store is the add-on's default: .scrapy/wisdom.db in the
 # project data directory (beside scrapy.cfg), where Scrapy keeps its HTTP cache.
-# The site report (self-contained HTML) written at the end of every crawl, beside it; rebuild it
-# later with `scrapy wisdom-report`, list the store with `scrapy wisdom-stats`.
-WISDOM_REPORT_URI = ".scrapy/wisdom-report.html"
+# The site report (self-contained HTML) written at the end of every crawl, beside it (whatever
+# folder of the checkout the crawl runs in); rebuild it later with `scrapy wisdom-report`, list
+# the store with `scrapy wisdom-stats`.
+WISDOM_REPORT_URI = str(Path(__file__).resolve().parent.parent / ".scrapy" / "wisdom-report.html")
 
 # The demo site lives on 127.0.0.1 and has no robots.txt.
 ROBOTSTXT_OBEY = False
