@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.mining.repetition import repeated_blocks
+from wisdom_scrapy.mining.repetition import repeated_blocks, repeated_text
 from wisdom_scrapy.mining.wisdom import (
     DEFAULT_PARAMS,
     InformativeStructure,
@@ -70,6 +70,7 @@ from wisdom_scrapy.mining.wisdom import (
     mine,
     node_features,
     toc_feature,
+    type_constraint,
 )
 from wisdom_scrapy.urls import host_key
 
@@ -312,8 +313,11 @@ def _warm(
     result = PageAnalysis(url, role, model.title, single_page=False, model=model)
     # article text and metadata
     article_terms_en = float("nan")
+    refined = _site_refined(model, f, params, repetition)
     if article.blocks:
         body, exclude = _body_and_exclude(model, article)
+        if refined is not None:
+            body, exclude = refined
         exclude |= _orphan_headings(model, body, exclude)
         result.article_node, result.article_exclude = body, exclude
         # the maximal excluded sub-trees are enough for text_of (it skips whole sub-trees)
@@ -356,6 +360,36 @@ def _warm(
         "toc_by_api": 1.0 if toc.feature == "api" else 0.0,
     }
     return result
+
+
+def _site_refined(
+    model: PageModel,
+    f: NodeFeatures,
+    params: WisdomParams,
+    repetition: BlockRepetition | None,
+) -> tuple[int, NDArray[np.bool_]] | None:
+    """The single-page body corrected by what the site knows (module docstring, "Site
+    refinement"): sub-trees the page alone excluded for their structure (link lists, link boxes,
+    teasers) come back when the site says they are this page's own content — their terms pass
+    the article type constraint and their text is not a template box repeated on the site."""
+    from wisdom_scrapy.mining.density import single_page_article
+
+    if repetition is None:
+        template = boxes = np.zeros(model.n, dtype=bool)
+    else:
+        template = repeated_text(model, repetition)
+        boxes = repeated_blocks(model, repetition)
+    found = single_page_article(model, template=boxes)
+    if found is None or found.structural is None:
+        return None
+    exclude = found.exclude.copy()
+    informative = type_constraint(f, "article", params)
+    restore = found.structural & ~template
+    end = model.subtree_end
+    for r in np.flatnonzero(restore).tolist():
+        if exclude[r]:
+            exclude[r:end[r]] &= ~(found.structural[r:end[r]] & ~template[r:end[r]])
+    return found.body, exclude
 
 
 _HEADING_RANK = {f"h{r}": r for r in range(1, 7)}

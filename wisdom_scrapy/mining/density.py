@@ -132,6 +132,10 @@ class SinglePageArticle:
     exclude: NDArray[np.bool_]
     metadata: list[int] = field(default_factory=list)
     score: float = 0.0
+    #: the part of ``exclude`` judged on structure alone (link lists, link boxes without
+    #: prose, teaser items): a page seen alone cannot tell a post's own list of links from a
+    #: template box, the site can (:mod:`wisdom_scrapy.analysis`, "Site refinement")
+    structural: NDArray[np.bool_] | None = None
 
     def text(self, model: PageModel) -> str:
         """The article text: ``model.text_of(self.body, exclude=self.exclude)``."""
@@ -581,11 +585,21 @@ def _sii(
 
 
 def single_page_article(
-    model: PageModel, *, params: DensityParams = DEFAULT_PARAMS
+    model: PageModel,
+    *,
+    params: DensityParams = DEFAULT_PARAMS,
+    template: NDArray[np.bool_] | None = None,
 ) -> SinglePageArticle | None:
     """Find the article body of a page seen alone (see the module docstring for the method).
 
-    Returns None when the page has no visible text or no block that reads like prose.
+    ``template``: the template boxes of the page's site (nodes whose text, holding a link, its
+    other pages repeat: :func:`~wisdom_scrapy.mining.repetition.repeated_blocks`). A page alone
+    cannot tell a page-wide wrapper with an unlucky class name from a long comment thread, nor
+    whether the introduction and link lists around the densest paragraph belong to the article;
+    the site can. With it, a boilerplate-named subtree is a wrapper only if it holds some of the
+    site's template (menus, navigation), and the body is widened to its largest ancestor that
+    adds no template and no boilerplate-marked text (:func:`_widen`). Returns None when the page
+    has no visible text or no block that reads like prose.
     """
     n = model.n
     if n == 0 or model.tlen[0] <= 0:
@@ -625,6 +639,8 @@ def single_page_article(
     marked[0] = False
     paragraphs = _subtree_sum(v > 0, model.subtree_end)
     wrapper = (Pos >= p.wrapper_share * Pos[0]) & (paragraphs >= p.wrapper_paragraphs)
+    if template is not None:  # a page-wide wrapper holds the site's template; comments do not
+        wrapper &= _subtree_sum(template.astype(np.float64), model.subtree_end) > 0
     marked &= ~wrapper  # a page-wide wrapper with an unlucky name is not boilerplate
     starts = np.flatnonzero(marked)
     in_boiler = _range_mask(starts, model.subtree_end[starts], n)
@@ -658,10 +674,13 @@ def single_page_article(
     end = int(model.subtree_end[top])
     ties = top + np.flatnonzero(score[top:end] >= best * (1.0 - p.tie_share))
     body = int(ties[np.argmax(model.depth[ties])])
+    if template is not None:
+        body = _widen(model, body, template | in_boiler | hidden)
 
     # 4. exclusion inside the body
     lo, hi = body + 1, int(model.subtree_end[body])
     exclude = np.zeros(n, bool)
+    structural = np.zeros(n, bool)
     if hi > lo:
         sub = slice(lo, hi)
         container = _tag_table(model, _CONTAINER_TAGS)[sub]
@@ -676,12 +695,33 @@ def single_page_article(
         no_prose = container & (Pos4[sub] <= 0) & (V4[sub] < 0) & (alen4[sub] > 0)
         minor = Pos[sub] < p.wrapper_share * Pos[body]
         teasers = teaser_start[sub] & minor & ~data_row[sub]
-        title = _tag_table(model, _TITLE_TAGS)[sub]  # the title is metadata, not body text
-        exclude[sub] = marked[sub] | link_list | no_prose | hidden[sub] | teasers | title
+        # the title is metadata, not body text — on a page seen alone; the site's own article
+        # container holding its heading says otherwise (``template`` given: site refinement)
+        title = _tag_table(model, _TITLE_TAGS)[sub] & (template is None)
+        structural[sub] = link_list | no_prose | teasers
+        exclude[sub] = marked[sub] | structural[sub] | hidden[sub] | title
+        structural[sub] &= ~(marked[sub] | hidden[sub] | title)
 
     # 5. metadata
     metadata = _metadata(model, cue_nodes, classes, body, exclude)
-    return SinglePageArticle(body, exclude, metadata, float(V[body]))
+    return SinglePageArticle(body, exclude, metadata, float(V[body]), structural)
+
+
+def _widen(model: PageModel, body: int, blocked: NDArray[np.bool_]) -> int:
+    """The largest ancestor-or-self of ``body`` none of whose text outside ``body``'s subtree
+    lies in a ``blocked`` node: the article grows over its own headings, introduction and
+    lists up to the first container that also holds template."""
+    text_blocked = np.flatnonzero(blocked & (model.own_len > 0))
+    end, parent = model.subtree_end, model.parent
+    while body > 0:
+        up = int(parent[body])
+        lo, hi = np.searchsorted(text_blocked, [up, end[up]])
+        if hi > lo:  # blocked text somewhere in the ancestor: is it all inside the body?
+            inside = np.searchsorted(text_blocked[lo:hi], [body, end[body]])
+            if inside[1] - inside[0] < hi - lo:
+                break
+        body = up
+    return body
 
 
 _CELL_TAGS = frozenset({"td", "th"})

@@ -57,7 +57,9 @@ if TYPE_CHECKING:
 
     from wisdom_scrapy.dom import PageModel
 
-__all__ = ["MIN_PAGES", "BlockRepetition", "block_fingerprints", "repeated_blocks"]
+__all__ = [
+    "MIN_PAGES", "BlockRepetition", "block_fingerprints", "repeated_blocks", "repeated_text"
+]
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 #: A page and one copy of it (print version, AMP page) are two pages with the same paragraphs.
@@ -116,6 +118,13 @@ class BlockRepetition:
         return np.fromiter((get(h, 0) for h in prints), np.int64, len(prints))
 
 
+def repeated_text(model: PageModel, repetition: BlockRepetition) -> NDArray[np.bool_]:
+    """Nodes of ``model`` whose exact text is on more than √N of the site's N pages (and on
+    ``MIN_PAGES``): the site's template by repetition alone (module docstring)."""
+    pages = repetition.pages_of(model)
+    return (pages >= MIN_PAGES) & (pages > math.sqrt(repetition.n_pages))
+
+
 def repeated_blocks(model: PageModel, repetition: BlockRepetition) -> NDArray[np.bool_]:
     """Nodes of ``model`` that are template boxes by the site's repetition (module docstring):
     their exact text is on more than √N of the site's N pages (and on ``MIN_PAGES``), and
@@ -126,5 +135,4 @@ def repeated_blocks(model: PageModel, repetition: BlockRepetition) -> NDArray[np
     links[link_anchors(model) + 1] = 1
     csum = np.cumsum(links)  # links among nodes < i: csum[i]
     has_link = csum[model.subtree_end] > csum[: model.n]
-    pages = repetition.pages_of(model)
-    return (pages >= MIN_PAGES) & (pages > math.sqrt(repetition.n_pages)) & has_link
+    return repeated_text(model, repetition) & has_link
