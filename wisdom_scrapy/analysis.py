@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.mining.listing import LIST_SHARE, covered, item_share, titled_items
 from wisdom_scrapy.mining.repetition import repeated_blocks, repeated_text
 from wisdom_scrapy.mining.wisdom import (
     DEFAULT_PARAMS,
@@ -310,10 +311,19 @@ def _warm(
     else:
         role = "other"
 
+    template = (
+        repeated_text(model, repetition) if repetition is not None
+        else np.zeros(model.n, dtype=bool)
+    )
+    items = titled_items(model, template)
+    list_share = item_share(model, template, items)
+    if list_share >= LIST_SHARE:
+        role = "toc"
+        toc_cover = toc_cover | covered(model, items)
     result = PageAnalysis(url, role, model.title, single_page=False, model=model)
     # article text and metadata
     article_terms_en = float("nan")
-    refined = _site_refined(model, f, params, repetition)
+    refined = _site_refined(model, f, params, repetition, template)
     if article.blocks:
         body, exclude = _body_and_exclude(model, article)
         if refined is not None:
@@ -347,7 +357,7 @@ def _warm(
                 "toc", b.node, model.path(b.node), b.origin, _block_figures(f, b.node, toc.feature)
             )
         )
-    if toc.blocks:
+    if toc_cover.any():
         result.toc_cover = toc_cover
     page_en = float(entropy[model.term_ids].mean()) if len(model.term_ids) else float("nan")
     result.figures = {
@@ -358,6 +368,7 @@ def _warm(
         "toc_anchor_text": float(anchors),
         "zero_api_ratio": zero_ratio,
         "toc_by_api": 1.0 if toc.feature == "api" else 0.0,
+        "list_share": list_share,
     }
     return result
 
@@ -367,6 +378,7 @@ def _site_refined(
     f: NodeFeatures,
     params: WisdomParams,
     repetition: BlockRepetition | None,
+    template: NDArray[np.bool_],
 ) -> tuple[int, NDArray[np.bool_]] | None:
     """The single-page body corrected by what the site knows (module docstring, "Site
     refinement"): sub-trees the page alone excluded for their structure (link lists, link boxes,
@@ -374,11 +386,10 @@ def _site_refined(
     the article type constraint and their text is not a template box repeated on the site."""
     from wisdom_scrapy.mining.density import single_page_article
 
-    if repetition is None:
-        template = boxes = np.zeros(model.n, dtype=bool)
-    else:
-        template = repeated_text(model, repetition)
-        boxes = repeated_blocks(model, repetition)
+    boxes = (
+        repeated_blocks(model, repetition) if repetition is not None
+        else np.zeros(model.n, dtype=bool)
+    )
     found = single_page_article(model, template=boxes)
     if found is None or found.structural is None:
         return None

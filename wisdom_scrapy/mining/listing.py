@@ -1,0 +1,112 @@
+"""List pages: a page whose content is a list of titled items leading to other pages of its site.
+
+Home pages, ``page/N`` pagination, category, tag and archive pages of blogs and news portals
+show the site's articles as *items* — a title linking to the article, then a teaser, the whole
+article, or only a date. WISDOM's page role compares anchor text with context, and a list of
+teasers or of whole articles holds far more context than anchor text, so it reads as an article.
+What makes it a list is its shape: sibling items that each *begin* with a link to another page of
+the same site, and that together hold most of the page's own text.
+
+The rule (:func:`item_share`), every part measured on the page and its site:
+
+* an **item** is a node whose first text (in document order) lies inside an anchor linking to
+  another page of the page's host (not the page itself, not an in-page ``#`` anchor), and whose
+  parent has at least two such children (items come in lists); nested items count once;
+* the site's **template** (nodes whose text its other pages repeat:
+  :func:`~wisdom_scrapy.mining.repetition.repeated_text`, e.g. an archive sidebar listing every
+  post) is neither an item nor part of the page's own text;
+* the **share** is the text of the items over the page's own (non-template) text. A page is a
+  list when the share is at least one half: its items are most of what it says. An article's
+  "part 2" links, a related box or a prev/next pair are a small part of its text.
+
+A list of links to *other sites* (a link digest, a bibliography) is content, not a list page of
+this site, and does not count.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from wisdom_scrapy.dom import nearest_marked
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from wisdom_scrapy.dom import PageModel
+
+__all__ = ["LIST_SHARE", "covered", "item_share", "titled_items"]
+
+#: a page whose titled items hold at least this share of its own text is a list page
+LIST_SHARE = 0.5
+
+
+def _site_anchors(model: PageModel) -> NDArray[np.bool_]:
+    """Per node: an ``<a>`` linking to another page of the page's host."""
+    host = urlsplit(model.url).netloc
+    me = model.url.split("#", 1)[0].rstrip("/")
+    out = np.zeros(model.n, dtype=bool)
+    for link in model.links():
+        if urlsplit(link.url).netloc == host and link.url.rstrip("/") != me:
+            out[link.node] = True
+    return out
+
+
+def titled_items(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """Node mask of the outermost titled items of the page outside its template (module
+    docstring)."""
+    n = model.n
+    items = np.zeros(n, dtype=bool)
+    anchors = _site_anchors(model)
+    texts = np.flatnonzero(model.own_len > 0)
+    if not anchors.any() or not len(texts):
+        return items
+    end = model.subtree_end
+    first = np.searchsorted(texts, np.arange(n))  # each node's first text node, if inside it
+    has_first = first < len(texts)
+    first_node = np.where(has_first, texts[np.minimum(first, len(texts) - 1)], n)
+    has_first &= first_node < end
+    anchor_of = nearest_marked(anchors, model.parent)  # nearest site-anchor ancestor-or-self
+    lead = np.zeros(n, dtype=bool)
+    fn = first_node[has_first]
+    a = anchor_of[fn]
+    idx = np.flatnonzero(has_first)
+    # the first text is inside a site anchor that lies within the node
+    lead[idx] = anchors[a] & (a >= idx)
+    in_template = covered(model, template)
+    lead &= ~in_template
+    parent = model.parent
+    siblings = np.bincount(parent[lead][parent[lead] >= 0], minlength=n)
+    items = lead & (siblings[np.maximum(parent, 0)] >= 2)
+    items[0] = False
+    inner = covered(model, items) & ~items  # strictly inside another item
+    return items & ~inner
+
+
+def item_share(
+    model: PageModel, template: NDArray[np.bool_], items: NDArray[np.bool_] | None = None
+) -> float:
+    """Share of the page's own (non-template) text held by its titled ``items`` (default:
+    :func:`titled_items`; module docstring); 0.0 for a page without text."""
+    if model.n == 0:
+        return 0.0
+    own = model.own_len
+    in_template = covered(model, template)
+    total = float(own[~in_template].sum())
+    if total <= 0:
+        return 0.0
+    if items is None:
+        items = titled_items(model, template)
+    return float(own[covered(model, items) & ~in_template].sum()) / total
+
+
+def covered(model: PageModel, roots: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """Node mask of the sub-trees of ``roots`` (roots included)."""
+    n = model.n
+    r = np.flatnonzero(roots)
+    diff = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(diff, r, 1)
+    np.add.at(diff, model.subtree_end[r], -1)
+    return np.cumsum(diff[:n]) > 0
