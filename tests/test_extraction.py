@@ -53,7 +53,10 @@ def test_pages_are_held_until_the_site_is_warm_then_all_come_out(demo):
     store = open_store("memory://")
     counts: Counter[str] = Counter()
     extractor = Extractor(
-        store, ExtractionParams(warmup_pages=8), analyze_page, lambda name: counts.update([name])
+        store,
+        ExtractionParams(warmup_pages=8, until_template=False),
+        analyze_page,
+        lambda name: counts.update([name]),
     )
     articles = [p for p, page in truth.items() if page["role"] == "article"][:12]
     emitted = []
@@ -71,10 +74,38 @@ def test_pages_are_held_until_the_site_is_warm_then_all_come_out(demo):
     assert counts["wisdom/warmup/held"] == 7
 
 
+def test_a_new_site_is_held_only_until_its_template_shows(demo):
+    """Derived warm-up: the demo's pages share a menu, which the site's block repetition
+    counts as template from its third page (MIN_PAGES) on; the first two wait for it, the rest
+    leave at once, all analysed with the site's view, long before 32 pages."""
+    site_dir, truth = demo
+    store = open_store("memory://")
+    counts: Counter[str] = Counter()
+    extractor = Extractor(
+        store, ExtractionParams(warmup_pages=32), analyze_page, lambda name: counts.update([name])
+    )
+    articles = [p for p, page in truth.items() if page["role"] == "article"][:12]
+    emitted: list[list] = []
+    for path in articles:
+        model = _model(site_dir, path)
+        feed_model(store, model, site=SITE)
+        extractor.page_fetched(SITE, model.url, model)
+        emitted.append(extractor.submit(SITE, model.url, model))
+    assert [len(out) for out in emitted[:3]] == [0, 0, 3]
+    assert all(len(out) == 1 for out in emitted[3:])
+    assert counts["wisdom/warmup/held"] == 2 and extractor.waiting() == 0
+    items = [item for out in emitted for item in out]
+    assert all(isinstance(item, ArticleItem) for item in items)
+    texts = [shingle_prf(item.text, truth[item.url[len(BASE) - 1 :]]["text"]).f1 for item in items]
+    assert float(np.mean(texts)) >= 0.95
+
+
 def test_flush_emits_held_pages_of_a_site_smaller_than_the_warm_up(demo):
     site_dir, truth = demo
     store = open_store("memory://")
-    extractor = Extractor(store, ExtractionParams(warmup_pages=1000), analyze_page)
+    extractor = Extractor(
+        store, ExtractionParams(warmup_pages=1000, until_template=False), analyze_page
+    )
     paths = list(truth)[:5]
     for path in paths:
         model = _model(site_dir, path)

@@ -54,13 +54,14 @@ Cold mode
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import repeat
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.mining.density import SinglePageArticle, single_page_article
 from wisdom_scrapy.mining.listing import LIST_SHARE, covered, item_share, titled_items
 from wisdom_scrapy.mining.repetition import repeated_blocks, repeated_text
 from wisdom_scrapy.mining.wisdom import (
@@ -71,7 +72,6 @@ from wisdom_scrapy.mining.wisdom import (
     mine,
     node_features,
     toc_feature,
-    type_constraint,
 )
 from wisdom_scrapy.urls import host_key
 
@@ -200,9 +200,10 @@ def analyze_page(
     if model.n == 0:
         return PageAnalysis(url, "other", "", single_page=entropy is None, model=model,
                             figures={"site_pages": float(n_pages)})  # fmt: skip
+    site_view = SiteView.of(model, repetition) if repetition is not None else None
     if entropy is None:
-        return _single_page(model, url, n_pages)
-    return _warm(model, url, entropy, n_pages, target_terms, params, repetition)
+        return _single_page(model, url, n_pages, site_view)
+    return _warm(model, url, entropy, n_pages, target_terms, params, repetition, site_view)
 
 
 # --------------------------------------------------------------------------------------------
@@ -292,6 +293,7 @@ def _warm(
     target_terms: Callable[[str], Collection[str] | None] | None,
     params: WisdomParams,
     repetition: BlockRepetition | None = None,
+    site_view: SiteView | None = None,
 ) -> PageAnalysis:
     f = node_features(model, entropy, n_pages=n_pages, target_terms=target_terms)
     toc_mode, zero_ratio = toc_feature(f, params)
@@ -311,19 +313,14 @@ def _warm(
     else:
         role = "other"
 
-    template = (
-        repeated_text(model, repetition) if repetition is not None
-        else np.zeros(model.n, dtype=bool)
-    )
-    items = titled_items(model, template)
-    list_share = item_share(model, template, items)
-    if list_share >= LIST_SHARE:
+    if site_view is not None and site_view.is_list:
         role = "toc"
-        toc_cover = toc_cover | covered(model, items)
+        toc_cover = toc_cover | covered(model, site_view.items)
     result = PageAnalysis(url, role, model.title, single_page=False, model=model)
     # article text and metadata
     article_terms_en = float("nan")
-    refined = _site_refined(model, f, params, repetition, template)
+    found = _article_of(model, site_view)
+    refined = None if found is None else (found.body, found.exclude)
     if article.blocks:
         body, exclude = _body_and_exclude(model, article)
         if refined is not None:
@@ -368,39 +365,56 @@ def _warm(
         "toc_anchor_text": float(anchors),
         "zero_api_ratio": zero_ratio,
         "toc_by_api": 1.0 if toc.feature == "api" else 0.0,
-        "list_share": list_share,
+        "list_share": site_view.list_share if site_view is not None else 0.0,
     }
     return result
 
 
-def _site_refined(
-    model: PageModel,
-    f: NodeFeatures,
-    params: WisdomParams,
-    repetition: BlockRepetition | None,
-    template: NDArray[np.bool_],
-) -> tuple[int, NDArray[np.bool_]] | None:
-    """The single-page body corrected by what the site knows (module docstring, "Site
-    refinement"): sub-trees the page alone excluded for their structure (link lists, link boxes,
-    teasers) come back when the site says they are this page's own content — their terms pass
-    the article type constraint and their text is not a template box repeated on the site."""
-    from wisdom_scrapy.mining.density import single_page_article
+@dataclass(frozen=True)
+class SiteView:
+    """What the site's block repetition shows of one page (module docstring, "Site
+    refinement"): ``template`` — nodes whose text the site's other pages repeat; ``boxes`` —
+    those of them holding a link (menus, share bars, navigation); ``items`` — the page's titled
+    items and ``list_share`` the share of its own text they hold
+    (:mod:`wisdom_scrapy.mining.listing`)."""
 
-    boxes = (
-        repeated_blocks(model, repetition) if repetition is not None
-        else np.zeros(model.n, dtype=bool)
-    )
-    found = single_page_article(model, template=boxes)
+    template: NDArray[np.bool_]
+    boxes: NDArray[np.bool_]
+    items: NDArray[np.bool_]
+    list_share: float
+
+    @classmethod
+    def of(cls, model: PageModel, repetition: BlockRepetition) -> SiteView | None:
+        """The view of ``model``, or None while the page shows none of the site's template
+        boxes (the site's first pages, a page of another layout): it is then a page alone."""
+        boxes = repeated_blocks(model, repetition)
+        if not boxes.any():
+            return None
+        template = repeated_text(model, repetition)
+        items = titled_items(model, template)
+        return cls(template, boxes, items, item_share(model, template, items))
+
+    @property
+    def is_list(self) -> bool:
+        return self.list_share >= LIST_SHARE
+
+
+def _article_of(model: PageModel, site_view: SiteView | None) -> SinglePageArticle | None:
+    """The article body of the page, by its structure, corrected by what the site knows
+    (module docstring, "Site refinement"): with ``site_view``, sub-trees the page alone
+    excluded for their structure (link lists, link boxes, teasers) come back unless the site
+    repeats their text."""
+    if site_view is None:
+        return single_page_article(model)
+    found = single_page_article(model, template=site_view.boxes)
     if found is None or found.structural is None:
-        return None
+        return found
     exclude = found.exclude.copy()
-    informative = type_constraint(f, "article", params)
-    restore = found.structural & ~template
+    own = found.structural & ~site_view.template
     end = model.subtree_end
-    for r in np.flatnonzero(restore).tolist():
-        if exclude[r]:
-            exclude[r:end[r]] &= ~(found.structural[r:end[r]] & ~template[r:end[r]])
-    return found.body, exclude
+    for r in np.flatnonzero(own & exclude).tolist():
+        exclude[r : end[r]] &= ~own[r : end[r]]
+    return replace(found, exclude=exclude)
 
 
 _HEADING_RANK = {f"h{r}": r for r in range(1, 7)}
@@ -467,14 +481,17 @@ def _metadata_blocks(
 # --------------------------------------------------------------------------------------------
 
 
-def _single_page(model: PageModel, url: str, n_pages: int) -> PageAnalysis:
+def _single_page(
+    model: PageModel, url: str, n_pages: int, site_view: SiteView | None = None
+) -> PageAnalysis:
     result = PageAnalysis(url, "other", model.title, single_page=True, model=model)
     result.figures = {"site_pages": float(n_pages)}
-    try:
-        from wisdom_scrapy.mining.density import single_page_article
-    except ImportError:  # the single-page extractor is not available: nothing to report
+    if site_view is not None and site_view.is_list:
+        result.role = "toc"
+        result.toc_cover = covered(model, site_view.items)
+        result.figures["list_share"] = site_view.list_share
         return result
-    found = single_page_article(model)
+    found = _article_of(model, site_view)
     if found is None:
         return result
     text = model.text_of(found.body, exclude=found.exclude)

@@ -4,12 +4,17 @@ The papers analyse a site that has been crawled; a crawler has to analyse while 
 things the analysis needs arrive late, and this module waits for them without stalling the crawl
 and without holding more than a bounded number of pages:
 
-* **Term entropies** (cold start). Entropy says nothing until the store knows enough pages of the
-  site. While it knows fewer than ``warmup_pages``, pages are held (their :class:`PageModel`, not
-  the response); when the store reaches that count, every held page is analysed with the same,
-  now meaningful, entropies as later pages. A store that is already warm from an earlier crawl
-  (or another process) holds nothing. At spider idle/close the held pages are analysed with what
-  there is (a site smaller than the warm-up is analysed as a whole).
+* **The site's template** (cold start). A page is held (its :class:`PageModel`, not the
+  response) until the site shows its template — a page arrives one of whose boxes with a link
+  (menu, navigation) the site's block repetition already counts on more than √N of its N pages
+  and on 3 (:func:`~wisdom_scrapy.mining.repetition.repeated_blocks`): a handful of pages on a
+  templated site, derived from the site, not a constant — or until the store knows
+  ``warmup_pages`` pages (a site with no repeated box). Then every held page is analysed with
+  the site's repetition: the article body and list pages come from it
+  (:class:`~wisdom_scrapy.analysis.SiteView`); term entropy, which needs more pages to mean
+  anything (``WisdomParams.warm_pages``), joins in when the store has them. A store that is
+  already warm from an earlier crawl (or another process) holds nothing. At spider idle/close
+  the held pages are analysed with what there is.
 * **Link targets** (WISDOM's anchor precision index compares an anchor with the page it links
   to). A page whose first analysis finds TOC blocks is kept pending until a share
   ``toc_targets_ratio`` of its TOC links have been fetched (or at idle/close), then analysed
@@ -34,7 +39,7 @@ import numpy as np
 
 from wisdom_scrapy.items import HEAVY_FIELDS, ArticleItem, PageItem, TocItem, xml_safe
 from wisdom_scrapy.mining.lamis import link_weights
-from wisdom_scrapy.mining.repetition import BlockRepetition
+from wisdom_scrapy.mining.repetition import BlockRepetition, repeated_blocks
 from wisdom_scrapy.store import StoreError
 from wisdom_scrapy.text import extract_terms
 
@@ -53,6 +58,9 @@ class ExtractionParams:
     """Cold-start and TOC-completion bounds (settings ``WISDOM_WARMUP_PAGES`` …)."""
 
     warmup_pages: int = 32
+    #: stop holding a site's pages as soon as its template shows (module docstring); False:
+    #: hold exactly until the store knows ``warmup_pages`` pages (an explicit setting)
+    until_template: bool = True
     toc_targets_ratio: float = 0.5
     max_pending_tocs: int = 50
     #: which of :data:`HEAVY_FIELDS` the items get (``WISDOM_ITEM_FIELDS``); the others are empty
@@ -295,11 +303,15 @@ class Extractor:
             except StoreError as exc:
                 self._store_failed(url, exc)
                 return []
-            if n < self.params.warmup_pages:
+            shows_template = self.params.until_template and bool(
+                repeated_blocks(model, state.repetition).any()
+            )
+            if n < self.params.warmup_pages and not shows_template:
                 self.count("wisdom/warmup/held")
                 return []
             state.warm = True
-            logger.info("wisdom_scrapy: site %s warm (%d pages in the store)", site, n)
+            logger.info("wisdom_scrapy: site %s warm (%d pages in the store%s)", site, n,
+                        ", its template shows" if shows_template else "")  # fmt: skip
         return self._drain(site, state)
 
     def flush(self) -> list[Any]:

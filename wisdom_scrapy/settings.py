@@ -17,10 +17,13 @@ WISDOM_SITE_KEY            ``host``                 how pages are grouped into s
                                                     function ``url -> str``
 WISDOM_KEEP_NUMBERS        False                    count digit-only tokens as terms
 WISDOM_MAX_PAGE_BYTES      10485760 (10 MiB)        larger bodies are skipped (counted)
-WISDOM_WARMUP_PAGES        derived (32)             pages of a new site held until the store
-                                                    knows this many (cold start); by default
-                                                    ⌈2^(1/(1 − TC_article))⌉, the fewest pages for
-                                                    which entropy can pass the article constraint
+WISDOM_WARMUP_PAGES        derived (≤ 32)           pages of a new site held until the store
+                                                    knows this many (cold start). Not set: held
+                                                    until the site's template shows (a menu on 3
+                                                    pages, typically), at most
+                                                    ⌈2^(1/(1 − TC_article))⌉ = 32 (the fewest
+                                                    pages for which entropy can pass the article
+                                                    constraint, which it joins in from there)
 WISDOM_KMIB_K              1                        WISDOM k-MIB: informative blocks per page
 WISDOM_KMIB_ST             0.8                      k-MIB SII threshold ST
 WISDOM_TC_TOC              derived (1.25)           TOC type constraint (default 1/TC_article)
@@ -309,6 +312,8 @@ class WisdomSettings:
     item_fields: frozenset[str] = frozenset()
     styletree_pages: int = 500
     worker_timeout: float = 60.0
+    #: WISDOM_WARMUP_PAGES not set: a site's pages are held only until its template shows
+    warmup_derived: bool = True
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> WisdomSettings:
@@ -334,6 +339,7 @@ class WisdomSettings:
             keep_numbers=_get(settings, "WISDOM_KEEP_NUMBERS", "bool"),
             max_page_bytes=_positive(settings, "WISDOM_MAX_PAGE_BYTES"),
             warmup_pages=warmup,
+            warmup_derived=settings.get("WISDOM_WARMUP_PAGES") is None,
             wisdom=wisdom,
             toc_targets_ratio=ratio,
             max_pending_tocs=_positive(settings, "WISDOM_MAX_PENDING_TOCS", allow_zero=True),

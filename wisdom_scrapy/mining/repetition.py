@@ -119,10 +119,14 @@ class BlockRepetition:
 
 
 def repeated_text(model: PageModel, repetition: BlockRepetition) -> NDArray[np.bool_]:
-    """Nodes of ``model`` whose exact text is on more than √N of the site's N pages (and on
-    ``MIN_PAGES``): the site's template by repetition alone (module docstring)."""
+    """Layout nodes of ``model`` whose exact text is on more than √N of the site's N pages
+    (and on ``MIN_PAGES``): the site's template by repetition alone (module docstring). Only
+    layout blocks are counted, so an inline link inside a paragraph ("bandcamp") is never
+    template because a menu item has the same word."""
+    from wisdom_scrapy.mining.wisdom import layout_nodes
+
     pages = repetition.pages_of(model)
-    return (pages >= MIN_PAGES) & (pages > math.sqrt(repetition.n_pages))
+    return (pages >= MIN_PAGES) & (pages > math.sqrt(repetition.n_pages)) & layout_nodes(model)
 
 
 def repeated_blocks(model: PageModel, repetition: BlockRepetition) -> NDArray[np.bool_]:
