@@ -313,18 +313,19 @@ def _warm(
     else:
         role = "other"
 
-    if site_view is not None and site_view.is_list:
-        role = "toc"
-        toc_cover = toc_cover | covered(model, site_view.items)
+    found = _article_of(model, site_view)
+    if site_view is not None:  # the site decides (module docstring, "Site refinement")
+        role = "toc" if site_view.is_list else "article" if found is not None else "other"
+        if site_view.is_list:
+            toc_cover = toc_cover | covered(model, site_view.items)
     result = PageAnalysis(url, role, model.title, single_page=False, model=model)
     # article text and metadata
     article_terms_en = float("nan")
-    found = _article_of(model, site_view)
-    refined = None if found is None else (found.body, found.exclude)
-    if article.blocks:
-        body, exclude = _body_and_exclude(model, article)
-        if refined is not None:
-            body, exclude = refined
+    if found is not None or article.blocks:
+        if found is not None:
+            body, exclude = found.body, found.exclude.copy()
+        else:
+            body, exclude = _body_and_exclude(model, article)
         exclude |= _orphan_headings(model, body, exclude)
         result.article_node, result.article_exclude = body, exclude
         # the maximal excluded sub-trees are enough for text_of (it skips whole sub-trees)
@@ -334,7 +335,7 @@ def _warm(
         if role == "article" and not result.article_text.strip():
             # e.g. a lone heading that orphan-heading removal dropped: no article to emit
             result.role = "other"
-        meta_nodes = _metadata_blocks(model, article, exclude, f.layout)
+        meta_nodes = _metadata_blocks(model, article, exclude, f.layout) if article.blocks else []
         result.metadata = [" ".join(model.text_of(i).split()) for i in meta_nodes]
         ts, ids = model.term_start, model.term_ids
         owner_kept = np.repeat(art_cover, np.diff(ts)) if len(ids) else np.zeros(0, bool)

@@ -11,7 +11,8 @@ The rule (:func:`item_share`), every part measured on the page and its site:
 
 * an **item** is a node whose first text (in document order) lies inside an anchor linking to
   another page of the page's host (not the page itself, not an in-page ``#`` anchor), and whose
-  parent has at least two such children (items come in lists); nested items count once;
+  parent has at least two such children (items come in lists) — or a list item (``li``): a tag
+  page listing one post is still a list; nested items count once;
 * the site's **template** (nodes whose text its other pages repeat:
   :func:`~wisdom_scrapy.mining.repetition.repeated_text`, e.g. an archive sidebar listing every
   post) is neither an item nor part of the page's own text;
@@ -79,7 +80,10 @@ def titled_items(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bo
     lead &= ~in_template
     parent = model.parent
     siblings = np.bincount(parent[lead][parent[lead] >= 0], minlength=n)
-    items = lead & (siblings[np.maximum(parent, 0)] >= 2)
+    li = np.zeros(len(model.tag_names) + 1, dtype=bool)
+    if "li" in model.tag_names:
+        li[model.tag_names.index("li")] = True
+    items = lead & ((siblings[np.maximum(parent, 0)] >= 2) | li[model.tag_id])
     items[0] = False
     inner = covered(model, items) & ~items  # strictly inside another item
     return items & ~inner
