@@ -1,15 +1,39 @@
 """One page → its informative structure: article body, metadata, TOC links and the page's role.
 
-:func:`analyze_page` runs WISDOM (:mod:`wisdom_scrapy.mining.wisdom`) on a page with the term
-entropies of its site, or — when the site's store knows too few pages for entropy to mean
-anything — the single-page extractor :func:`wisdom_scrapy.mining.density.single_page_article`.
+:func:`analyze_page` combines three views of a page: its own structure (the single-page
+extractor :func:`wisdom_scrapy.mining.density.single_page_article`), what its site repeats
+(:class:`~wisdom_scrapy.mining.repetition.BlockRepetition`: the template, seen from a handful of
+pages) and the site's term entropies (WISDOM, :mod:`wisdom_scrapy.mining.wisdom`, meaningful
+from :attr:`WisdomParams.warm_pages` pages on).
+
+Site refinement (:class:`SiteView`; measured in ``benchmarks/blog_sites.py``)
+    A page's own structure finds the densest prose well (the single-page extractor leads the
+    article-extraction benchmark); what it cannot tell alone, the site's repetition can:
+
+    * a long comment thread with a boilerplate class name from a page-wide wrapper with an
+      unlucky one: a wrapper holds the site's template boxes (menus, navigation), a thread
+      does not;
+    * how far the article reaches around its densest paragraph: the body widens to its
+      largest ancestor that adds no template box and no boilerplate-marked text (an
+      introduction, the section's own link lists, its heading);
+    * a post's own list of links from a link box: what the page alone excluded for its
+      structure (link lists, teasers) comes back unless the site repeats its text;
+    * a list page from an article: a page whose titled items hold most of its own text is a
+      TOC (:mod:`wisdom_scrapy.mining.listing`), whatever the ratio of anchor text to context
+      (teasers and whole posts in a list outweigh their title links).
+
+    When the page shows the site's template (:meth:`SiteView.of`), the role is "toc" for a list
+    page, else "article" when the refined body has text, else "other". A page that shows no
+    template box (the site's first pages, another layout) is analysed as a page alone.
 
 Warm mode (WISDOM §3)
     Node features from the page model and the site's entropies, then two k-MIB searches with
     merging and condensing: article blocks by CLEN_A under the article type constraint, TOC
-    blocks by API_A (or by ALEN_A when API cannot score the page's anchors, §4.4). The article
-    text is the text of the lowest common ancestor of the article blocks without everything that
-    is neither in a block nor on the path to one, and without condensed sub-trees.
+    blocks by API_A (or by ALEN_A when API cannot score the page's anchors, §4.4). The TOC
+    blocks give a TOC page's links (with the list items above); the article blocks give the
+    metadata below, and the article body when the single-page extractor finds none: then it
+    is the lowest common ancestor of the article blocks without everything that is neither in
+    a block nor on the path to one, and without condensed sub-trees.
 
 Metadata (§3.3)
     DSTM merges the article's title, date, author … blocks into it ("the distribution of their
@@ -31,24 +55,23 @@ Repeated blocks
     even within the standard-error tolerance when it is a template box the site repeats word
     for word on many pages (an advertisement, a promotion); see that module for the rule.
 
-Role (page level; site-level LAMIS roles come later)
-    Decided from the blocks found, by what a reader gets from them: A = anchor text (ALEN) in
-    the TOC structure, C = context (CLEN, text outside anchors) in the article structure and in
-    the TOC structure. ``"toc"`` when A > C, else ``"article"`` when an article block holds
-    context, else ``"other"``. One case needs care: a TOC list with abstracts (teasers, §1's
-    "block 2") is found by both miners, and TOC condensing takes the link-less abstracts out of
-    the TOC structure; their context belongs to the list, so the article structure's context
-    inside TOC blocks is not counted — except inside a TOC block that is a strict ancestor of
-    the article's skeleton (a container of article and link boxes, which the TOC miner can
-    select on an article page: the article is not its abstract). An article page's TOC
-    structure holds a link box or the article's inline links, far less anchor text than the
-    article has context; a TOC page's article structure is at most an introduction.
+Role without the site's view (page level; site-level LAMIS roles come later)
+    Decided from the WISDOM blocks found, by what a reader gets from them: A = anchor text
+    (ALEN) in the TOC structure, C = context (CLEN, text outside anchors) in the article
+    structure and in the TOC structure. ``"toc"`` when A > C, else ``"article"`` when an article
+    block holds context, else ``"other"``. One case needs care: a TOC list with abstracts
+    (teasers, §1's "block 2") is found by both miners, and TOC condensing takes the link-less
+    abstracts out of the TOC structure; their context belongs to the list, so the article
+    structure's context inside TOC blocks is not counted — except inside a TOC block that is a
+    strict ancestor of the article's skeleton (a container of article and link boxes, which the
+    TOC miner can select on an article page: the article is not its abstract).
 
 Cold mode
-    With ``store=None`` and no ``snapshot``, or when the store knows fewer pages of the site than
-    :attr:`WisdomParams.warm_pages` (32 by default, derived from TC_article — see there), the
-    page is analysed alone: the article comes from the single-page extractor, no TOC is mined
-    (link and content entropy need the site), and ``single_page`` is True.
+    With fewer site pages than :attr:`WisdomParams.warm_pages` (32 by default, derived from
+    TC_article — see there), or with ``store=None`` and no ``snapshot``, no entropy is used and
+    ``single_page`` is True: the article comes from the single-page extractor, refined by the
+    site's view when ``repetition`` shows the page's template (list pages are TOCs then, with
+    their titled items as links); with no repetition the page is truly alone.
 """
 
 from __future__ import annotations
