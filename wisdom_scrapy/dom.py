@@ -81,7 +81,7 @@ from w3lib.url import safe_url_string
 from wisdom_scrapy.text import _TOKEN_RE, extract_terms, is_overlong
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Collection, Iterable, Sequence
 
     from numpy.typing import ArrayLike, NDArray
 
@@ -507,6 +507,13 @@ class PageModel:
     def tag_code(self, name: str) -> int:
         """The ``tag_id`` of a lower-case tag name on this page, −1 if the page has none."""
         return self._tag_code.get(name, -1)
+
+    def tag_mask(self, names: Collection[str]) -> NDArray[np.bool_]:
+        """Per node: its lower-case tag name is in ``names`` (one look-up per tag name)."""
+        k = len(self.tag_names)
+        if not k:
+            return np.zeros(self.n, bool)
+        return np.fromiter(map(names.__contains__, self.tag_names), bool, k)[self.tag_id]
 
     def children(self, node: int) -> NDArray[np.int32]:
         """Child nodes of ``node`` in document order."""

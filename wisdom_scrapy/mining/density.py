@@ -358,7 +358,7 @@ def _attribute_cues(
     without text changes no block value. Returns (cues, the nodes read, their class values).
     """
     n = model.n
-    tagged = np.flatnonzero(_tag_table(model, _CUE_TAGS))
+    tagged = np.flatnonzero(model.tag_mask(_CUE_TAGS))
     useful = (model.tlen[tagged] > 0) & ~model.hidden[tagged]
     read = tagged[useful]
     k = len(read)
@@ -547,15 +547,6 @@ def _leaves_page(model: PageModel, anchors: NDArray[np.int64]) -> NDArray[np.boo
     return out
 
 
-def _tag_table(model: PageModel, names: frozenset[str]) -> NDArray[np.bool_]:
-    """Per-node mask: tag in ``names`` (through a per-tag-name table)."""
-    k = len(model.tag_names)
-    if not k:
-        return np.zeros(model.n, bool)
-    table = np.fromiter(map(names.__contains__, model.tag_names), bool, k)
-    return table[model.tag_id]
-
-
 def _sii(
     model: PageModel, values: NDArray[np.float64], keep: NDArray[np.bool_]
 ) -> NDArray[np.float64]:
@@ -608,11 +599,11 @@ def single_page_article(
     cues, cue_nodes, classes = _attribute_cues(model)
     # inside a listing (pre), class names are syntax classes ("comment", "meta", "tag" of a
     # highlighter), not the page's template: no cue there, or the listing loses its comments
-    verbatim_tag = _tag_table(model, VERBATIM_TAGS)
+    verbatim_tag = model.tag_mask(VERBATIM_TAGS)
     verbatim = np.flatnonzero(verbatim_tag)
     listing = _range_mask(verbatim, model.subtree_end[verbatim], n)
     cues[listing & ~verbatim_tag] = 0
-    tag_block = _tag_table(model, _BLOCK_TAGS)
+    tag_block = model.tag_mask(_BLOCK_TAGS)
     tag_block[0] = True
     hidden = model.hidden | ((cues & _HIDE) > 0)
 
@@ -634,7 +625,7 @@ def single_page_article(
     pos_v = np.maximum(v, 0.0)
     Pos = _subtree_sum(pos_v, model.subtree_end)
 
-    boiler_tag = _tag_table(model, _BOILER_TAGS)
+    boiler_tag = model.tag_mask(_BOILER_TAGS)
     marked = (((cues & _NEG) > 0) & ((cues & _POS) == 0)) | boiler_tag | hidden
     marked[0] = False
     paragraphs = _subtree_sum(v > 0, model.subtree_end)
@@ -665,7 +656,7 @@ def single_page_article(
     score = V * (1.0 - link_density) * (1.0 + p.sii_weight * sii)
     score[(cues & _BODY) > 0] *= p.body_bonus
     score[
-        in_boiler | hidden | _tag_table(model, _HEADING_TAGS)
+        in_boiler | hidden | model.tag_mask(_HEADING_TAGS)
     ] = -np.inf  # a title alone is no article
     best = float(score.max())
     if not best > 0:
@@ -683,7 +674,7 @@ def single_page_article(
     structural = np.zeros(n, bool)
     if hi > lo:
         sub = slice(lo, hi)
-        container = _tag_table(model, _CONTAINER_TAGS)[sub]
+        container = model.tag_mask(_CONTAINER_TAGS)[sub]
         alen4, V4, Pos4, data_row = _data_table_values(
             model, p, block_of, v, v_eff, in_boiler, V, Pos
         )
@@ -697,7 +688,7 @@ def single_page_article(
         teasers = teaser_start[sub] & minor & ~data_row[sub]
         # the title is metadata, not body text — on a page seen alone; the site's own article
         # container holding its heading says otherwise (``template`` given: site refinement)
-        title = _tag_table(model, _TITLE_TAGS)[sub] & (template is None)
+        title = model.tag_mask(_TITLE_TAGS)[sub] & (template is None)
         structural[sub] = link_list | no_prose | teasers
         exclude[sub] = marked[sub] | structural[sub] | hidden[sub] | title
         structural[sub] &= ~(marked[sub] | hidden[sub] | title)
@@ -751,8 +742,8 @@ def _data_table_values(
     Returns (ALEN, V, Pos, data-row mask).
     """
     n = model.n
-    tag = _tag_table(model, frozenset({"tr"}))
-    cell = _tag_table(model, _CELL_TAGS)
+    tag = model.tag_mask(("tr",))
+    cell = model.tag_mask(_CELL_TAGS)
     cell[0] = False
     par = model.parent.astype(np.int64)
     cells = np.flatnonzero(cell & tag[np.maximum(par, 0)])
@@ -824,8 +815,8 @@ def _metadata(
     text_nodes = ~_range_mask(starts, end[starts], n)  # in the body's text
     text_nodes[:body] = False
     text_nodes[end[body] :] = False
-    navs = np.flatnonzero(_tag_table(model, _NAV_TAGS))
-    cand = _tag_table(model, _META_TAGS)
+    navs = np.flatnonzero(model.tag_mask(_NAV_TAGS))
+    cand = model.tag_mask(_META_TAGS)
     lo, hi = np.searchsorted(cue_nodes, [scope, end[body]])
     cand[cue_nodes[lo:hi]] |= np.fromiter(map(_meta_name, classes[lo:hi]), bool, hi - lo)
     cand &= (model.tlen > 0) & (model.tlen <= _META_MAX_LEN) & ~text_nodes

@@ -10,7 +10,8 @@ the same site, and that together hold most of the page's own text.
 The rule (:func:`item_share`), every part measured on the page and its site:
 
 * an **item** is a node whose first text (in document order) lies inside an anchor linking to
-  another page of the page's host (not the page itself, not an in-page ``#`` anchor), and whose
+  another page of the page's host (not the page itself, not an in-page ``#`` anchor) that is
+  its title — at least half of the text of the first block (heading, list line) — and whose
   parent has at least two such children (items come in lists) — or a list item (``li``): a tag
   page listing one post is still a list; nested items count once;
 * the site's **template** (nodes whose text its other pages repeat:
@@ -31,7 +32,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from wisdom_scrapy.dom import nearest_marked
+from wisdom_scrapy.dom import BLOCK_TAGS, nearest_marked
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -74,16 +75,17 @@ def titled_items(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bo
     fn = first_node[has_first]
     a = anchor_of[fn]
     idx = np.flatnonzero(has_first)
-    # the first text is inside a site anchor that lies within the node
-    lead[idx] = anchors[a] & (a >= idx)
+    # the first text is inside a site anchor that lies within the node, and that anchor is
+    # the title: at least half of the first block's text (a heading, a list line), not a
+    # word of a sentence or of a signature that happens to be linked
+    first_block = nearest_marked(model.tag_mask(BLOCK_TAGS), model.parent)[fn]
+    titled = 2 * model.tlen[a] >= model.tlen[first_block]
+    lead[idx] = anchors[a] & (a >= idx) & titled
     in_template = covered(model, template)
     lead &= ~in_template
     parent = model.parent
     siblings = np.bincount(parent[lead][parent[lead] >= 0], minlength=n)
-    li = np.zeros(len(model.tag_names) + 1, dtype=bool)
-    if "li" in model.tag_names:
-        li[model.tag_names.index("li")] = True
-    items = lead & ((siblings[np.maximum(parent, 0)] >= 2) | li[model.tag_id])
+    items = lead & ((siblings[np.maximum(parent, 0)] >= 2) | model.tag_mask(("li",)))
     items[0] = False
     inner = covered(model, items) & ~items  # strictly inside another item
     return items & ~inner
