@@ -58,6 +58,7 @@ from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.evaluation import PRF, corpus_shingle_prf, shingle_prf
 from wisdom_scrapy.feed import feed_page
+from wisdom_scrapy.mining.repetition import BlockRepetition
 from wisdom_scrapy.store import EntropySnapshot
 from wisdom_scrapy.store.memory import MemoryStore
 from wisdom_scrapy.urls import host_key
@@ -189,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-trafilatura", action="store_true")
+    ap.add_argument("--no-repetition", action="store_true",
+                    help="analyse without the site's block repetition (entropy only)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--worst", type=int, default=0, help="list the N worst article pages")
     args = ap.parse_args(argv)
@@ -203,9 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     store = MemoryStore()
     terms: dict[str, frozenset[str]] = {}
+    repetition = BlockRepetition()  # the site's block repetition, as the crawl counts it
     for url, html in pages:
         feed_page(store, html, url)
-        terms[url] = frozenset(PageModel.from_html(html, url).vocab)
+        fed = PageModel.from_html(html, url)
+        terms[url] = frozenset(fed.vocab)
+        repetition.add(url, fed)
     snapshot = store.snapshot(site)
     feed_seconds = time.perf_counter() - t0
 
@@ -226,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         kind, gold_text, gold_links = gold
         result = analyze_page(
-            None, url, store, site=site, model=model, snapshot=snapshot, target_terms=terms.get
+            None, url, store, site=site, model=model, snapshot=snapshot, target_terms=terms.get,
+            repetition=None if args.no_repetition else repetition,
         )
         roles[(kind, result.role)] += 1
         if kind == "article":

@@ -31,9 +31,10 @@ Warm mode (WISDOM §3)
     merging and condensing: article blocks by CLEN_A under the article type constraint, TOC
     blocks by API_A (or by ALEN_A when API cannot score the page's anchors, §4.4). The TOC
     blocks give a TOC page's links (with the list items above); the article blocks give the
-    metadata below, and the article body when the single-page extractor finds none: then it
-    is the lowest common ancestor of the article blocks without everything that is neither in
-    a block nor on the path to one, and without condensed sub-trees.
+    metadata below, and the article body when there is no site view (no ``repetition``, or a
+    page that shows none of the site's template) or the single-page extractor finds none: then
+    it is the lowest common ancestor of the article blocks without everything that is neither
+    in a block nor on the path to one, and without condensed sub-trees.
 
 Metadata (§3.3)
     DSTM merges the article's title, date, author … blocks into it ("the distribution of their
@@ -336,7 +337,7 @@ def _warm(
     else:
         role = "other"
 
-    found = _article_of(model, site_view)
+    found = _article_of(model, site_view) if site_view is not None else None
     if site_view is not None:  # the site decides (module docstring, "Site refinement")
         role = "toc" if site_view.is_list else "article" if found is not None else "other"
         if site_view.is_list:

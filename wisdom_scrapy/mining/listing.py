@@ -11,7 +11,8 @@ The rule (:func:`item_share`), every part measured on the page and its site:
 
 * an **item** is a node whose first text (in document order) lies inside an anchor linking to
   another page of the page's host (not the page itself, not an in-page ``#`` anchor) that is
-  its title — at least half of the text of the first block (heading, list line) — and whose
+  its title — at least half of the first block's own text (a heading, a list line without its
+  sub-list) — and whose
   parent has at least two such children (items come in lists) — or a list item (``li``): a tag
   page listing one post is still a list; nested items count once;
 * the site's **template** (nodes whose text its other pages repeat:
@@ -78,8 +79,9 @@ def titled_items(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bo
     # the first text is inside a site anchor that lies within the node, and that anchor is
     # the title: at least half of the first block's text (a heading, a list line), not a
     # word of a sentence or of a signature that happens to be linked
-    first_block = nearest_marked(model.tag_mask(BLOCK_TAGS), model.parent)[fn]
-    titled = 2 * model.tlen[a] >= model.tlen[first_block]
+    block_of = nearest_marked(model.tag_mask(BLOCK_TAGS), model.parent)
+    block_text = np.bincount(block_of, weights=model.own_len, minlength=n)  # nested blocks apart
+    titled = 2 * model.tlen[a] >= block_text[block_of[fn]]
     lead[idx] = anchors[a] & (a >= idx) & titled
     in_template = covered(model, template)
     lead &= ~in_template
