@@ -195,15 +195,16 @@ def test_demo_articles_leave_ads_and_orphan_headings_out(demo) -> None:
         f1.append(shingle_prf(text, page["text"]).f1)
     assert float(np.mean(f1)) >= 0.95
     # the inline ads: the same pages analysed with the same entropies, with and without the
-    # site's block repetition; neither keeps an ad (the body's boilerplate cues leave it out,
-    # and the site's repetition must not bring a repeated box back)
+    # site's block repetition (an ad whose words are rare enough passes WISDOM's constraint;
+    # the site's view leaves every ad out)
     snapshot = store.snapshot(SITE)
 
     def ads(rep: BlockRepetition | None) -> int:
         return sum("Advertisement" in analyze_page(None, models[p].url, model=models[p],
                    snapshot=snapshot, repetition=rep).article_text for p in gold)  # fmt: skip
 
-    assert (ads(None), ads(repetition)) == (0, 0)
+    without, with_ = ads(None), ads(repetition)
+    assert without >= 10 and with_ == 0, (without, with_)
 
 
 def test_an_article_whose_text_condensing_removed_entirely_is_no_article(demo) -> None:

@@ -82,7 +82,9 @@ class WisdomRuntime:
         self._losses_logged: set[str] = set()  # kinds of page losses logged (once each)
         params = ExtractionParams(
             warmup_pages=self.settings.warmup_pages,
-            until_template=self.settings.warmup_derived,
+            # the site view needs only the site's template; the other cleaners learn from
+            # entropies, which need the full warm-up
+            until_template=self.settings.warmup_derived and self.settings.cleaner == "wisdom",
             toc_targets_ratio=self.settings.toc_targets_ratio,
             max_pending_tocs=self.settings.max_pending_tocs,
             item_fields=self.settings.item_fields,
