@@ -24,7 +24,11 @@ line sets always wins):
 * ``LOG_FORMATTER = "wisdom_scrapy.logformatter.WisdomLogFormatter"`` (items logged as a
   summary, not in full);
 * ``SPIDER_CONTRACTS``: :class:`wisdom_scrapy.contracts.UrlContract`, so ``scrapy check``
-  contracts test the cleaned items.
+  contracts test the cleaned items;
+* ``DOWNLOAD_MAXSIZE = WISDOM_MAX_PAGE_BYTES``: a body the add-on would skip as too large is
+  not downloaded at all (Scrapy cancels it, and a compressed body as soon as it inflates past
+  the limit: a small gzip bomb never reaches memory whole). Scrapy's own default (1 GiB) lets a
+  crawl buffer gigabytes for a page the analysis would refuse.
 """
 
 from __future__ import annotations
@@ -71,6 +75,18 @@ def register_defaults(settings: BaseSettings) -> None:
         settings.set(name, value, priority="addon")
 
 
+def _bound_downloads(settings: BaseSettings) -> None:
+    """``DOWNLOAD_MAXSIZE`` from ``WISDOM_MAX_PAGE_BYTES``, at the add-on priority (a value the
+    project, spider or command line sets wins). A bad value is left for
+    :meth:`WisdomSettings.from_settings` to report, naming the setting."""
+    try:
+        limit = settings.getint("WISDOM_MAX_PAGE_BYTES")
+    except (TypeError, ValueError):
+        return
+    if limit > 0:
+        settings.set("DOWNLOAD_MAXSIZE", limit, priority="addon")
+
+
 class Addon:
     """Enables wisdom_scrapy's components without replacing ones the project already lists.
 
@@ -89,6 +105,8 @@ class Addon:
     def update_settings(self, settings: BaseSettings) -> None:
         register_defaults(settings)
         settings.set("LOG_FORMATTER", LOG_FORMATTER, priority="addon")
+        if settings.getbool("WISDOM_ENABLED"):
+            _bound_downloads(settings)
         for name, component, order in COMPONENTS:
             settings.setdefault_in_component_priority_dict(name, component, order)
         scheduler = settings.get("SCHEDULER")

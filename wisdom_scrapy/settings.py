@@ -16,7 +16,8 @@ WISDOM_SITE_KEY            ``host``                 how pages are grouped into s
                                                     (host and port) or the import path of a
                                                     function ``url -> str``
 WISDOM_KEEP_NUMBERS        False                    count digit-only tokens as terms
-WISDOM_MAX_PAGE_BYTES      10485760 (10 MiB)        larger bodies are skipped (counted)
+WISDOM_MAX_PAGE_BYTES      10485760 (10 MiB)        larger bodies are skipped (counted); also
+                                                    Scrapy's DOWNLOAD_MAXSIZE unless set
 WISDOM_WARMUP_PAGES        derived (≤ 32)           pages of a new site held until the store
                                                     knows this many (cold start). Not set: held
                                                     until the site's template shows (a menu on 3

@@ -25,9 +25,10 @@ class Redirect:
     status: int = 302
 
 
-#: A page: (content type header, body) or a callable producing the body (large pages), or a
-#: redirect.
-Page = tuple[str, bytes | Callable[[], bytes]] | Redirect
+#: A page: (content type header, body) or a callable producing the body (large pages), optionally
+#: with more headers (``Content-Encoding`` of a compressed body), or a redirect.
+Body = bytes | Callable[[], bytes]
+Page = tuple[str, Body] | tuple[str, Body, dict[str, str]] | Redirect
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -49,10 +50,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        content_type, body = page
+        content_type, body, *headers = page
         data = body() if callable(body) else body
         self.send_response(200)
         self.send_header("Content-Type", content_type)
+        for name, value in (headers[0] if headers else {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
