@@ -17,7 +17,8 @@ The rule (:func:`item_share`), every part measured on the page and its site:
   page listing one post is still a list; nested items count once;
 * the site's **template** (nodes whose text its other pages repeat:
   :func:`~wisdom_scrapy.mining.repetition.repeated_text`, e.g. an archive sidebar listing every
-  post) is neither an item nor part of the page's own text;
+  post) and the page's navigation (``nav``, ``aside``, ``menu``) are neither items nor part of
+  the page's own text;
 * the **share** is the text of the items over the page's own (non-template) text. A page is a
   list when the share is at least one half: its items are most of what it says. An article's
   "part 2" links, a related box or a prev/next pair are a small part of its text.
@@ -44,6 +45,8 @@ __all__ = ["LIST_SHARE", "covered", "item_share", "titled_items"]
 
 #: a page whose titled items hold at least this share of its own text is a list page
 LIST_SHARE = 0.5
+#: the page's own navigation: neither items nor own text
+NAVIGATION_TAGS = frozenset({"nav", "aside", "menu"})
 
 
 def _site_anchors(model: PageModel) -> NDArray[np.bool_]:
@@ -57,34 +60,53 @@ def _site_anchors(model: PageModel) -> NDArray[np.bool_]:
     return out
 
 
+def _first_text_owner(model: PageModel) -> NDArray[np.int64]:
+    """Per node: the node owning the first text of its sub-tree in document order (a
+    heading's link before the date that trails the heading), ``model.n`` when it has none."""
+    n = model.n
+    node, kind, _ = model.document_events()
+    opens = np.flatnonzero(kind == 0)
+    open_at = np.zeros(n, dtype=np.int64)
+    open_at[node[opens]] = opens
+    pieces = np.flatnonzero(kind == 2)
+    owner = np.full(n, n, dtype=np.int64)
+    if not len(pieces):
+        return owner
+    k = np.searchsorted(pieces, open_at)
+    found = k < len(pieces)
+    first = node[pieces[np.minimum(k, len(pieces) - 1)]]
+    inside = found & (first >= np.arange(n)) & (first < model.subtree_end)
+    owner[inside] = first[inside]
+    return owner
+
+
+def not_own_text(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """Node mask of what is not the page's own text: the site's template and the page's
+    navigation (``nav``, ``aside``, ``menu``: a sidebar listing every post is no list page)."""
+    return covered(model, template | model.tag_mask(NAVIGATION_TAGS))
+
+
 def titled_items(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
-    """Node mask of the outermost titled items of the page outside its template (module
-    docstring)."""
+    """Node mask of the outermost titled items of the page outside its template and its
+    navigation (module docstring)."""
     n = model.n
     items = np.zeros(n, dtype=bool)
     anchors = _site_anchors(model)
-    texts = np.flatnonzero(model.own_len > 0)
-    if not anchors.any() or not len(texts):
+    if not anchors.any():
         return items
-    end = model.subtree_end
-    first = np.searchsorted(texts, np.arange(n))  # each node's first text node, if inside it
-    has_first = first < len(texts)
-    first_node = np.where(has_first, texts[np.minimum(first, len(texts) - 1)], n)
-    has_first &= first_node < end
-    anchor_of = nearest_marked(anchors, model.parent)  # nearest site-anchor ancestor-or-self
-    lead = np.zeros(n, dtype=bool)
-    fn = first_node[has_first]
-    a = anchor_of[fn]
-    idx = np.flatnonzero(has_first)
+    first = _first_text_owner(model)
+    idx = np.flatnonzero(first < n)
+    fn = first[idx]
+    a = nearest_marked(anchors, model.parent)[fn]  # nearest site-anchor ancestor-or-self
     # the first text is inside a site anchor that lies within the node, and that anchor is
-    # the title: at least half of the first block's text (a heading, a list line), not a
+    # the title: at least half of the first block's own text (a heading, a list line), not a
     # word of a sentence or of a signature that happens to be linked
     block_of = nearest_marked(model.tag_mask(BLOCK_TAGS), model.parent)
     block_text = np.bincount(block_of, weights=model.own_len, minlength=n)  # nested blocks apart
     titled = 2 * model.tlen[a] >= block_text[block_of[fn]]
+    lead = np.zeros(n, dtype=bool)
     lead[idx] = anchors[a] & (a >= idx) & titled
-    in_template = covered(model, template)
-    lead &= ~in_template
+    lead &= ~not_own_text(model, template)
     parent = model.parent
     siblings = np.bincount(parent[lead][parent[lead] >= 0], minlength=n)
     items = lead & ((siblings[np.maximum(parent, 0)] >= 2) | model.tag_mask(("li",)))
@@ -96,18 +118,18 @@ def titled_items(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bo
 def item_share(
     model: PageModel, template: NDArray[np.bool_], items: NDArray[np.bool_] | None = None
 ) -> float:
-    """Share of the page's own (non-template) text held by its titled ``items`` (default:
-    :func:`titled_items`; module docstring); 0.0 for a page without text."""
+    """Share of the page's own text (:func:`not_own_text` left out) held by its titled
+    ``items`` (default: :func:`titled_items`; module docstring); 0.0 for a page without text."""
     if model.n == 0:
         return 0.0
     own = model.own_len
-    in_template = covered(model, template)
-    total = float(own[~in_template].sum())
+    outside = not_own_text(model, template)
+    total = float(own[~outside].sum())
     if total <= 0:
         return 0.0
     if items is None:
         items = titled_items(model, template)
-    return float(own[covered(model, items) & ~in_template].sum()) / total
+    return float(own[covered(model, items) & ~outside].sum()) / total
 
 
 def covered(model: PageModel, roots: NDArray[np.bool_]) -> NDArray[np.bool_]:

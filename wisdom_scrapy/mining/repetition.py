@@ -14,7 +14,7 @@ A block's *fingerprint* is a 64-bit hash of the multiset of its subtree's terms 
 on every page and in every process (terms hash with :func:`~wisdom_scrapy.structure.
 stable_hash`), computed for every node at once as prefix-sum differences over the pre-order
 term array. :class:`BlockRepetition` counts, per fingerprint, the pages of a site that hold a
-layout block (:func:`~wisdom_scrapy.mining.wisdom.layout_nodes`) with it, each URL once.
+block (:func:`block_nodes`) with it, each URL once.
 
 The rule (:func:`repeated_blocks`, applied by :func:`~wisdom_scrapy.mining.wisdom.mine`): a
 layout sub-tree of an article whose terms put it below the type constraint's line (strict
@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from wisdom_scrapy.dom import BLOCK_TAGS
 from wisdom_scrapy.structure import stable_hash
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ __all__ = [
 ]
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
+_BLOCKS = BLOCK_TAGS | {"td", "th"}
 #: A page and one copy of it (print version, AMP page) are two pages with the same paragraphs.
 MIN_PAGES = 3
 
@@ -103,12 +105,10 @@ class BlockRepetition:
         if url in self._urls:
             return
         self._urls.add(url)
-        from wisdom_scrapy.mining.wisdom import layout_nodes
-
         prints = block_fingerprints(model)
         has_terms = model.term_start[model.subtree_end] > model.term_start[:-1]
         counts = self._counts
-        for h in np.unique(prints[layout_nodes(model) & has_terms]).tolist():
+        for h in np.unique(prints[block_nodes(model) & has_terms]).tolist():
             counts[h] = counts.get(h, 0) + 1
 
     def pages_of(self, model: PageModel) -> NDArray[np.int64]:
@@ -119,14 +119,18 @@ class BlockRepetition:
 
 
 def repeated_text(model: PageModel, repetition: BlockRepetition) -> NDArray[np.bool_]:
-    """Layout nodes of ``model`` whose exact text is on more than √N of the site's N pages
+    """Block nodes of ``model`` whose exact text is on more than √N of the site's N pages
     (and on ``MIN_PAGES``): the site's template by repetition alone (module docstring). Only
-    layout blocks are counted, so an inline link inside a paragraph ("bandcamp") is never
-    template because a menu item has the same word."""
-    from wisdom_scrapy.mining.wisdom import layout_nodes
-
+    blocks are counted (:func:`block_nodes`), so an inline link inside a paragraph
+    ("bandcamp") is never template because a menu item has the same word."""
     pages = repetition.pages_of(model)
-    return (pages >= MIN_PAGES) & (pages > math.sqrt(repetition.n_pages)) & layout_nodes(model)
+    return (pages >= MIN_PAGES) & (pages > math.sqrt(repetition.n_pages)) & block_nodes(model)
+
+
+def block_nodes(model: PageModel) -> NDArray[np.bool_]:
+    """Nodes whose element is a block (HTML's block tags and table cells): what a reader sees
+    as a box of the page, whether or not text flows around it."""
+    return model.tag_mask(_BLOCKS)
 
 
 def repeated_blocks(model: PageModel, repetition: BlockRepetition) -> NDArray[np.bool_]:
