@@ -94,6 +94,7 @@ __all__ = [
     "VERBATIM_TAGS",
     "Link",
     "PageModel",
+    "PageTooComplex",
     "looks_binary",
     "nearest_marked",
     "parse_html",
@@ -237,6 +238,11 @@ def _decode(body: bytes, encoding: str | None) -> str:
         return html_to_unicode(None, body, auto_detect_fun=fallback)[1]
 
 
+class PageTooComplex(ValueError):
+    """A page above its budget of elements or distinct words (:meth:`PageModel.from_tree`): its
+    model would cost seconds and hundreds of MB (a 9 MB page of distinct words, 500k nodes)."""
+
+
 class PageModel:
     """The element nodes of one page as arrays (see the module docstring for the conventions).
 
@@ -256,6 +262,8 @@ class PageModel:
 
     url: str
     keep_numbers: bool
+    #: the page's budget of distinct words (``from_tree``'s ``max_nodes`` // 4); None: no bound
+    max_words: int | None = None
     n: int
     tag_names: list[str]
     tag_id: NDArray[np.int32]
@@ -318,9 +326,19 @@ class PageModel:
 
     @classmethod
     def from_tree(
-        cls, root: etree._Element | etree._ElementTree, url: str, *, keep_numbers: bool = False
+        cls,
+        root: etree._Element | etree._ElementTree,
+        url: str,
+        *,
+        keep_numbers: bool = False,
+        max_nodes: int | None = None,
     ) -> PageModel:
         """Model the subtree of ``root`` (e.g. Scrapy's ``response.selector.root``).
+
+        ``max_nodes`` bounds the page's cost: a tree of more elements raises
+        :class:`PageTooComplex` before it is modelled (counted in C), and so does reading the
+        terms of a page of more than ``max_nodes // 4`` distinct words (:attr:`max_words`; a
+        distinct word costs about four elements' time: its terms are derived once each).
 
         The tree is referenced, not copied: do not modify it while the model is in use
         (:meth:`text_of`, :meth:`html_of`, :meth:`links` and :meth:`element` read it lazily).
@@ -332,6 +350,10 @@ class PageModel:
             root = root.getroot()
         if root is None or not isinstance(root.tag, str):
             return cls.empty(url, keep_numbers=keep_numbers)
+        if max_nodes is not None:
+            elements = int(root.xpath("count(descendant-or-self::*)"))
+            if elements > max_nodes:
+                raise PageTooComplex(f"{elements:,} elements > {max_nodes:,}")
         model = cls._from_element(root, url, keep_numbers)
         if model._block_in_paragraph():
             # model the page as a browser builds it, from a copy: the caller's tree stays as is
@@ -340,6 +362,8 @@ class PageModel:
             if _close_paragraphs(shaped):
                 model = cls._from_element(shaped, url, keep_numbers)
                 model.base_url = base_url  # the copy has no document around it (<base href>)
+        if max_nodes is not None:
+            model.max_words = max_nodes // 4
         return model
 
     @classmethod
@@ -614,6 +638,8 @@ class PageModel:
         if not tokens:
             return [], np.zeros(0, np.int32), np.zeros(n + 1, np.int64)
         distinct = dict.fromkeys(tokens)
+        if self.max_words is not None and len(distinct) > self.max_words:
+            raise PageTooComplex(f"{len(distinct):,} distinct words > {self.max_words:,}")
         for code, tok in enumerate(distinct):
             distinct[tok] = code
         occ = np.fromiter(map(distinct.__getitem__, tokens), np.int64, len(tokens))

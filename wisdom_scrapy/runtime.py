@@ -21,7 +21,13 @@ from scrapy.utils.defer import deferred_from_coro
 
 from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.cleaners import Cleaners
-from wisdom_scrapy.dom import MAX_LINK_CHARS, PARSER_MAX_DEPTH, PageModel, looks_binary
+from wisdom_scrapy.dom import (
+    MAX_LINK_CHARS,
+    PARSER_MAX_DEPTH,
+    PageModel,
+    PageTooComplex,
+    looks_binary,
+)
 from wisdom_scrapy.extraction import ExtractionParams, Extractor
 from wisdom_scrapy.feed import FeedResult, PageUpdate, RetryQueue
 from wisdom_scrapy.items import PageItem
@@ -191,7 +197,9 @@ class WisdomRuntime:
         if root is None or not hasattr(root, "iter"):
             self.skip("parse_error")
             return False
-        model = PageModel.from_tree(root, response.url, keep_numbers=self.settings.keep_numbers)
+        model = self._model(root, response.url)
+        if model is None:
+            return False
         self.models[response] = model
         site = self.site_of(response.url)
         self.fed_sites[site] += 1
@@ -216,6 +224,24 @@ class WisdomRuntime:
         self.ready.extend(self.extractor.page_fetched(site, response.url, model))
         self.sync_pending()
         return changed
+
+    def _model(self, root: Any, url: str) -> PageModel | None:
+        """The page's model with its terms, or None for a page above ``WISDOM_MAX_PAGE_NODES``
+        (counted under ``wisdom/skipped/too_complex``, logged once): its cost is bounded to
+        counting its elements and words, never seconds of the crawl's only thread."""
+        try:
+            model = PageModel.from_tree(root, url, keep_numbers=self.settings.keep_numbers,
+                                        max_nodes=self.settings.max_page_nodes)
+            model.vocab  # noqa: B018  (the terms, within their budget)
+        except PageTooComplex as exc:
+            self.skip("too_complex")
+            if "too_complex" not in self._losses_logged:
+                self._losses_logged.add("too_complex")
+                logger.warning("wisdom_scrapy: %s not analysed: %s (WISDOM_MAX_PAGE_NODES; "
+                               "further pages are only counted, under wisdom/skipped/too_complex)",
+                               url, exc)
+            return None
+        return model
 
     def _redirected_offsite(self, response: Response) -> bool:
         """True for a response that a redirect (HTTP 3xx or ``<meta refresh>``) took to a URL

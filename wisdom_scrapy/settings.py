@@ -18,6 +18,10 @@ WISDOM_SITE_KEY            ``host``                 how pages are grouped into s
 WISDOM_KEEP_NUMBERS        False                    count digit-only tokens as terms
 WISDOM_MAX_PAGE_BYTES      10485760 (10 MiB)        larger bodies are skipped (counted); also
                                                     Scrapy's DOWNLOAD_MAXSIZE unless set
+WISDOM_MAX_PAGE_NODES      150000                   pages of more elements, or of more than a
+                                                    quarter as many distinct words, are skipped
+                                                    (counted: ``too_complex``): ~3 × the largest
+                                                    real page measured (pydoc contents.html)
 WISDOM_WARMUP_PAGES        derived (≤ 32)           pages of a new site held until the store
                                                     knows this many (cold start). Not set: held
                                                     until the site's template shows (a menu on 3
@@ -92,6 +96,7 @@ DEFAULTS: dict[str, Any] = {
     "WISDOM_SITE_KEY": "host",
     "WISDOM_KEEP_NUMBERS": False,
     "WISDOM_MAX_PAGE_BYTES": 10 * 1024 * 1024,
+    "WISDOM_MAX_PAGE_NODES": 150_000,
     "WISDOM_WARMUP_PAGES": None,
     "WISDOM_KMIB_K": 1,
     "WISDOM_KMIB_ST": 0.8,
@@ -296,6 +301,7 @@ class WisdomSettings:
     site_key: Callable[[str], str]
     keep_numbers: bool
     max_page_bytes: int
+    max_page_nodes: int
     warmup_pages: int
     wisdom: WisdomParams
     toc_targets_ratio: float
@@ -339,6 +345,7 @@ class WisdomSettings:
             site_key=_site_key_function(settings.get("WISDOM_SITE_KEY", "host")),
             keep_numbers=_get(settings, "WISDOM_KEEP_NUMBERS", "bool"),
             max_page_bytes=_positive(settings, "WISDOM_MAX_PAGE_BYTES"),
+            max_page_nodes=_positive(settings, "WISDOM_MAX_PAGE_NODES"),
             warmup_pages=warmup,
             warmup_derived=settings.get("WISDOM_WARMUP_PAGES") is None,
             wisdom=wisdom,

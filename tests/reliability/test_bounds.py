@@ -1,9 +1,12 @@
 """Bounded cost per page, in real crawls: what Scrapy never downloads (``DOWNLOAD_MAXSIZE``, set
-by the add-on from ``WISDOM_MAX_PAGE_BYTES``)."""
+by the add-on from ``WISDOM_MAX_PAGE_BYTES``) and what is too complex to analyse
+(``WISDOM_MAX_PAGE_NODES``)."""
 
 from __future__ import annotations
 
 import gzip
+import random
+import string
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -57,3 +60,43 @@ def test_the_projects_download_maxsize_wins(tmp_path: Path) -> None:
     paths, stats, _ = _crawl_sized(tmp_path, DOWNLOAD_MAXSIZE=100 * LIMIT)
     assert paths == {"/index.html", "/small.html", "/big.html", "/bomb.html"}
     assert stats["wisdom/skipped/too_large"] == 2
+
+
+def _distinct_words() -> bytes:  # 9 MB of a million distinct words
+    rng = random.Random(16)
+    words = " ".join("".join(rng.choices(string.ascii_lowercase, k=8)) for _ in range(1_000_000))
+    return _doc(f"<p>{words}</p>")
+
+
+def _many_nodes() -> bytes:  # 500k sibling elements, 250k nested pairs
+    return _doc("<div><span>x</span></div>" * 250_000)
+
+
+def _article(i: int) -> bytes:
+    menu = "".join(f'<li><a href="/page{j}.html">page {j}</a></li>' for j in range(4))
+    text = " ".join(f"sentence {i} about topic number {k} with ordinary words" for k in range(30))
+    return _doc(f"<ul class='menu'>{menu}<li><a href='/words.html'>words</a></li>"
+                f"<li><a href='/nodes.html'>nodes</a></li></ul><h1>Page {i}</h1><p>{text}</p>")
+
+
+def test_a_too_complex_page_is_skipped_and_counted_the_others_analysed(tmp_path: Path) -> None:
+    """A page of a million distinct words and one of 500k elements (default settings) leave as
+    their unanalysed PageItem, counted under wisdom/skipped/too_complex; the crawl finishes and
+    every other page is analysed as usual."""
+    pages: dict[str, Page] = {"/words.html": (HTML, _distinct_words),
+                              "/nodes.html": (HTML, _many_nodes)}
+    pages.update({f"/page{i}.html": (HTML, _article(i)) for i in range(4)})
+    pages["/index.html"] = pages["/page0.html"]
+    with serve_pages(pages) as (base, _):
+        result = run_crawl("site", tmp_path, args={"url": base + "index.html"},
+                           settings={"WISDOM_FOCUS": "off"})
+    assert result.returncode == 0, result.log[-3000:]
+    assert not [k for k in result.stats if k.startswith(("wisdom/errors", "spider_exceptions"))]
+    roles = {urlsplit(item["url"]).path: item["role"] for item in result.items if "url" in item}
+    assert roles.keys() == set(pages), roles
+    assert roles["/words.html"] == roles["/nodes.html"] == ""  # passed on unanalysed
+    normal = [p for p in pages if p not in ("/words.html", "/nodes.html")]
+    assert all(roles[p] in ("article", "toc", "other") for p in normal), roles
+    assert result.stats["wisdom/skipped/too_complex"] == 2
+    assert result.stats["wisdom/pages_fed"] == len(pages) - 2
+    assert len(result.log.split("WISDOM_MAX_PAGE_NODES")) == 2  # logged once, then counted
