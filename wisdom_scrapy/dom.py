@@ -337,8 +337,9 @@ class PageModel:
 
         ``max_nodes`` bounds the page's cost: a tree of more elements raises
         :class:`PageTooComplex` before it is modelled (counted in C), and so does reading the
-        terms of a page of more than ``max_nodes // 4`` distinct words (:attr:`max_words`; a
-        distinct word costs about four elements' time: its terms are derived once each).
+        terms of a page of more than ``max_nodes // 4`` distinct words, numbers aside
+        (:attr:`max_words`; a distinct word costs about four elements' time: its terms are
+        derived once each).
 
         The tree is referenced, not copied: do not modify it while the model is in use
         (:meth:`text_of`, :meth:`html_of`, :meth:`links` and :meth:`element` read it lazily).
@@ -639,7 +640,10 @@ class PageModel:
             return [], np.zeros(0, np.int32), np.zeros(n + 1, np.int64)
         distinct = dict.fromkeys(tokens)
         if self.max_words is not None and len(distinct) > self.max_words:
-            raise PageTooComplex(f"{len(distinct):,} distinct words > {self.max_words:,}")
+            # numbers are cheap (no stemming): only words count, and only on a page this wide
+            words = sum(1 for tok in distinct if not tok.isdigit())
+            if words > self.max_words:
+                raise PageTooComplex(f"{words:,} distinct words > {self.max_words:,}")
         for code, tok in enumerate(distinct):
             distinct[tok] = code
         occ = np.fromiter(map(distinct.__getitem__, tokens), np.int64, len(tokens))
