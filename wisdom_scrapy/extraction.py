@@ -21,6 +21,12 @@ and without holding more than a bounded number of pages:
   again and emitted. At most ``max_pending_tocs`` wait at once; past that the oldest is finished
   with what is known.
 
+Both waits share one global bound, ``max_held_pages`` pages held or pending across all sites
+(a broad crawl warms up many sites at once): past it the oldest waiting page, whatever its site,
+is released with the best analysis there is now — with the entropies the store has (single-page
+mode below ``WisdomParams.warm_pages``) and the site's repetition so far, or a pending TOC page
+with the targets fetched so far — counted under ``wisdom/held/released_early``.
+
 Everything this module returns is an item for the normal item flow (so feed exports, other
 pipelines and stats see it); the spider middleware yields it.
 """
@@ -63,6 +69,8 @@ class ExtractionParams:
     until_template: bool = True
     toc_targets_ratio: float = 0.5
     max_pending_tocs: int = 50
+    #: pages held or pending at once, all sites together (module docstring)
+    max_held_pages: int = 256
     #: which of :data:`HEAVY_FIELDS` the items get (``WISDOM_ITEM_FIELDS``); the others are empty
     item_fields: frozenset[str] = HEAVY_FIELDS
     # Entropies drift as pages arrive; a snapshot is re-read once the site has grown by this
@@ -250,6 +258,9 @@ class Extractor:
         #: made (the site report counts the page's redundant blocks there).
         self.observers: list[Callable[[str, PageAnalysis], None]] = []
         self._sites: dict[str, _SiteState] = {}
+        # every page held or pending, oldest first: id(held) -> (site, held); a page leaves it
+        # when its item is made (_item, _unanalysed)
+        self._waiting: OrderedDict[int, tuple[str, _Held]] = OrderedDict()
 
     # -- pages arriving ---------------------------------------------------------------------
 
@@ -297,22 +308,53 @@ class Extractor:
         if now:
             return [self._item(site, self._run(site, state, held), held, state)]
         state.held.append(held)
-        if not state.warm:
-            try:
-                n = self.store.page_count(site)
-            except StoreError as exc:
-                self._store_failed(url, exc)
-                return []
-            shows_template = self.params.until_template and bool(
-                repeated_blocks(model, state.repetition).any()
-            )
-            if n < self.params.warmup_pages and not shows_template:
-                self.count("wisdom/warmup/held")
-                return []
-            state.warm = True
-            logger.info("wisdom_scrapy: site %s warm (%d pages in the store%s)", site, n,
-                        ", its template shows" if shows_template else "")  # fmt: skip
-        return self._drain(site, state)
+        self._waiting[id(held)] = (site, held)
+        ready = self._drain(site, state) if self._warm(site, state, held) else []
+        return ready + self._release_oldest()
+
+    def _warm(self, site: str, state: _SiteState, held: _Held) -> bool:
+        """Whether the site's held pages can be analysed now (the cold start is over)."""
+        if state.warm:
+            return True
+        try:
+            n = self.store.page_count(site)
+        except StoreError as exc:
+            self._store_failed(held.url, exc)
+            return False
+        shows_template = self.params.until_template and bool(
+            repeated_blocks(held.model, state.repetition).any()
+        )
+        if n < self.params.warmup_pages and not shows_template:
+            self.count("wisdom/warmup/held")
+            return False
+        state.warm = True
+        logger.info("wisdom_scrapy: site %s warm (%d pages in the store%s)", site, n,
+                    ", its template shows" if shows_template else "")  # fmt: skip
+        return True
+
+    def _release_oldest(self) -> list[Any]:
+        """Past ``max_held_pages`` waiting pages, the oldest leave with the analysis there is
+        now (module docstring); a store failure keeps them waiting until a later page."""
+        ready: list[Any] = []
+        while len(self._waiting) > self.params.max_held_pages:
+            site, held = next(iter(self._waiting.values()))
+            state = self._sites[site]
+            pending = state.pending_tocs.get(held.url)
+            if pending is not None and pending[0] is held:
+                item = self._finish(site, state, held)
+                if item is None:
+                    break
+                del state.pending_tocs[held.url]
+                ready.append(item)
+            else:  # held for the cold start
+                try:
+                    ready.extend(self._analyse(site, state, held, final=True))
+                except StoreError as exc:
+                    self._store_failed(held.url, exc)
+                    break
+                state.held = [h for h in state.held if h is not held]
+            self.count("wisdom/held/released_early")
+        return ready
 
     def flush(self) -> list[Any]:
         """At idle/close: analyse everything still held or pending, with what is known.
@@ -347,6 +389,7 @@ class Extractor:
         logger.warning("wisdom_scrapy: analysis of %s postponed, the store failed: %s", url, exc)
 
     def _unanalysed(self, held: _Held) -> PageItem:
+        self._waiting.pop(id(held), None)
         self.count("wisdom/analysis/unanalysed")
         return PageItem(url=held.url, title=held.title, extra=held.extra)
 
@@ -357,7 +400,7 @@ class Extractor:
 
     def waiting(self) -> int:
         """Pages held or pending: what :meth:`flush` would emit."""
-        return sum(len(s.held) + len(s.pending_tocs) for s in self._sites.values())
+        return len(self._waiting)
 
     # -- analysis ------------------------------------------------------------------------------
 
@@ -415,6 +458,7 @@ class Extractor:
         return self._item(site, analysis, held, state)
 
     def _item(self, site: str, analysis: PageAnalysis, held: _Held, state: _SiteState) -> Any:
+        self._waiting.pop(id(held), None)
         for observe in self.observers:
             observe(site, analysis)
         if not analysis.title and held.title:  # the spider's title when the page has none

@@ -93,6 +93,7 @@ class WisdomRuntime:
             until_template=self.settings.warmup_derived and self.settings.cleaner == "wisdom",
             toc_targets_ratio=self.settings.toc_targets_ratio,
             max_pending_tocs=self.settings.max_pending_tocs,
+            max_held_pages=self.settings.max_held_pages,
             item_fields=self.settings.item_fields,
         )
         self.cleaners = Cleaners(
@@ -364,6 +365,8 @@ class WisdomRuntime:
             self.inc("wisdom/resumed_duplicates")
             return []
         items = self.extractor.submit(site, page.url, model, page.title, page.extra)
+        assert self.stats is not None
+        self.stats.max_value("wisdom/held/peak", self.extractor.waiting())
         self.sync_pending()
         return items
 

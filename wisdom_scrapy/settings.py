@@ -37,6 +37,9 @@ WISDOM_MERGE               ``dstm,1-cstm``          sibling-tree merging methods
 WISDOM_TOC_TARGETS_RATIO   0.5                      share of a TOC page's links fetched before
                                                     its TocItem is finished
 WISDOM_MAX_PENDING_TOCS    50                       TOC pages waiting for targets at once
+WISDOM_MAX_HELD_PAGES      256                      pages held (warm-up) or pending (TOC) at once,
+                                                    all sites together; past it the oldest is
+                                                    released with the analysis there is (counted)
 WISDOM_FOCUS               ``drop``                 what the spider's requests for links found
                                                     only in redundant (template) blocks become:
                                                     ``drop``, ``deprioritize`` or ``off``
@@ -105,6 +108,7 @@ DEFAULTS: dict[str, Any] = {
     "WISDOM_MERGE": "dstm,1-cstm",
     "WISDOM_TOC_TARGETS_RATIO": 0.5,
     "WISDOM_MAX_PENDING_TOCS": 50,
+    "WISDOM_MAX_HELD_PAGES": 256,
     "WISDOM_FOCUS": "drop",
     "WISDOM_FOCUS_MIN_PAGES": 5,
     "WISDOM_FOCUS_PRIORITY": 100,
@@ -306,6 +310,7 @@ class WisdomSettings:
     wisdom: WisdomParams
     toc_targets_ratio: float
     max_pending_tocs: int
+    max_held_pages: int = 256
     focus: str = "drop"
     focus_min_pages: int = 5
     focus_priority: int = 100
@@ -351,6 +356,7 @@ class WisdomSettings:
             wisdom=wisdom,
             toc_targets_ratio=ratio,
             max_pending_tocs=_positive(settings, "WISDOM_MAX_PENDING_TOCS", allow_zero=True),
+            max_held_pages=_positive(settings, "WISDOM_MAX_HELD_PAGES", allow_zero=True),
             focus=_focus_policy(settings),
             focus_min_pages=_positive(settings, "WISDOM_FOCUS_MIN_PAGES"),
             focus_priority=_positive(settings, "WISDOM_FOCUS_PRIORITY", allow_zero=True),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import random
 import string
+from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -100,3 +101,35 @@ def test_a_too_complex_page_is_skipped_and_counted_the_others_analysed(tmp_path:
     assert result.stats["wisdom/skipped/too_complex"] == 2
     assert result.stats["wisdom/pages_fed"] == len(pages) - 2
     assert len(result.log.split("WISDOM_MAX_PAGE_NODES")) == 2  # logged once, then counted
+
+
+def site_of_path(url: str) -> str:
+    """WISDOM_SITE_KEY of the many-sites crawl: the first path segment (``/s7/…`` is site s7)."""
+    return urlsplit(url).path.split("/")[1]
+
+
+def test_held_pages_stay_under_one_cap_across_many_sites(tmp_path: Path) -> None:
+    """50 sites of 3 pages, none of which warms up (no template, too few pages): each page is
+    held, and WISDOM_MAX_HELD_PAGES bounds them all together; the oldest leave early, analysed,
+    and every page still leaves as exactly one item."""
+    cap, sites = 10, 50
+    pages: dict[str, Page] = {
+        f"/s{k}/p{j}.html": (HTML, _doc(f"<div><h1>Site {k} page {j}</h1><p>{k} {j} words of "
+                                        f"its own, about subject {k * 3 + j}</p></div>"))
+        for k in range(sites) for j in range(3)
+    }
+    links = "".join(f'<a href="{path}">{path}</a> ' for path in pages)
+    pages["/index.html"] = (HTML, _doc(f"<p>{links}</p>"))
+    with serve_pages(pages) as (base, _):
+        result = run_crawl("site", tmp_path, args={"url": base + "index.html"},
+                           settings={"WISDOM_FOCUS": "off", "WISDOM_MAX_HELD_PAGES": cap,
+                                     "WISDOM_SITE_KEY": f"{__name__}.site_of_path"})
+    assert result.returncode == 0, result.log[-3000:]
+    assert not [k for k in result.stats if k.startswith(("wisdom/errors", "spider_exceptions"))]
+    urls = Counter(urlsplit(item["url"]).path for item in result.items if "url" in item)
+    assert urls == Counter(list(pages))  # one item per page
+    assert {item["role"] for item in result.items if "url" in item} <= {"article", "toc", "other"}
+    stats = result.stats
+    assert stats["wisdom/held/peak"] == cap
+    assert stats["wisdom/warmup/held"] == len(pages)  # every page waited …
+    assert stats["wisdom/held/released_early"] == len(pages) - cap  # … the cap's last at idle
