@@ -641,9 +641,9 @@ class PageModel:
         distinct = dict.fromkeys(tokens)
         if self.max_words is not None and len(distinct) > self.max_words:
             # numbers are cheap (no stemming): only words count, and only on a page this wide
-            words = sum(1 for tok in distinct if not tok.isdigit())
-            if words > self.max_words:
-                raise PageTooComplex(f"{words:,} distinct words > {self.max_words:,}")
+            n_words = sum(1 for tok in distinct if not tok.isdigit())
+            if n_words > self.max_words:
+                raise PageTooComplex(f"{n_words:,} distinct words > {self.max_words:,}")
         for code, tok in enumerate(distinct):
             distinct[tok] = code
         occ = np.fromiter(map(distinct.__getitem__, tokens), np.int64, len(tokens))
