@@ -129,6 +129,7 @@ def test_crawl_emits_one_item_per_page_including_late_ones(demo, tmp_path):
                 "WISDOM_FOCUS": "off",  # every page fetched, so every page has an item
                 # Larger than the site: every item waits for idle and leaves as a late item.
                 "WISDOM_WARMUP_PAGES": 10_000,
+                "WISDOM_MAX_HELD_PAGES": 10_000,  # and no early release (test_bounds.py)
             },
         )
     assert result.returncode == 0, result.log[-3000:]
