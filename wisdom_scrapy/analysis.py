@@ -84,7 +84,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from wisdom_scrapy.dom import PageModel, nearest_marked
+from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.mining.density import SinglePageArticle, single_page_article
 from wisdom_scrapy.mining.listing import LIST_SHARE, covered, item_share, titled_items
 from wisdom_scrapy.mining.repetition import repeated_blocks, repeated_text
@@ -439,38 +439,7 @@ def _article_of(model: PageModel, site_view: SiteView | None) -> SinglePageArtic
     end = model.subtree_end
     for r in np.flatnonzero(own & exclude).tolist():
         exclude[r : end[r]] &= ~own[r : end[r]]
-    exclude |= _template_edges(model, found.body, exclude, site_view.template)
     return replace(found, exclude=exclude)
-
-
-def _template_edges(
-    model: PageModel, body: int, exclude: NDArray[np.bool_], template: NDArray[np.bool_]
-) -> NDArray[np.bool_]:
-    """Node mask of the template blocks that open or close the body's kept text: the run of
-    kept text at the start of the body, and the run at its end, that lies in blocks the site
-    repeats word for word (a header's tagline, "This page last modified on …", a copyright
-    line). Repeated blocks *between* the body's own text stay: there they label it ("See
-    also", "New in version 3.9."), and so do headings."""
-    end = model.subtree_end
-    lo, hi = body + 1, int(end[body])
-    out = np.zeros(model.n, dtype=bool)
-    if hi <= lo:
-        return out
-    covered_out = covered(model, exclude)
-    texts = lo + np.flatnonzero((model.own_len[lo:hi] > 0) & ~covered_out[lo:hi])
-    inner = template.copy()
-    inner[: body + 1] = False
-    inner[hi:] = False
-    owner = nearest_marked(inner, model.parent)[texts]  # a text's nearest template block
-    # a heading labels what follows it, however often the site repeats it ("Contents", the
-    # sections of a weekly): it is never an edge of template
-    in_template = inner[owner] & ~covered(model, model.tag_mask(_HEADING_RANK))[texts]
-    if in_template.all() or not in_template.any():
-        return out
-    first, last = int(np.argmin(in_template)), len(texts) - int(np.argmin(in_template[::-1]))
-    out[owner[:first]] = True
-    out[owner[last:]] = True
-    return out
 
 
 _HEADING_RANK = {f"h{r}": r for r in range(1, 7)}
