@@ -522,7 +522,7 @@ def test_deprioritize_fetches_everything_informative_first(
     assert min(priorities) <= -100 and max(priorities) > 0
 
 
-def test_spider_closed_early_puts_the_structure_in_the_stats(
+def test_spider_closed_early_emits_the_structure(
     demo: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
     from wisdom_scrapy.testing import serve_directory
@@ -533,7 +533,7 @@ def test_spider_closed_early_puts_the_structure_in_the_stats(
                                 {"CLOSESPIDER_PAGECOUNT": 80})
     stats = result["stats"]
     assert stats["finish_reason"] == "closespider_pagecount"
-    assert not any(i["type"] == "SiteStructureItem" for i in result["items"])
+    assert sum(i["type"] == "SiteStructureItem" for i in result["items"]) == 1
     assert stats["wisdom/structure/article_pages"] > 0
 
 

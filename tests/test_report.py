@@ -201,6 +201,12 @@ def test_report_written_at_close_with_the_crawls_content(demo: Demo) -> None:
                     f"{len(listed):,} of the {roles['article']:,} article pages.")  # fmt: skip
     assert f"over {structure['pages']:,} pages and {structure['links']:,} informative links" in (
         paras[1].text_content())
+    # the site structure states the items' roles; where its link analysis calls pages
+    # otherwise, the report says so and why
+    assert structure["item_roles"] == dict(roles)
+    link_roles = structure["roles"]
+    differs = any(link_roles.get(r, 0) != roles[r] for r in ("article", "toc", "other"))
+    assert ("From its links alone" in section.text_content()) == differs
     rows = section.xpath(".//table[@class='tocs']//tr[td]")
     assert len(rows) == min(len(tocs), 30) > 5
     # hub: the structure's final score, else (a page its link analysis did not class as a TOC)

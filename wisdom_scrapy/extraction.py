@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -261,6 +261,8 @@ class Extractor:
         # every page held or pending, oldest first: id(held) -> (site, held); a page leaves it
         # when its item is made (_item, _unanalysed)
         self._waiting: OrderedDict[int, tuple[str, _Held]] = OrderedDict()
+        #: page items made per site and role (the SiteStructureItem states them: ``item_roles``)
+        self.item_roles: dict[str, Counter[str]] = {}
 
     # -- pages arriving ---------------------------------------------------------------------
 
@@ -466,4 +468,5 @@ class Extractor:
         item = items_from_analysis(analysis, held.url, held.model, state.snapshot, held.extra,
                                    self.params.item_fields)  # fmt: skip
         self.count(f"wisdom/items/{item.role}")
+        self.item_roles.setdefault(site, Counter())[item.role] += 1
         return item

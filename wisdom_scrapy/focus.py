@@ -35,8 +35,7 @@ coming out of the spider. It also writes ``hub`` / ``authority`` into every page
 (:class:`~wisdom_scrapy.items.PageItem`, ``ArticleItem``, ``TocItem``) that passes, with the scores
 known at that moment, and emits a :class:`~wisdom_scrapy.items.SiteStructureItem` per site at
 spider idle, through the normal item flow (a spider closed before going idle — ``CLOSESPIDER_*``,
-a shutdown — can no longer emit items: the structure's role counts then go to the stats and the
-log only).
+a shutdown — emits it at close, before the feeds close: :meth:`WisdomRuntime.flush_at_close`).
 
 Stats: ``wisdom/focus/kept``, ``wisdom/focus/dropped``, ``wisdom/focus/deprioritized`` (every
 decision, so kept + dropped + deprioritized = requests seen), and among the kept
@@ -61,7 +60,7 @@ from scrapy import Request, signals
 from w3lib.url import canonicalize_url
 
 from wisdom_scrapy.items import ArticleItem, PageItem, SiteStructureItem, TocItem
-from wisdom_scrapy.runtime import WisdomRuntime
+from wisdom_scrapy.runtime import PAGE_ITEMS, WisdomRuntime
 from wisdom_scrapy.structure import PageLinks, StructureTracker
 
 if TYPE_CHECKING:
@@ -78,7 +77,6 @@ __all__ = ["MUST_FOLLOW_META", "WisdomFocusMiddleware"]
 logger = logging.getLogger(__name__)
 #: Request meta key: a request with ``meta[MUST_FOLLOW_META] = True`` is never dropped.
 MUST_FOLLOW_META = "wisdom_follow"
-_PAGE_ITEMS = (PageItem, ArticleItem, TocItem)
 _HUB_CAP = 4.0
 
 
@@ -128,7 +126,7 @@ class WisdomFocusMiddleware:
         self.tracker = StructureTracker.of(crawler)
         self._snapshots: dict[str, tuple[int, EntropySnapshot]] = {}
         crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
-        crawler.signals.connect(self.on_closed, signal=signals.spider_closed)
+        runtime.close_hooks.append(self.at_close)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomFocusMiddleware:
@@ -148,7 +146,7 @@ class WisdomFocusMiddleware:
                 if isinstance(obj, Request):
                     if page is not None and self.policy != "off":
                         obj = self._focus(obj, page)
-                elif isinstance(obj, _PAGE_ITEMS):
+                elif isinstance(obj, PAGE_ITEMS):
                     self._annotate(obj)
                 spent += time.perf_counter() - started
                 if obj is not None:
@@ -287,25 +285,20 @@ class WisdomFocusMiddleware:
             self._role_stats(items)
         self.runtime.on_idle()
 
-    def on_closed(self, reason: str) -> None:
-        """A spider closed without going idle (``CLOSESPIDER_*``, a shutdown) cannot emit items
-        any more: the sites that grew since their last SiteStructureItem are analysed once more
-        for the stats (``wisdom/structure/<role>_pages``) and the log (in a distributed crawl,
-        by the finaliser only)."""
-        if not self.runtime.may_finalise():
-            return
-        try:
-            items = self.tracker.structure_items()
-        except Exception:
-            self.runtime.failed("structure", "(close)")
-            return
-        if items:
-            self._role_stats(items)
-            logger.warning(
-                "wisdom_scrapy: spider closed (%s) before going idle: the informative structure "
-                "of %d site(s) is in the stats, no SiteStructureItem was emitted",
-                reason, len(items),
-            )
+    def at_close(self, items: list[Any]) -> list[Any]:
+        """The items leaving at close (:meth:`WisdomRuntime.flush_at_close`: a spider closed
+        before going idle), with the SiteStructureItems of the sites that grew since their last
+        one (in a distributed crawl, by the finaliser only) and the page items' final scores."""
+        structure: list[SiteStructureItem] = []
+        if self.runtime.may_finalise():
+            structure = self.tracker.structure_items()
+            if structure:
+                self.runtime.inc("wisdom/items/site_structure", len(structure))
+                self._role_stats(structure)
+        for item in items:
+            if isinstance(item, PAGE_ITEMS):
+                self._annotate(item)
+        return items + structure
 
     def _role_stats(self, items: list[SiteStructureItem]) -> None:
         stats = self.runtime.stats

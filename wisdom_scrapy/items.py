@@ -157,9 +157,14 @@ class SiteStructureItem:
 
     ``tocs``: ``{"url", "hub", "authority", "articles": [url, ...]}`` per TOC page, best hub
     first; ``articles``: ``{"url", "authority"}`` per article page, best authority first;
-    ``roles``: pages per role ("toc", "article", "other"); ``pages`` and ``links``: the size of
-    the analysed graph (fetched pages, informative links); ``method``: the link analysis
-    ("entropy-hits"); ``iterations`` / ``converged``: how its power iteration ended.
+    ``roles``: pages per role ("toc", "article", "other") as the link analysis sees them (a
+    strong hub is a TOC page, a strong authority an article); ``item_roles``: pages per role of
+    the page items emitted for the site (each page's own analysis: its body and its lists),
+    the roles the feed holds. The two differ where a page's links and its content disagree: an
+    article whose "related" links make it a hub, a list page few informative links reach, a
+    page the link graph has no record of; ``pages`` and ``links``: the size of the analysed
+    graph (fetched pages, informative links); ``method``: the link analysis ("entropy-hits");
+    ``iterations`` / ``converged``: how its power iteration ended.
     """
 
     site: str
@@ -168,6 +173,7 @@ class SiteStructureItem:
     tocs: list[dict[str, Any]] = field(default_factory=list)
     articles: list[dict[str, Any]] = field(default_factory=list)
     roles: dict[str, int] = field(default_factory=dict)
+    item_roles: dict[str, int] = field(default_factory=dict)
     method: str = "entropy-hits"
     iterations: int = 0
     converged: bool = True

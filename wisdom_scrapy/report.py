@@ -327,6 +327,13 @@ def _structure_html(site: str, data: SiteReportData) -> str:
             + ("" if structure.get("converged", True) else " (not converged)")
             + ".</p>"
         )
+        link_roles = structure.get("roles") or {}
+        if any(link_roles.get(r, 0) != items.get(r, 0) for r in ("article", "toc", "other")):
+            called = ", ".join(f"{int(link_roles.get(r, 0)):,} {label}" for r, label in
+                               (("article", "article"), ("toc", "TOC"), ("other", "other")))
+            head += (f'<p class="muted">From its links alone the analysis calls {called} '
+                     "pages (a strong hub a TOC page, a strong authority an article); the items' "
+                     "roles come from each page's content, which can say otherwise.</p>")
     tocs = data.tocs
     if not tocs:
         return head + '<p class="muted">No TOC pages found.</p>'

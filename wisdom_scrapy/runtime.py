@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import weakref
 from collections import Counter
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,7 @@ from wisdom_scrapy.dom import (
 )
 from wisdom_scrapy.extraction import ExtractionParams, Extractor
 from wisdom_scrapy.feed import FeedResult, PageUpdate, RetryQueue
-from wisdom_scrapy.items import PageItem
+from wisdom_scrapy.items import ArticleItem, PageItem, SiteStructureItem, TocItem
 from wisdom_scrapy.resume import PendingPages
 from wisdom_scrapy.settings import WisdomSettings
 from wisdom_scrapy.store import StoreError, StoreLost, TermStore, open_store, redact_uri
@@ -54,6 +55,8 @@ COORDINATOR_ATTR = "_wisdom_coordinator"
 #: Every this many pages stored for a site, the store's page count for it is checked to be at
 #: least that many (one cheap call; a full check at spider close).
 STORE_CHECK_EVERY = 100
+#: The items one page leaves as.
+PAGE_ITEMS = (ArticleItem, TocItem, PageItem)
 
 
 class WisdomRuntime:
@@ -85,6 +88,12 @@ class WisdomRuntime:
         self.lost_urls: set[str] = set()  # counted under wisdom/pages_lost
         self._stopping = False  # the crawl is being stopped: the store is lost
         self._late_request_pending = False
+        #: URLs whose PageItem this crawl took: a second one for a URL is dropped (each URL
+        #: leaves once, even when Scrapy fetched it twice: a start URL has ``dont_filter``)
+        self.taken_urls: set[str] = set()
+        #: Called, in order, with the items leaving at close (:meth:`flush_at_close`); each
+        #: returns them with its own added (site structure, sitemaps) or annotated (focus).
+        self.close_hooks: list[Callable[[list[Any]], list[Any]]] = []
         self._losses_logged: set[str] = set()  # kinds of page losses logged (once each)
         params = ExtractionParams(
             warmup_pages=self.settings.warmup_pages,
@@ -109,6 +118,7 @@ class WisdomRuntime:
         if crawler.settings.get("JOBDIR"):
             self.pending = PendingPages(self.store, self.extractor.waiting_urls, self.inc)
             crawler.signals.connect(self.on_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.flush_before_pipelines_close, signal=signals.spider_opened)
         crawler.signals.connect(self.on_closed, signal=signals.spider_closed)
         crawler.signals.connect(self.close, signal=signals.engine_stopped)
         crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
@@ -364,6 +374,10 @@ class WisdomRuntime:
         if self.pending is not None and not self.pending.received(site, page.url, callback):
             self.inc("wisdom/resumed_duplicates")
             return []
+        if page.url in self.taken_urls:  # fetched again (dont_filter): its item is out or held
+            self.skip("duplicate_url")
+            return []
+        self.taken_urls.add(page.url)
         items = self.extractor.submit(site, page.url, model, page.title, page.extra)
         assert self.stats is not None
         self.stats.max_value("wisdom/held/peak", self.extractor.waiting())
@@ -406,7 +420,16 @@ class WisdomRuntime:
 
     def take_ready(self) -> list[Any]:
         ready, self.ready = self.ready, []
-        return ready
+        return self.stamp_roles(ready)
+
+    def stamp_roles(self, items: list[Any]) -> list[Any]:
+        """``items`` with each SiteStructureItem's ``item_roles`` set to the roles of the page
+        items made for its site so far: called as the structure leaves, after the pages held
+        with it were analysed, so it states the roles of the items the feed holds."""
+        for item in items:
+            if isinstance(item, SiteStructureItem):
+                item.item_roles = dict(self.extractor.item_roles.get(item.site, {}))
+        return items
 
     @property
     def distributed(self) -> bool:
@@ -450,6 +473,52 @@ class WisdomRuntime:
         self.sync_pending()
         self.inc("wisdom/items/late", len(items))
         return items
+
+    def flush_before_pipelines_close(self) -> None:
+        """Make the spider's close emit what is still held or pending (:meth:`flush_at_close`)
+        after the last response was processed and before the item pipelines and the feeds close.
+
+        A spider closed before it went idle (``CLOSESPIDER_*``, a shutdown by Ctrl-C or SIGTERM)
+        never reaches :meth:`on_idle`, and no request can be scheduled any more. Scrapy's engine
+        closes a spider in this order: it waits for the requests in progress (their responses
+        go through the spider and its middlewares), closes the downloader, then the scraper
+        (``Scraper.close_spider_async``: waits for its items, closes the item pipelines), and
+        only then sends ``spider_closed``, where the feed exports close. So the scraper's close
+        is wrapped: the held pages' items go through the item pipelines (``item_scraped``, hence
+        the feeds, the report) first, then the scraper closes as before."""
+        engine = self.crawler.engine
+        assert engine is not None
+        scraper = engine.scraper
+        close = scraper.close_spider_async
+
+        async def flush_then_close() -> None:
+            try:
+                items = self.flush_at_close()
+            except Exception:  # a bug must not keep the spider from closing
+                self.failed("close", "(close)")
+                items = []
+            for item in items:
+                await scraper.start_itemproc_async(item, response=None)
+            await close()
+
+        scraper.close_spider_async = flush_then_close  # type: ignore[method-assign]
+
+    def flush_at_close(self) -> list[Any]:
+        """The items still held, pending or ready at close, each page analysed with what the
+        store knows now (a cold store: single-page mode, the item's ``single_page`` says so),
+        then what the close hooks add; page items counted under
+        ``wisdom/items/flushed_at_close``. Never raises: a failing hook is counted and logged."""
+        self.retry_unstored()
+        items = self.extractor.flush() + self.take_ready()
+        self.sync_pending()
+        self.inc("wisdom/items/flushed_at_close",
+                 sum(isinstance(i, PAGE_ITEMS) for i in items))  # fmt: skip
+        for hook in self.close_hooks:
+            try:
+                items = hook(items)
+            except Exception:
+                self.failed("close", "(close)")
+        return self.stamp_roles(items)
 
     def on_closed(self) -> None:
         """Last retry of the pages the store refused, then a check that the pages stored are

@@ -10,7 +10,7 @@
   process sharing the store builds the sitemap from every page any of them fetched;
 * at spider idle builds each grown site's sitemap from all its records and emits a
   :class:`~wisdom_scrapy.items.SitemapItem` through the normal item flow (the runtime's late
-  items);
+  items; at close when the spider closed before going idle: the runtime's close hooks);
 * at spider close writes the sitemap to ``WISDOM_SITEMAP_URI``: ``<uri>.xml`` (sitemaps.org
   ``urlset``: the home page and every entry, ``priority`` falling by level) and ``<uri>.json``
   (``{"url", "title", "children": [...]}`` from the home page down; a list of such trees when
@@ -103,6 +103,7 @@ class WisdomSitemapMiddleware:
         self.sitemaps: dict[str, Sitemap] = {}
         crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
         crawler.signals.connect(self.on_closed, signal=signals.spider_closed)
+        runtime.close_hooks.append(self.at_close)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomSitemapMiddleware:
@@ -202,6 +203,16 @@ class WisdomSitemapMiddleware:
         if built:
             self.runtime.inc("wisdom/items/sitemap", len(built))
         self.runtime.on_idle()
+
+    def at_close(self, items: list[Any]) -> list[Any]:
+        """The items leaving at close (a spider closed before going idle) with the SitemapItems
+        of the sites that grew since their last one (in a distributed crawl, the finaliser's)."""
+        if not self.runtime.may_finalise():
+            return items
+        built = self._build_grown("close")
+        if built:
+            self.runtime.inc("wisdom/items/sitemap", len(built))
+        return items + [self.item(site, sitemap) for site, sitemap in built]
 
     def item(self, site: str, sitemap: Sitemap) -> SitemapItem:
         return SitemapItem(

@@ -1,0 +1,118 @@
+"""Nothing lost at any close: whatever stops a crawl (it finished, ``CLOSESPIDER_*``, Ctrl-C,
+SIGTERM), every page the spider yielded leaves as exactly one cleaned item through the feed,
+and each URL leaves once. Real ``scrapy crawl demo`` runs on a cold store whose warm-up holds
+every page (``WISDOM_WARMUP_PAGES`` set larger than the crawl), so nothing leaves before the
+close unless the close emits it."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sample_project.demo_site import build_demo_site
+from tests.crawling import Crawl, CrawlResult, run_crawl
+
+#: larger than any crawl here: every page is held until the close (or idle) emits it
+HOLD_ALL = {"WISDOM_WARMUP_PAGES": 100_000}
+
+
+@pytest.fixture(scope="module")
+def site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("demo")
+    build_demo_site(root)
+    return root
+
+
+def _args(site_dir: Path) -> dict[str, str]:
+    return {"site_dir": str(site_dir), "port": "0"}
+
+
+def _page_items(result: CrawlResult) -> list[dict[str, Any]]:
+    return [i for i in result.items if "role" in i]
+
+
+def _assert_one_item_per_page(result: CrawlResult, reason: str) -> list[dict[str, Any]]:
+    """Every page fed leaves once, cleaned (a role), the held ones counted as flushed at close."""
+    assert result.returncode == 0, result.log[-3000:]
+    stats = result.stats
+    assert stats["finish_reason"] == reason
+    pages = _page_items(result)
+    urls = [i["url"] for i in pages]
+    assert len(urls) == len(set(urls)), "a URL left twice"
+    assert len(pages) == stats["wisdom/pages_fed"] > 0
+    assert all(i["role"] in ("article", "toc", "other") for i in pages)
+    assert stats.get("wisdom/analysis/unanalysed", 0) == 0
+    # the site structure leaves too, before the feed closed, stating the items' roles
+    (structure,) = [i for i in result.items if "roles" in i]
+    assert structure["item_roles"] == dict(Counter(i["role"] for i in pages))
+    return pages
+
+
+@pytest.mark.parametrize(
+    ("settings", "reason"),
+    [
+        ({"CLOSESPIDER_PAGECOUNT": 20}, "closespider_pagecount"),
+        # slowed down so the timeout comes well before the end of the site
+        ({"CLOSESPIDER_TIMEOUT": 2, "DOWNLOAD_DELAY": 0.1, "CONCURRENT_REQUESTS": 1},
+         "closespider_timeout"),
+    ],
+)
+def test_early_close_exports_one_cleaned_item_per_page(
+    site_dir: Path, tmp_path: Path, settings: dict[str, Any], reason: str
+) -> None:
+    result = run_crawl("demo", tmp_path, args=_args(site_dir), settings={**HOLD_ALL, **settings},
+                       timeout=60)
+    pages = _assert_one_item_per_page(result, reason)
+    stats = result.stats
+    assert stats["wisdom/items/flushed_at_close"] == len(pages)
+    # analysed cold, with what the store knew at the close: the items say so
+    assert all(i["single_page"] for i in pages if i["role"] != "other")
+    if reason == "closespider_pagecount":
+        assert len(pages) >= 20
+
+
+def test_itemcount_close_loses_no_held_or_pending_page(site_dir: Path, tmp_path: Path) -> None:
+    """Items flow after a short warm-up; the crawl stops at an item count while pages are in
+    flight, held or waiting for their TOC targets: those leave at the close."""
+    result = run_crawl("demo", tmp_path, args=_args(site_dir), timeout=60,
+                       settings={"WISDOM_WARMUP_PAGES": 10, "CLOSESPIDER_ITEMCOUNT": 15})
+    _assert_one_item_per_page(result, "closespider_itemcount")
+
+
+def test_finished_crawl_emits_at_idle_and_each_url_once(site_dir: Path, tmp_path: Path) -> None:
+    """A crawl that runs to its end emits the held pages at idle (late items): nothing is left
+    for the close. Its start URL is fetched twice (the second request ``dont_filter``, as the
+    requests of Scrapy's default ``start()``): the second PageItem is dropped and counted."""
+    result = run_crawl("demo_twice", tmp_path, args=_args(site_dir), timeout=60,
+                       settings={**HOLD_ALL, "DEPTH_LIMIT": 1,
+                                 "SPIDER_MODULES": "sample_project.spiders,tests.close_spiders"})
+    _assert_one_item_per_page(result, "finished")
+    stats = result.stats
+    assert stats.get("wisdom/items/flushed_at_close", 0) == 0
+    assert stats["wisdom/items/late"] >= stats["wisdom/pages_fed"]
+    assert stats["wisdom/skipped/duplicate_url"] == 1
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_shutdown_exports_one_cleaned_item_per_page(
+    site_dir: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
+    """Ctrl-C (SIGINT) or SIGTERM to a running ``scrapy crawl``: Scrapy closes the spider
+    (reason "shutdown"); the pages held for warm-up leave before the feed closes."""
+    crawl = Crawl("demo", tmp_path, args=_args(site_dir),
+                  settings={**HOLD_ALL, "DOWNLOAD_DELAY": 0.2, "CONCURRENT_REQUESTS": 1,
+                            "LOG_LEVEL": "DEBUG"}).start()  # DEBUG: "Crawled" lines
+    assert crawl.process is not None
+    deadline = time.monotonic() + 30
+    while crawl.log_path.read_text(errors="replace").count("Crawled (200)") < 5:
+        assert crawl.process.poll() is None and time.monotonic() < deadline, "crawl did not run"
+        time.sleep(0.1)
+    crawl.process.send_signal(sig)
+    result = crawl.wait(timeout=60)
+    pages = _assert_one_item_per_page(result, "shutdown")
+    assert result.stats["wisdom/items/flushed_at_close"] == len(pages) >= 5
