@@ -2,7 +2,8 @@
 
 On the hand-built news site of ``test_wisdom`` (40 pages through ``feed_page`` into a
 ``memory://`` store): roles, article text without menu, footer and the site-wide ad, metadata,
-TOC links, the same result from str, bytes, a model, a store or a snapshot; cold start (too few
+TOC links, the same result from str, bytes, a model, a store or a snapshot and the store's
+block repetition; cold start (too few
 pages, or no store) goes to the single-page extractor. On the Python documentation (60 pages of
 /usr/share/doc/python3.11/html in a store): article pages come out as articles whose text matches
 the main part, TOC pages as TOCs whose links are the main part's links.
@@ -22,6 +23,7 @@ from wisdom_scrapy.analysis import Block, PageAnalysis, analyze_page
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.evaluation import shingle_prf
 from wisdom_scrapy.feed import feed_page
+from wisdom_scrapy.mining.repetition import stored_repetition
 from wisdom_scrapy.mining.wisdom import WisdomParams
 from wisdom_scrapy.store import TermStore, open_store
 
@@ -97,11 +99,15 @@ def test_same_result_from_every_input(site) -> None:
     url = f"{BASE}story-11.html"
     html = pages[url][1]
     snapshot = store.snapshot(SITE)
+    # with a store, its block repetition by default (the crawl's); without, as an argument
+    repetition = stored_repetition(store, SITE)
+    assert repetition is not None and repetition.n_pages == len(pages)
     results = [
         analyze_page(html, url, store),
         analyze_page(html.encode("utf-8"), url, store, site=SITE),
-        analyze_page(None, url, model=PageModel.from_html(html, url), snapshot=snapshot),
-        analyze_page(html, url, None, snapshot=snapshot),
+        analyze_page(None, url, model=PageModel.from_html(html, url), snapshot=snapshot,
+                     repetition=repetition),
+        analyze_page(html, url, None, snapshot=snapshot, repetition=repetition),
     ]
     first = results[0]
     for other in results[1:]:

@@ -87,7 +87,7 @@ import numpy as np
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.mining.density import SinglePageArticle, single_page_article
 from wisdom_scrapy.mining.listing import LIST_SHARE, covered, item_share, titled_items
-from wisdom_scrapy.mining.repetition import repeated_blocks, repeated_text
+from wisdom_scrapy.mining.repetition import repeated_blocks, repeated_text, stored_repetition
 from wisdom_scrapy.mining.wisdom import (
     DEFAULT_PARAMS,
     InformativeStructure,
@@ -200,7 +200,9 @@ def analyze_page(
     ``params.warm_pages`` known pages the page is analysed alone (module docstring).
     ``target_terms(url)`` returns the terms of a fetched linked page, or None when it has not
     been fetched: it enables WISDOM's anchor precision index for TOC blocks.
-    ``repetition``: the site's block repetition counts (module docstring, "Repeated blocks").
+    ``repetition``: the site's block repetition counts (module docstring, "Repeated blocks");
+    by default the store's for ``site`` (:func:`~wisdom_scrapy.mining.repetition.
+    stored_repetition`), so the page gets the crawl's item with the crawl's store.
     """
     params = params or DEFAULT_PARAMS
     if model is None:
@@ -221,6 +223,8 @@ def analyze_page(
         if n_pages >= params.warm_pages:
             values = store.entropy(site, model.vocab)
             entropy = np.fromiter((values[t] for t in model.vocab), np.float64, len(model.vocab))
+    if repetition is None and store is not None:
+        repetition = stored_repetition(store, site or host_key(url))
     if model.n == 0:
         return PageAnalysis(url, "other", "", single_page=entropy is None, model=model,
                             figures={"site_pages": float(n_pages)})  # fmt: skip

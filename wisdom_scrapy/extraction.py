@@ -45,11 +45,18 @@ import numpy as np
 
 from wisdom_scrapy.items import HEAVY_FIELDS, ArticleItem, PageItem, TocItem, xml_safe
 from wisdom_scrapy.mining.lamis import link_weights
-from wisdom_scrapy.mining.repetition import BlockRepetition, repeated_blocks
+from wisdom_scrapy.mining.repetition import (
+    BlockRepetition,
+    merge_stored,
+    page_blocks,
+    repeated_blocks,
+)
 from wisdom_scrapy.store import StoreError
 from wisdom_scrapy.text import extract_terms
 
 if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
     from wisdom_scrapy.analysis import PageAnalysis
     from wisdom_scrapy.dom import PageModel
     from wisdom_scrapy.store import EntropySnapshot, TermStore
@@ -149,6 +156,9 @@ class _SiteState:
     snapshot: EntropySnapshot | None = None
     warm: bool = False
     repetition: BlockRepetition = field(default_factory=BlockRepetition)
+    #: store pages the repetition lacked when last merged (pages stored without a blocks
+    #: record, by an older wisdom_scrapy): only more than that means other processes' pages
+    unmerged: int = 0
 
 
 def _figures(figures: dict[str, Any] | None) -> dict[str, float]:
@@ -240,6 +250,10 @@ class Extractor:
 
     ``analyze`` is :func:`wisdom_scrapy.analysis.analyze_page` (a parameter so the waits can be
     tested on their own); ``count`` receives stat names to increment.
+
+    A site's block repetition starts from the store's (:func:`~wisdom_scrapy.mining.repetition.
+    stored_repetition`: a resumed crawl, a worker of a distributed one, a warm store) and takes
+    in the pages other processes store as the site grows (when the entropy snapshot is re-read).
     """
 
     def __init__(
@@ -266,11 +280,15 @@ class Extractor:
 
     # -- pages arriving ---------------------------------------------------------------------
 
-    def page_fetched(self, site: str, url: str, model: PageModel) -> list[Any]:
-        """Record a fetched page's terms and blocks; return the pending TOC items it completes."""
+    def page_fetched(
+        self, site: str, url: str, model: PageModel, blocks: NDArray[np.uint64] | None = None
+    ) -> list[Any]:
+        """Record a fetched page's terms and blocks (its :func:`~wisdom_scrapy.mining.
+        repetition.page_blocks`, computed when not given); return the pending TOC items it
+        completes."""
         self.terms.add(url, model.vocab)
-        state = self._sites.setdefault(site, _SiteState())
-        state.repetition.add(url, model)
+        state = self._state(site)
+        state.repetition.add_blocks(url, page_blocks(model) if blocks is None else blocks)
         if not state.pending_tocs:
             return []
         ready = []
@@ -304,8 +322,9 @@ class Extractor:
         entropies the store has (single-page mode when it knows too few pages of the site),
         nothing held and no wait for TOC targets; a store failure raises.
         """
-        state = self._sites.setdefault(site, _SiteState())
-        state.repetition.add(url, model)  # once per URL: page_fetched may have done it
+        state = self._state(site)
+        if url not in state.repetition:  # page_fetched counted it, as a rule
+            state.repetition.add(url, model)
         held = _Held(url, model, title, dict(extra or {}))
         if now:
             return [self._item(site, self._run(site, state, held), held, state)]
@@ -404,6 +423,35 @@ class Extractor:
         """Pages held or pending: what :meth:`flush` would emit."""
         return len(self._waiting)
 
+    # -- site state ----------------------------------------------------------------------------
+
+    def _state(self, site: str) -> _SiteState:
+        """The site's state; a new one starts with the block repetition the store holds."""
+        state = self._sites.get(site)
+        if state is None:
+            state = self._sites[site] = _SiteState()
+            self._merge_stored(site, state)
+        return state
+
+    def _merge_stored(self, site: str, state: _SiteState) -> None:
+        """Add to the site's repetition the stored pages it lacks (other processes', earlier
+        crawls'); a store failure leaves it as it is (counted, logged)."""
+        repetition = state.repetition
+        skipped = repetition.skipped
+        try:
+            added = merge_stored(repetition, self.store, site)
+            n = self.store.page_count(site)
+        except StoreError as exc:
+            self.count("wisdom/store_errors")
+            logger.warning("wisdom_scrapy: block records of %s not read: %s", site, exc)
+            return
+        if added:
+            logger.info("wisdom_scrapy: block repetition of %s: %d pages from the store", site,
+                        added)  # fmt: skip
+        for _ in range(repetition.skipped - skipped):  # logged by merge_stored
+            self.count("wisdom/repetition/bad_records")
+        state.unmerged = max(0, n - state.repetition.n_pages)
+
     # -- analysis ------------------------------------------------------------------------------
 
     def _snapshot(self, site: str, state: _SiteState) -> EntropySnapshot:
@@ -412,6 +460,8 @@ class Extractor:
         if snap is None or n > snap.n_pages * self.params.snapshot_growth:
             snap = state.snapshot = self.store.snapshot(site)
             self.count("wisdom/snapshots")
+            if n - state.repetition.n_pages > state.unmerged:  # other processes' pages
+                self._merge_stored(site, state)
         return snap
 
     def _run(self, site: str, state: _SiteState, held: _Held) -> PageAnalysis:

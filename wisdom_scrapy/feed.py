@@ -4,6 +4,10 @@ A page's terms and out-links come from its :class:`~wisdom_scrapy.dom.PageModel`
 analysis works on, so there is one definition of a page's visible text and it is computed once
 per page. In a crawl the model is built from the tree Scrapy already parsed
 (``response.selector.root``): the page is parsed once however many stages look at it.
+
+With its counts and links, a fed page's block fingerprints are stored (a record of kind
+:data:`~wisdom_scrapy.mining.repetition.RECORD_KIND`): the site's block repetition, which changes
+what an article keeps, is then the same for every process that reads the store.
 """
 
 from __future__ import annotations
@@ -14,10 +18,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.mining.repetition import RECORD_KIND, encode_blocks, page_blocks
 from wisdom_scrapy.urls import host_key
 
 if TYPE_CHECKING:
+    import numpy as np
     from lxml import etree
+    from numpy.typing import NDArray
 
     from wisdom_scrapy.store.base import TermStore
 
@@ -37,19 +44,24 @@ class FeedResult:
 
 @dataclass(frozen=True)
 class PageUpdate:
-    """What the store keeps of one page: its term counts and out-links under its site."""
+    """What the store keeps of one page: its term counts and out-links under its site, and its
+    block fingerprints (:func:`~wisdom_scrapy.mining.repetition.page_blocks`)."""
 
     site: str
     url: str
     counts: Mapping[str, int]
     links: list[tuple[str, str]]
+    blocks: NDArray[np.uint64]
 
     @classmethod
     def of(cls, model: PageModel, site: str | None = None) -> PageUpdate:
         links = [(link.url, link.text) for link in model.links()]
-        return cls(site or host_key(model.url), model.url, model.page_counts(), links)
+        return cls(site or host_key(model.url), model.url, model.page_counts(), links,
+                   page_blocks(model))  # fmt: skip
 
     def apply(self, store: TermStore) -> FeedResult:
+        # blocks first: a page the store holds has its blocks record (a retry writes both)
+        store.put_records(self.site, RECORD_KIND, {self.url: encode_blocks(self.blocks)})
         changed = store.add_page(self.site, self.url, self.counts, self.links)
         return FeedResult(self.site, changed, sum(self.counts.values()), len(self.links), self.url)
 

@@ -232,7 +232,7 @@ class WisdomRuntime:
             logger.warning("wisdom_scrapy: cleaner state of %s not stored: %s", site, exc)
         except Exception:
             self.failed("cleaner", response.url)
-        self.ready.extend(self.extractor.page_fetched(site, response.url, model))
+        self.ready.extend(self.extractor.page_fetched(site, response.url, model, update.blocks))
         self.sync_pending()
         return changed
 

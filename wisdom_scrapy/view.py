@@ -118,7 +118,8 @@ class ViewBlock:
 def kept_mask(analysis: PageAnalysis) -> NDArray[np.bool_]:
     """Nodes whose own text a cleaned item keeps: the article body without its excluded
     sub-trees (ArticleItem.text/html), the metadata blocks (ArticleItem.metadata) and the TOC
-    structure (TocItem.links)."""
+    structure (TocItem.links). An excluded node leaves out its whole sub-tree, as in the item's
+    text (:meth:`~wisdom_scrapy.dom.PageModel.text_of`)."""
     model = analysis.model
     assert model is not None
     kept = np.zeros(model.n, dtype=bool)
@@ -126,7 +127,11 @@ def kept_mask(analysis: PageAnalysis) -> NDArray[np.bool_]:
         body = analysis.article_node
         kept[body : model.subtree_end[body]] = True
         if analysis.article_exclude is not None:
-            kept &= ~analysis.article_exclude
+            roots = np.flatnonzero(analysis.article_exclude)
+            inside = np.bincount(roots, minlength=model.n + 1) - np.bincount(
+                model.subtree_end[roots], minlength=model.n + 1
+            )
+            kept &= np.cumsum(inside[: model.n]) == 0
     for b in analysis.blocks:
         if b.kind == "metadata":
             kept[b.node : model.subtree_end[b.node]] = True

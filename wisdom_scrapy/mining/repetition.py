@@ -38,14 +38,22 @@ page. Each part is the site's own measure, none is fitted to one site:
   removing every repeated block below the line, on ≥ 3 pages and whatever its links, lowered
   its article F1 from 0.982 to 0.968; with both parts it is unchanged).
 
-The counts live in the crawl process (:class:`~wisdom_scrapy.extraction.Extractor`, per site):
-a restarted crawl or another worker starts counting afresh, and until a block is seen on more
-than √N pages condensing treats it as before.
+The counts change what an item holds, so they are kept in the store, not only in the crawl
+process: feeding a page (:class:`~wisdom_scrapy.feed.PageUpdate`) stores the set of its block
+fingerprints as a record of kind :data:`RECORD_KIND` (key: the URL; value: a version byte,
+then the sorted unique fingerprints as little-endian uint64), replacing the URL's earlier one.
+:func:`stored_repetition` rebuilds a site's counts from them, so the crawl (a resumed one, each
+worker of a distributed one), ``scrapy wisdom-show`` and :func:`~wisdom_scrapy.analysis.
+analyze_page` with the same store count the same pages. A record of another version is skipped
+and counted (:attr:`BlockRepetition.skipped`), never read wrongly: a change to what is
+fingerprinted or which blocks count must raise :data:`RECORD_VERSION`.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -57,15 +65,32 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.store import TermStore
 
 __all__ = [
-    "MIN_PAGES", "BlockRepetition", "block_fingerprints", "repeated_blocks", "repeated_text"
+    "MIN_PAGES",
+    "RECORD_KIND",
+    "BlockRepetition",
+    "block_fingerprints",
+    "decode_blocks",
+    "encode_blocks",
+    "merge_stored",
+    "page_blocks",
+    "repeated_blocks",
+    "repeated_text",
+    "stored_repetition",
 ]
+
+logger = logging.getLogger(__name__)
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _BLOCKS = BLOCK_TAGS | {"td", "th"}
 #: A page and one copy of it (print version, AMP page) are two pages with the same paragraphs.
 MIN_PAGES = 3
+#: ``TermStore.put_records`` kind of a page's block fingerprints (module docstring).
+RECORD_KIND = "blocks"
+#: First byte of a record; a record of another version is skipped (and counted) when loading.
+RECORD_VERSION = 1
 
 
 def block_fingerprints(model: PageModel) -> NDArray[np.uint64]:
@@ -86,36 +111,112 @@ def block_fingerprints(model: PageModel) -> NDArray[np.uint64]:
     return csum[ts[model.subtree_end]] - csum[ts[:-1]]
 
 
+def page_blocks(model: PageModel) -> NDArray[np.uint64]:
+    """The sorted unique fingerprints of the page's blocks (:func:`block_nodes`) that hold
+    terms: what :class:`BlockRepetition` counts of a page, and what the store keeps of it."""
+    prints = block_fingerprints(model)
+    has_terms = model.term_start[model.subtree_end] > model.term_start[:-1]
+    return np.unique(prints[block_nodes(model) & has_terms])
+
+
+def encode_blocks(prints: NDArray[np.uint64]) -> bytes:
+    """A page's :func:`page_blocks` as a store record (module docstring)."""
+    return bytes([RECORD_VERSION]) + np.asarray(prints, dtype="<u8").tobytes()
+
+
+def decode_blocks(blob: bytes) -> NDArray[np.uint64]:
+    """Inverse of :func:`encode_blocks`; ValueError for a record of another version or size."""
+    if not blob or blob[0] != RECORD_VERSION or (len(blob) - 1) % 8:
+        version = blob[0] if blob else None
+        raise ValueError(f"blocks record of version {version} or wrong size ({len(blob)} bytes)")
+    return np.frombuffer(blob, dtype="<u8", offset=1).astype(np.uint64)
+
+
 class BlockRepetition:
     """Per site: on how many pages each block fingerprint was seen (see the module docstring).
 
-    ``add`` a page once per URL (a URL seen again is not counted again); ``pages_of`` a page's
-    nodes. About 100 bytes per distinct block text of the site (Python dict entries).
+    ``add`` a page (a URL added again replaces its earlier blocks: a count is the number of
+    distinct URLs holding the fingerprint); ``pages_of`` a page's nodes. About 100 bytes per
+    distinct block text of the site (Python dict entries) and 8 per block of a page.
     """
 
     def __init__(self) -> None:
         self._counts: dict[int, int] = {}
-        self._urls: set[str] = set()
+        self._pages: dict[str, NDArray[np.uint64]] = {}
+        #: records skipped by :meth:`merge_records`: of another version, or damaged
+        self.skipped = 0
 
     @property
     def n_pages(self) -> int:
-        return len(self._urls)
+        return len(self._pages)
 
-    def add(self, url: str, model: PageModel) -> None:
-        if url in self._urls:
-            return
-        self._urls.add(url)
-        prints = block_fingerprints(model)
-        has_terms = model.term_start[model.subtree_end] > model.term_start[:-1]
+    def __contains__(self, url: str) -> bool:
+        return url in self._pages
+
+    def add(self, url: str, model: PageModel) -> bool:
+        return self.add_blocks(url, page_blocks(model))
+
+    def add_blocks(self, url: str, prints: NDArray[np.uint64]) -> bool:
+        """Count the page ``url`` with its :func:`page_blocks`, replacing what an earlier
+        version of it counted; False when nothing changed."""
+        old = self._pages.get(url)
+        if old is not None and np.array_equal(old, prints):
+            return False
         counts = self._counts
-        for h in np.unique(prints[block_nodes(model) & has_terms]).tolist():
+        if old is not None:
+            for h in old.tolist():
+                left = counts[h] - 1
+                if left:
+                    counts[h] = left
+                else:
+                    del counts[h]
+        self._pages[url] = prints
+        for h in prints.tolist():
             counts[h] = counts.get(h, 0) + 1
+        return True
+
+    def merge_records(self, records: Mapping[str, bytes]) -> int:
+        """Add the stored pages (:data:`RECORD_KIND` records, URL -> blob) this one does not
+        know (its own pages are as recent); returns how many. Unreadable records are skipped
+        and counted in :attr:`skipped`."""
+        added = 0
+        for url, blob in records.items():
+            if url in self._pages:
+                continue
+            try:
+                prints = decode_blocks(blob)
+            except ValueError:
+                self.skipped += 1
+                continue
+            self.add_blocks(url, prints)
+            added += 1
+        return added
 
     def pages_of(self, model: PageModel) -> NDArray[np.int64]:
         """Per node of ``model``: the pages of the site holding a block with its text."""
         get = self._counts.get
         prints = block_fingerprints(model).tolist()
         return np.fromiter((get(h, 0) for h in prints), np.int64, len(prints))
+
+
+def merge_stored(repetition: BlockRepetition, store: TermStore, site: str) -> int:
+    """Add to ``repetition`` the pages of ``site`` the store holds block records of and it
+    lacks; returns how many. Unreadable records are skipped, counted in ``skipped`` and logged.
+    """
+    before = repetition.skipped
+    added = repetition.merge_records(store.records(site, RECORD_KIND))
+    if repetition.skipped > before:
+        logger.warning("wisdom_scrapy: %d block records of %s skipped (of another version, or "
+                       "damaged)", repetition.skipped - before, site)  # fmt: skip
+    return added
+
+
+def stored_repetition(store: TermStore, site: str) -> BlockRepetition | None:
+    """The site's block repetition as the store knows it (None when it holds no block record
+    of the site): what the crawl counted, for any process reading the same store."""
+    repetition = BlockRepetition()
+    merge_stored(repetition, store, site)
+    return repetition if repetition.n_pages or repetition.skipped else None
 
 
 def repeated_text(model: PageModel, repetition: BlockRepetition) -> NDArray[np.bool_]:
