@@ -316,11 +316,11 @@ def fed_figures(site: BlogSite, mode: str = "default") -> dict[str, float]:
     from wisdom_scrapy.dom import PageModel
     from wisdom_scrapy.extraction import TermIndex
     from wisdom_scrapy.feed import feed_model
-    from wisdom_scrapy.mining.repetition import BlockRepetition
+    from wisdom_scrapy.mining.repetition import stored_repetition
     from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
 
     base, host = "http://127.0.0.1:8000", "127.0.0.1:8000"
-    store, repetition, terms, models = open_store("memory://"), BlockRepetition(), TermIndex(), {}
+    store, terms, models = open_store("memory://"), TermIndex(), {}
     for file in sorted(site.directory.rglob("*.html")):
         raw = file.read_bytes()
         if _REFRESH.search(decode_page(raw[:4096])):
@@ -328,9 +328,9 @@ def fed_figures(site: BlogSite, mode: str = "default") -> dict[str, float]:
         path = url_path(file, site.directory)
         model = models[path] = PageModel.from_html(raw, base + path)
         feed_model(store, model, site=host)
-        repetition.add(model.url, model)
         terms.add(model.url, model.vocab)
     snapshot = store.snapshot(host)
+    repetition = stored_repetition(store, host)  # the crawl's block repetition
     params = WisdomParams(min_pages=max(2, len(models))) if mode == "warm" else DEFAULT_PARAMS
     gold = site_gold(site)
     predicted, scores = {}, []

@@ -44,7 +44,7 @@ from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.evaluation import PRF, shingle_prf
 from wisdom_scrapy.feed import feed_model
-from wisdom_scrapy.mining.repetition import BlockRepetition
+from wisdom_scrapy.mining.repetition import stored_repetition
 
 BASE = "http://127.0.0.1:8000/"
 SITE = "127.0.0.1:8000"
@@ -99,13 +99,13 @@ def run_site(name: str, site: DocSite, limit: int, with_trafilatura: bool) -> No
     if not files:
         sys.exit(f"no pages in {site.directory}: apt-get install the {name} documentation")
     files = files[:limit] if limit else files
-    store, repetition, models = open_store("memory://"), BlockRepetition(), {}
+    store, models = open_store("memory://"), {}
     for path in files:
         url = BASE + path.relative_to(site.directory).as_posix()
         model = models[path] = PageModel.from_html(path.read_bytes(), url)
         feed_model(store, model, site=SITE)
-        repetition.add(url, model)
     snapshot = store.snapshot(SITE)
+    repetition = stored_repetition(store, SITE)  # the crawl's block repetition
     extract = None
     if with_trafilatura:
         import trafilatura

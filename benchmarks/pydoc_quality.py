@@ -58,7 +58,6 @@ from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.evaluation import PRF, corpus_shingle_prf, shingle_prf
 from wisdom_scrapy.feed import feed_page
-from wisdom_scrapy.mining.repetition import BlockRepetition
 from wisdom_scrapy.store import EntropySnapshot
 from wisdom_scrapy.store.memory import MemoryStore
 from wisdom_scrapy.urls import host_key
@@ -206,12 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     store = MemoryStore()
     terms: dict[str, frozenset[str]] = {}
-    repetition = BlockRepetition()  # the site's block repetition, as the crawl counts it
     for url, html in pages:
-        feed_page(store, html, url)
-        fed = PageModel.from_html(html, url)
-        terms[url] = frozenset(fed.vocab)
-        repetition.add(url, fed)
+        feed_page(store, html, url)  # also stores its blocks: the crawl's block repetition
+        terms[url] = frozenset(PageModel.from_html(html, url).vocab)
     snapshot = store.snapshot(site)
     feed_seconds = time.perf_counter() - t0
 
@@ -231,9 +227,10 @@ def main(argv: list[str] | None = None) -> int:
         if gold is None:
             continue
         kind, gold_text, gold_links = gold
+        # with the store, its block repetition (as the crawl); without, entropy only
         result = analyze_page(
-            None, url, store, site=site, model=model, snapshot=snapshot, target_terms=terms.get,
-            repetition=None if args.no_repetition else repetition,
+            None, url, None if args.no_repetition else store, site=site, model=model,
+            snapshot=snapshot, target_terms=terms.get,
         )
         roles[(kind, result.role)] += 1
         if kind == "article":
