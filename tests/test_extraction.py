@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -228,3 +230,26 @@ def test_an_article_whose_text_condensing_removed_entirely_is_no_article(demo) -
         assert analysis.role != "article" or analysis.article_text.strip(), path
         roles[analysis.role] += 1
     assert roles["other"] >= 2, roles
+
+
+def test_waiting_pages_are_compact_and_give_the_same_items(demo):
+    """With a ``source`` (the crawl's re-parse of the body), a waiting page keeps no model, and
+    its item, built from the rebuilt model, equals the item of a page held with its model."""
+    site_dir, truth = demo
+    paths = list(truth)[:12]
+    outputs = []
+    for compact in (False, True):
+        store = open_store("memory://")
+        extractor = Extractor(
+            store, ExtractionParams(warmup_pages=1000, until_template=False), analyze_page
+        )
+        for path in paths:
+            model = _model(site_dir, path)
+            feed_model(store, model, site=SITE)
+            extractor.page_fetched(SITE, model.url, model)
+            source = partial(_model, site_dir, path) if compact else None
+            assert extractor.submit(SITE, model.url, model, source=source) == []
+        held_models = [held.model for held in extractor._sites[SITE].held]
+        assert all(m is None for m in held_models) == compact
+        outputs.append([dataclasses.asdict(item) for item in extractor.flush()])
+    assert len(outputs[0]) == len(paths) and outputs[0] == outputs[1]

@@ -27,6 +27,11 @@ is released with the best analysis there is now — with the entropies the store
 mode below ``WisdomParams.warm_pages``) and the site's repetition so far, or a pending TOC page
 with the targets fetched so far — counted under ``wisdom/held/released_early``.
 
+A waiting page given a ``source`` (the crawl gives one that re-parses the response's body) is
+kept compact: its body, not its model with the lxml tree (about 2.2 MiB per page of the Python
+documentation, of which the tree is nine tenths). It is modelled again, identically, when it
+is analysed: one more parse for the few pages that wait.
+
 Everything this module returns is an item for the normal item flow (so feed exports, other
 pipelines and stats see it); the spider middleware yields it.
 """
@@ -144,9 +149,23 @@ class TermIndex:
 @dataclass
 class _Held:
     url: str
-    model: PageModel
+    model: PageModel | None  # None while compact: rebuilt by ``source`` when analysed
     title: str
     extra: dict[str, Any] = field(default_factory=dict)  # the spider's fields (items module)
+    #: rebuilds the page's model (e.g. from the response's body) so that a waiting page keeps
+    #: its body, not its model and parsed tree (a tenth of the memory: module docstring)
+    source: Callable[[], PageModel] | None = None
+
+    def page(self) -> PageModel:
+        if self.model is None:
+            assert self.source is not None
+            self.model = self.source()
+        return self.model
+
+    def compact(self) -> None:
+        """Let the model (and its lxml tree) go while the page waits, if it can be rebuilt."""
+        if self.source is not None:
+            self.model = None
 
 
 @dataclass
@@ -310,6 +329,7 @@ class Extractor:
         extra: dict[str, Any] | None = None,
         *,
         now: bool = False,
+        source: Callable[[], PageModel] | None = None,
     ) -> list[Any]:
         """Analyse a page of ``site`` now, or hold it; return the items ready now.
 
@@ -321,16 +341,18 @@ class Extractor:
         With ``now`` (tools that show one page's item), the page's item at once, with the
         entropies the store has (single-page mode when it knows too few pages of the site),
         nothing held and no wait for TOC targets; a store failure raises.
+        ``source`` rebuilds ``model``: while the page waits only it is kept (:class:`_Held`).
         """
         state = self._state(site)
         if url not in state.repetition:  # page_fetched counted it, as a rule
             state.repetition.add(url, model)
-        held = _Held(url, model, title, dict(extra or {}))
+        held = _Held(url, model, title, dict(extra or {}), source)
         if now:
             return [self._item(site, self._run(site, state, held), held, state)]
         state.held.append(held)
         self._waiting[id(held)] = (site, held)
         ready = self._drain(site, state) if self._warm(site, state, held) else []
+        held.compact()  # still waiting, or done (its item made)
         return ready + self._release_oldest()
 
     def _warm(self, site: str, state: _SiteState, held: _Held) -> bool:
@@ -343,7 +365,7 @@ class Extractor:
             self._store_failed(held.url, exc)
             return False
         shows_template = self.params.until_template and bool(
-            repeated_blocks(held.model, state.repetition).any()
+            repeated_blocks(held.page(), state.repetition).any()
         )
         if n < self.params.warmup_pages and not shows_template:
             self.count("wisdom/warmup/held")
@@ -401,6 +423,7 @@ class Extractor:
                 ready.extend(self._analyse(site, state, state.held[0], final))
             except StoreError as exc:
                 self._store_failed(state.held[0].url, exc)
+                state.held[0].compact()
                 break
             state.held.pop(0)
         return ready
@@ -470,7 +493,7 @@ class Extractor:
             held.url,
             self.store,
             site=site,
-            model=held.model,
+            model=held.page(),
             snapshot=self._snapshot(site, state),
             target_terms=self.terms.get,
             repetition=state.repetition,
@@ -486,6 +509,7 @@ class Extractor:
             targets = list(dict.fromkeys(u for u, _ in analysis.toc_links))  # distinct pages
             if targets and not self._targets_ready(targets):
                 state.pending_tocs[held.url] = (held, targets)
+                held.compact()
                 self.count("wisdom/toc/pending")
                 ready = []
                 while len(state.pending_tocs) > self.params.max_pending_tocs:
@@ -505,6 +529,7 @@ class Extractor:
             analysis = self._run(site, state, held)
         except StoreError as exc:
             self._store_failed(held.url, exc)
+            held.compact()
             return None
         self.count("wisdom/toc/completed")
         return self._item(site, analysis, held, state)
@@ -515,7 +540,7 @@ class Extractor:
             observe(site, analysis)
         if not analysis.title and held.title:  # the spider's title when the page has none
             analysis.title = held.title
-        item = items_from_analysis(analysis, held.url, held.model, state.snapshot, held.extra,
+        item = items_from_analysis(analysis, held.url, held.page(), state.snapshot, held.extra,
                                    self.params.item_fields)  # fmt: skip
         self.count(f"wisdom/items/{item.role}")
         self.item_roles.setdefault(site, Counter())[item.role] += 1

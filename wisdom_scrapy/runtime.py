@@ -38,6 +38,8 @@ from wisdom_scrapy.store import StoreError, StoreLost, TermStore, open_store, re
 from wisdom_scrapy.text import MAX_TERM_CHARS
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -378,11 +380,24 @@ class WisdomRuntime:
             self.skip("duplicate_url")
             return []
         self.taken_urls.add(page.url)
-        items = self.extractor.submit(site, page.url, model, page.title, page.extra)
+        items = self.extractor.submit(site, page.url, model, page.title, page.extra,
+                                      source=self._remodel(response))  # fmt: skip
         assert self.stats is not None
         self.stats.max_value("wisdom/held/peak", self.extractor.waiting())
         self.sync_pending()
         return items
+
+    def _remodel(self, response: Response) -> Callable[[], PageModel]:
+        """Rebuilds the response's model as :meth:`feed_response` built it, from a copy of the
+        response that shares its body but not its parsed tree: what a waiting page keeps."""
+        kept, keep_numbers = response.replace(), self.settings.keep_numbers
+
+        def remodel() -> PageModel:
+            fresh = kept.replace()  # a response caches its selector: the tree goes with the model
+            assert isinstance(fresh, HtmlResponse)  # only HTML responses have a model
+            return PageModel.from_tree(fresh.selector.root, fresh.url, keep_numbers=keep_numbers)
+
+        return remodel
 
     def clean_now(self, response: Response, output: list[Any]) -> list[Any]:
         """A callback's output with each PageItem of the response replaced by its cleaned item
