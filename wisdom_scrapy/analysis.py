@@ -86,8 +86,8 @@ import numpy as np
 
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.mining.density import SinglePageArticle, single_page_article
-from wisdom_scrapy.mining.listing import LIST_SHARE, covered, item_share, titled_items
-from wisdom_scrapy.mining.repetition import repeated_blocks, repeated_text, stored_repetition
+from wisdom_scrapy.mining.listing import LIST_SHARE, item_share, titled_items
+from wisdom_scrapy.mining.repetition import repeated_text, stored_repetition, template_boxes
 from wisdom_scrapy.mining.wisdom import (
     DEFAULT_PARAMS,
     InformativeStructure,
@@ -231,7 +231,7 @@ def analyze_page(
     site_view = SiteView.of(model, repetition) if repetition is not None else None
     if entropy is None:
         return _single_page(model, url, n_pages, site_view)
-    return _warm(model, url, entropy, n_pages, target_terms, params, repetition, site_view)
+    return _warm(model, url, entropy, n_pages, target_terms, params, site_view)
 
 
 # --------------------------------------------------------------------------------------------
@@ -320,12 +320,12 @@ def _warm(
     n_pages: int,
     target_terms: Callable[[str], Collection[str] | None] | None,
     params: WisdomParams,
-    repetition: BlockRepetition | None = None,
     site_view: SiteView | None = None,
 ) -> PageAnalysis:
     f = node_features(model, entropy, n_pages=n_pages, target_terms=target_terms)
     toc_mode, zero_ratio = toc_feature(f, params)
-    repeated = repeated_blocks(model, repetition) if repetition is not None else None
+    # the site's template boxes (none shown: no site view) lose condensing's benefit of doubt
+    repeated = site_view.boxes if site_view is not None else None
     article = mine(f, "article", params, repeated=repeated)
     toc = mine(f, "toc", params, feature=toc_mode)
     own_c, own_a = _own_lengths(model)
@@ -345,7 +345,7 @@ def _warm(
     if site_view is not None:  # the site decides (module docstring, "Site refinement")
         role = "toc" if site_view.is_list else "article" if found is not None else "other"
         if site_view.is_list:
-            toc_cover = toc_cover | covered(model, site_view.items)
+            toc_cover = toc_cover | model.subtree_mask(site_view.items)
     result = PageAnalysis(url, role, model.title, single_page=False, model=model)
     # article text and metadata
     article_terms_en = float("nan")
@@ -416,10 +416,10 @@ class SiteView:
     def of(cls, model: PageModel, repetition: BlockRepetition) -> SiteView | None:
         """The view of ``model``, or None while the page shows none of the site's template
         boxes (the site's first pages, a page of another layout): it is then a page alone."""
-        boxes = repeated_blocks(model, repetition)
+        template = repeated_text(model, repetition)
+        boxes = template_boxes(model, template)
         if not boxes.any():
             return None
-        template = repeated_text(model, repetition)
         items = titled_items(model, template)
         return cls(template, boxes, items, item_share(model, template, items))
 
@@ -440,9 +440,7 @@ def _article_of(model: PageModel, site_view: SiteView | None) -> SinglePageArtic
         return found
     exclude = found.exclude.copy()
     own = found.structural & ~site_view.template
-    end = model.subtree_end
-    for r in np.flatnonzero(own & exclude).tolist():
-        exclude[r : end[r]] &= ~own[r : end[r]]
+    exclude &= ~(own & model.subtree_mask(own & exclude))
     return replace(found, exclude=exclude)
 
 
@@ -517,7 +515,7 @@ def _single_page(
     result.figures = {"site_pages": float(n_pages)}
     if site_view is not None and site_view.is_list:
         result.role = "toc"
-        result.toc_cover = covered(model, site_view.items)
+        result.toc_cover = model.subtree_mask(site_view.items)
         result.figures["list_share"] = site_view.list_share
         return result
     found = _article_of(model, site_view)

@@ -533,6 +533,11 @@ class PageModel:
         """The ``tag_id`` of a lower-case tag name on this page, −1 if the page has none."""
         return self._tag_code.get(name, -1)
 
+    def subtree_mask(self, roots: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        """Per node: it lies in the sub-tree of a node marked in ``roots`` (roots included)."""
+        starts = np.flatnonzero(roots)
+        return _range_mask(starts, self.subtree_end[starts], self.n)
+
     def tag_mask(self, names: Collection[str]) -> NDArray[np.bool_]:
         """Per node: its lower-case tag name is in ``names`` (one look-up per tag name)."""
         k = len(self.tag_names)

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from wisdom_scrapy.dom import PageModel
 
-__all__ = ["LIST_SHARE", "covered", "item_share", "titled_items"]
+__all__ = ["LIST_SHARE", "item_share", "titled_items"]
 
 #: a page whose titled items hold at least this share of its own text is a list page
 LIST_SHARE = 0.5
@@ -83,7 +83,7 @@ def _first_text_owner(model: PageModel) -> NDArray[np.int64]:
 def not_own_text(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
     """Node mask of what is not the page's own text: the site's template and the page's
     navigation (``nav``, ``aside``, ``menu``: a sidebar listing every post is no list page)."""
-    return covered(model, template | model.tag_mask(NAVIGATION_TAGS))
+    return model.subtree_mask(template | model.tag_mask(NAVIGATION_TAGS))
 
 
 def titled_items(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
@@ -111,7 +111,7 @@ def titled_items(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bo
     siblings = np.bincount(parent[lead][parent[lead] >= 0], minlength=n)
     items = lead & ((siblings[np.maximum(parent, 0)] >= 2) | model.tag_mask(("li",)))
     items[0] = False
-    inner = covered(model, items) & ~items  # strictly inside another item
+    inner = model.subtree_mask(items) & ~items  # strictly inside another item
     return items & ~inner
 
 
@@ -129,14 +129,4 @@ def item_share(
         return 0.0
     if items is None:
         items = titled_items(model, template)
-    return float(own[covered(model, items) & ~outside].sum()) / total
-
-
-def covered(model: PageModel, roots: NDArray[np.bool_]) -> NDArray[np.bool_]:
-    """Node mask of the sub-trees of ``roots`` (roots included)."""
-    n = model.n
-    r = np.flatnonzero(roots)
-    diff = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(diff, r, 1)
-    np.add.at(diff, model.subtree_end[r], -1)
-    return np.cumsum(diff[:n]) > 0
+    return float(own[model.subtree_mask(items) & ~outside].sum()) / total

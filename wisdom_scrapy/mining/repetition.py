@@ -79,6 +79,7 @@ __all__ = [
     "repeated_blocks",
     "repeated_text",
     "stored_repetition",
+    "template_boxes",
 ]
 
 logger = logging.getLogger(__name__)
@@ -238,10 +239,14 @@ def repeated_blocks(model: PageModel, repetition: BlockRepetition) -> NDArray[np
     """Nodes of ``model`` that are template boxes by the site's repetition (module docstring):
     their exact text is on more than √N of the site's N pages (and on ``MIN_PAGES``), and
     they hold a link."""
+    return template_boxes(model, repeated_text(model, repetition))
+
+
+def template_boxes(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """The nodes of ``template`` (:func:`repeated_text`) that hold a link to another page."""
     from wisdom_scrapy.mining.wisdom import link_anchors
 
     links = np.zeros(model.n + 1, dtype=np.int64)
     links[link_anchors(model) + 1] = 1
     csum = np.cumsum(links)  # links among nodes < i: csum[i]
-    has_link = csum[model.subtree_end] > csum[: model.n]
-    return repeated_text(model, repetition) & has_link
+    return template & (csum[model.subtree_end] > csum[: model.n])
