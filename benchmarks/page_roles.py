@@ -95,9 +95,10 @@ class RolesDump:
         return ext
 
     def spider_closed(self) -> None:
-        from wisdom_scrapy.structure import StructureTracker, analyse_site
+        from wisdom_scrapy.focus import structure_tracker
+        from wisdom_scrapy.structure import analyse_site
 
-        tracker = StructureTracker.of(self.crawler)
+        tracker = structure_tracker(self.crawler)
         out: dict[str, Any] = {}
         for site, state in tracker.sites.items():
             snapshot = tracker.store.snapshot(site)

@@ -72,12 +72,39 @@ if TYPE_CHECKING:
 
     from wisdom_scrapy.store import EntropySnapshot
 
-__all__ = ["MUST_FOLLOW_META", "WisdomFocusMiddleware"]
+__all__ = ["MUST_FOLLOW_META", "WisdomFocusMiddleware", "structure_tracker"]
 
 logger = logging.getLogger(__name__)
 #: Request meta key: a request with ``meta[MUST_FOLLOW_META] = True`` is never dropped.
 MUST_FOLLOW_META = "wisdom_follow"
 _HUB_CAP = 4.0
+_TRACKER_ATTR = "_wisdom_structure"
+
+
+def structure_tracker(crawler: Crawler) -> StructureTracker:
+    """The crawler's :class:`~wisdom_scrapy.structure.StructureTracker` (created on first use,
+    with the crawl's ``WISDOM_*`` settings and store): what the focus middleware feeds and any
+    component may read. Here, above the engine: the tracker itself knows nothing of Scrapy."""
+    tracker: StructureTracker | None = crawler.__dict__.get(_TRACKER_ATTR)
+    if tracker is None:
+        runtime = WisdomRuntime.of(crawler)
+        settings = runtime.settings
+        tracker = StructureTracker(
+            runtime.store,
+            min_pages=settings.focus_min_pages,
+            warmup_pages=settings.warmup_pages,
+            growth=settings.structure_growth,
+            max_iter=settings.hits_max_iter,
+            count=runtime.inc,
+            timer=lambda name, seconds: (
+                runtime.stats.inc_value(name, round(seconds * 1e6))
+                if runtime.stats is not None
+                else None
+            ),
+            in_flight=runtime.pages_in_flight,
+        )
+        setattr(crawler, _TRACKER_ATTR, tracker)
+    return tracker
 
 
 @dataclass
@@ -123,7 +150,7 @@ class WisdomFocusMiddleware:
         self.policy = settings.focus
         self.scale = settings.focus_priority
         self.warmup = settings.warmup_pages
-        self.tracker = StructureTracker.of(crawler)
+        self.tracker = structure_tracker(crawler)
         self._snapshots: dict[str, tuple[int, EntropySnapshot]] = {}
         crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
         runtime.close_hooks.append(self.at_close)

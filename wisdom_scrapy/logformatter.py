@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from itemadapter import ItemAdapter
 from scrapy.logformatter import LogFormatter, LogFormatterResult
 
+import wisdom_scrapy.adapter  # noqa: F401  (registers the page items' ItemAdapter)
 from wisdom_scrapy.items import PAGE_ITEMS, SitemapItem, SiteStructureItem
 
 if TYPE_CHECKING:

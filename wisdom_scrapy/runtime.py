@@ -20,6 +20,7 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.defer import deferred_from_coro
 
+import wisdom_scrapy.adapter  # noqa: F401  (registers the page items' ItemAdapter)
 from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.cleaners import Cleaners
 from wisdom_scrapy.dom import (

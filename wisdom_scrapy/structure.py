@@ -105,7 +105,6 @@ anchors and 1 per term of its text (sampled shingles); per site, one counter per
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import struct
@@ -114,7 +113,6 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -124,11 +122,10 @@ import numpy as np
 from wisdom_scrapy.items import SiteStructureItem
 from wisdom_scrapy.mining.lamis import HitsResult, LinkGraph, hits
 from wisdom_scrapy.store import StoreError, TermStore
-from wisdom_scrapy.text import extract_terms
+from wisdom_scrapy.text import extract_terms, stable_hash
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
-    from scrapy.crawler import Crawler
 
     from wisdom_scrapy.dom import PageModel
 
@@ -143,7 +140,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-_ATTR = "_wisdom_structure"
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant: path hash = parent * MIX + tag
 _SHINGLE = 4  # words per shingle
@@ -172,18 +168,6 @@ def shingles(term_ids: NDArray[np.integer[Any]]) -> NDArray[np.int64]:
     h *= _MIX
     h ^= h >> np.uint64(32)
     return np.unique(h[(h >> _SAMPLE_BITS) == 0]).view(np.int64)
-
-
-@lru_cache(maxsize=1 << 16)
-def stable_hash(text: str) -> int:
-    """64-bit hash of ``text`` (signed), the same in every process and on every run.
-
-    Python's ``hash()`` of a string is salted per process; slots, link keys and shingles are
-    persisted in the store and compared across processes, so they hash with BLAKE2b instead.
-    Cached: tag names, terms, anchor texts and link targets repeat on every page.
-    """
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little",
-                          signed=True)
 
 
 def _pair_keys(
@@ -791,7 +775,7 @@ class _SiteState:
 
 class StructureTracker:
     """Per-site recorders and analyses of one crawl (see the module docstring); the crawl's
-    tracker is :meth:`of` ``(crawler)``.
+    tracker is :func:`wisdom_scrapy.focus.structure_tracker` ``(crawler)``.
 
     ``store`` provides entropies and the shared link graph; ``warmup_pages`` is the cold-start
     size (no analysis before the store knows that many pages of the site); ``growth`` the
@@ -820,33 +804,6 @@ class StructureTracker:
         self.max_iter = max_iter
         self.count = count
         self.sites: dict[str, _SiteState] = {}
-
-    @classmethod
-    def of(cls, crawler: Crawler) -> StructureTracker:
-        """The crawler's tracker (created on first use, with the crawl's ``WISDOM_*``
-        settings and store): what the focus middleware feeds and any component may read."""
-        tracker = crawler.__dict__.get(_ATTR)
-        if tracker is None:
-            from wisdom_scrapy.runtime import WisdomRuntime
-
-            runtime = WisdomRuntime.of(crawler)
-            settings = runtime.settings
-            tracker = cls(
-                runtime.store,
-                min_pages=settings.focus_min_pages,
-                warmup_pages=settings.warmup_pages,
-                growth=settings.structure_growth,
-                max_iter=settings.hits_max_iter,
-                count=runtime.inc,
-                timer=lambda name, seconds: (
-                    runtime.stats.inc_value(name, round(seconds * 1e6))
-                    if runtime.stats is not None
-                    else None
-                ),
-                in_flight=runtime.pages_in_flight,
-            )
-            setattr(crawler, _ATTR, tracker)
-        return tracker
 
     def state(self, site: str) -> _SiteState:
         """The site's state, starting with the page records already in the store."""

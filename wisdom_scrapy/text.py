@@ -16,6 +16,7 @@ A *term* is what the entropy store counts: a Unicode-normalised, lower-cased key
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 import unicodedata
@@ -27,7 +28,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["MAX_TERM_CHARS", "count_terms", "extract_terms", "is_overlong", "is_stop_word"]
+__all__ = [
+    "MAX_TERM_CHARS",
+    "count_terms",
+    "extract_terms",
+    "is_overlong",
+    "is_stop_word",
+    "stable_hash",
+]
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # A run of Han characters, or a run of word characters that are neither Han nor "_".
@@ -166,3 +174,15 @@ def count_terms(texts: Iterable[str], keep_numbers: bool = False) -> Counter[str
             if stem is not None:
                 counts[stem] += n
     return counts
+
+
+@lru_cache(maxsize=1 << 16)
+def stable_hash(text: str) -> int:
+    """64-bit hash of ``text`` (signed), the same in every process and on every run.
+
+    Python's ``hash()`` of a string is salted per process; slots, link keys and shingles are
+    persisted in the store and compared across processes, so they hash with BLAKE2b instead.
+    Cached: tag names, terms, anchor texts and link targets repeat on every page.
+    """
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little",
+                          signed=True)

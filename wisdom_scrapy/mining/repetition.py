@@ -11,7 +11,7 @@ merely common).
 
 A block's *fingerprint* is a 64-bit hash of the multiset of its subtree's terms (the terms of
 :mod:`wisdom_scrapy.text`, as the store counts them): the same text gives the same fingerprint
-on every page and in every process (terms hash with :func:`~wisdom_scrapy.structure.
+on every page and in every process (terms hash with :func:`~wisdom_scrapy.text.
 stable_hash`), computed for every node at once as prefix-sum differences over the pre-order
 term array. :class:`BlockRepetition` counts, per fingerprint, the pages of a site that hold a
 block (:func:`block_nodes`) with it, each URL once.
@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from wisdom_scrapy.dom import BLOCK_TAGS
-from wisdom_scrapy.structure import stable_hash
+from wisdom_scrapy.text import stable_hash
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
