@@ -1181,7 +1181,7 @@ class PageModel:
                 context = base
             else:
                 context = folder  # relative paths ("a.html", "../b/") need only the folder
-            url = _resolve_link(context, href)
+            url = _resolve_link(context, _defragmented(href))
             if url is not None and len(url) > MAX_LINK_CHARS:  # grew by percent-encoding
                 self._overlong_links += 1
             elif url is not None:
@@ -1644,6 +1644,21 @@ def _clean_href(href: str) -> str:
     if "\n" in href or "\t" in href or "\r" in href:
         href = href.replace("\n", "").replace("\t", "").replace("\r", "")
     return href
+
+
+def _defragmented(href: str) -> str:
+    """``href`` with its fragment replaced by a stand-in that resolves alike.
+
+    A resolved link drops its fragment, and what :func:`_resolve_link` makes of the rest
+    depends only on the part before the first ``#`` and on whether a ``#`` and a non-blank
+    fragment follow it (``urldefrag`` re-serialises a URL that holds a ``#``, and ``urljoin``
+    keeps an empty fragment out of its result). So the links of a page to the many fragments of
+    one page (an index, a table of contents) share one cache entry instead of one each.
+    """
+    head, sep, fragment = href.partition("#")
+    if not sep:
+        return href
+    return head + ("#f" if _clean_href(fragment) else "#")
 
 
 @lru_cache(maxsize=1 << 16)

@@ -246,12 +246,15 @@ class WisdomFocusMiddleware:
             counts["must_follow"] += 1
             counts["kept"] += 1
             return request
+        # Decisions are kept by the URL before its first "#": urldefrag's result depends on
+        # that part only, so the links of a page to many fragments of one URL (an index page)
+        # parse it once. A URL without "#" is its own defragmented URL.
         url = request.url
-        if "#" in url:  # urldefrag returns a URL without "#" unchanged: skip its parse
-            url = urldefrag(url)[0]
-        decision = page.decisions.get(url)
+        head = url.partition("#")[0]
+        decision = page.decisions.get(head)
         if decision is None:
-            decision = page.decisions[url] = self._decide(url, page)
+            target = urldefrag(url)[0] if len(head) < len(url) else url
+            decision = page.decisions[head] = self._decide(target, page)
         verdict, boost, note = decision
         counts[verdict] += 1
         if note:
