@@ -17,6 +17,12 @@ store's file size. ``--baseline`` also runs the same crawl with the extension of
     python benchmarks/memory.py                                 # pydoc:1,django:2,postgres:3
     python benchmarks/memory.py --sites pydoc:1 --every 50      # a quick run (530 pages)
     python benchmarks/memory.py --baseline --json memory.json
+    python benchmarks/memory.py --endless 5000 --baseline     # a generated site, 5,000 pages
+
+``--endless N`` crawls, instead of the documentation sites, an endless site generated on the fly
+(:class:`EndlessSite`): every page a templated article with new terms and links to pages never
+seen, so nothing stops growing but the crawl; the crawl ends after N responses
+(``CLOSESPIDER_PAGECOUNT``).
 
 The documentation packages are installed by ``--install`` (``apt-get install python3.11-doc
 python-django-doc postgresql-doc-15``) when missing.
@@ -26,11 +32,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import ExitStack
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +120,90 @@ class MemorySampler:
         self.path.write_text(json.dumps({"samples": self.samples, "stats": stats}, default=str))
 
 
+_RNG = random.Random(0)
+_WORDS = [  # the generated site's common words: letters only (digits are not terms)
+    "".join(_RNG.choices("abcdefghijklmnopqrstuvwxyz", k=3 + i % 7)) for i in range(3000)
+]
+
+
+def _letters(n: int) -> str:
+    """``n`` in base 26 with letters (a term of its own for every ``n``, no digits)."""
+    out = ""
+    while True:
+        n, r = divmod(n, 26)
+        out = "abcdefghijklmnopqrstuvwxyz"[r] + out
+        if not n:
+            return out
+
+
+def endless_page(n: int) -> bytes:
+    """Page ``n`` of the endless site: a site template (menu, sidebar, footer) around an
+    article of ~400 words drawn from a common vocabulary plus 8 terms of its own (the site's
+    vocabulary grows forever), a list of links to pages ``3n+1 … 3n+3`` (new pages forever)
+    and to 3 earlier ones, and a previous / next page turn."""
+    rng = random.Random(n)
+    own = [f"zz{_letters(8 * n + k)}" for k in range(8)]
+    paragraphs = []
+    for _ in range(6):
+        words = [rng.choice(_WORDS) for _ in range(rng.randint(50, 80))]
+        words[rng.randrange(len(words))] = own[len(paragraphs)]
+        paragraphs.append("<p>" + " ".join(words) + ".</p>")
+    menu = "".join(f'<li><a href="/section/{k}.html">Section {_WORDS[k]}</a></li>'
+                   for k in range(8))
+    children = "".join(f'<li><a href="/a/{c}.html">{" ".join(rng.sample(_WORDS, 4))} '
+                       f'{own[6 + c % 2]}</a></li>' for c in range(3 * n + 1, 3 * n + 4))
+    earlier = "".join(f'<li><a href="/a/{rng.randrange(n)}.html">{rng.choice(_WORDS)}</a></li>'
+                      for _ in range(3 if n else 0))
+    title = " ".join(rng.sample(_WORDS, 5)) + " " + own[0]
+    return (
+        f"<!doctype html><html><head><meta charset=utf-8><title>{title} - Endless</title>"
+        f"</head><body><header><a href='/'>Endless</a><nav><ul>{menu}</ul></nav></header>"
+        f"<main><article><h1>{title}</h1><p class=meta>by {rng.choice(_WORDS)} on day {n}</p>"
+        f"{''.join(paragraphs)}<h2>Read next</h2><ul class=related>{children}</ul>"
+        f"<h2>From the archive</h2><ul>{earlier}</ul></article>"
+        f"<div class=pager><a rel=prev href='/a/{max(n - 1, 0)}.html'>Previous</a> "
+        f"<a rel=next href='/a/{n + 1}.html'>Next</a></div></main>"
+        f"<aside><h2>About</h2><p>{' '.join(_WORDS[100:140])}</p></aside>"
+        f"<footer><p>Copyright Endless</p><a href='/about.html'>About</a> "
+        f"<a href='/contact.html'>Contact</a></footer></body></html>"
+    ).encode()
+
+
+class _EndlessHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if path == "/":
+            path = "/a/0.html"
+        name = path.rsplit("/", 1)[-1].removesuffix(".html")
+        n = int(name) if name.isdigit() else 0
+        body = endless_page(n if path.startswith("/a/") else 10**9 + n + len(path))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class EndlessSite:
+    """An endless site generated on the fly on 127.0.0.1 (:func:`endless_page`), in a thread;
+    a context manager whose value is the start URL."""
+
+    def __enter__(self) -> str:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _EndlessHandler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.server.server_port}/a/0.html"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
 def ensure_installed(names: list[str], install: bool) -> None:
     missing = [SITES[n][0] for n in names if not SITES[n][1].is_dir()]
     if not missing:
@@ -179,6 +272,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="name:copies,... (each copy served on its own port)")
     parser.add_argument("--every", type=int, default=100, help="sample every N HTML pages")
     parser.add_argument("--warmup", type=int, default=1000, help="pages before the slope")
+    parser.add_argument("--endless", type=int, metavar="N",
+                        help="crawl a generated endless site for N pages instead of --sites")
     parser.add_argument("--baseline", action="store_true", help="also crawl with ADDONS={}")
     parser.add_argument("--install", action="store_true", help="apt-get missing doc packages")
     parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
@@ -188,8 +283,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     from wisdom_scrapy.testing import StaticServer
 
-    names = parse_sites(args.sites)
+    names = [] if args.endless else parse_sites(args.sites)
     ensure_installed(sorted(set(names)), args.install)
+    extra = [a for value in args.set for a in ("-s", value)]
     with ExitStack() as stack:
         out = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory()))
         out.mkdir(parents=True, exist_ok=True)
@@ -197,9 +293,12 @@ def main(argv: list[str] | None = None) -> None:
         for name in names:
             server = stack.enter_context(StaticServer(SITES[name][1]))
             starts.append(server.url + SITES[name][2])
+        if args.endless:
+            args.sites = f"endless:{args.endless}"
+            starts.append(stack.enter_context(EndlessSite()))
+            extra += ["-s", f"CLOSESPIDER_PAGECOUNT={args.endless}"]
         urls_file = out / "start-urls.txt"
         urls_file.write_text("\n".join(starts) + "\n")
-        extra = [a for value in args.set for a in ("-s", value)]
         runs = {"on": crawl(urls_file, out, "on", args.every, extra)}
         if args.baseline:
             runs["off"] = crawl(urls_file, out, "off", args.every, [*extra, "-s", "ADDONS={}"])

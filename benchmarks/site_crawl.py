@@ -22,7 +22,9 @@ the engine stops. Then, in this process:
   page's main part (absolute, fragment removed, links to the page itself left out on both sides);
 * **cold start**: the same figures for the first ``--early`` (20) pages by fetch order against
   the rest;
-* **speed**: HTML pages per second of both crawls (pages / Scrapy's ``elapsed_time_seconds``);
+* **speed**: HTML pages per second of both crawls (pages / Scrapy's ``elapsed_time_seconds``),
+  and the CPU seconds the crawl process spent per page (user + system, from spider open to
+  engine stop: what a loaded machine's wall clock does not show);
 * **item integrity**: one item per fetched HTML page, no duplicates, nothing lost.
 
 ::
@@ -41,6 +43,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
 import statistics
@@ -92,6 +95,8 @@ class StatsToJson:
     closed, so ``elapsed_time_seconds`` and ``finish_reason`` are in):
 
     * ``stats``: every Scrapy stat (datetimes as strings);
+    * ``cpu_seconds``: CPU time (user + system) of the crawl process from spider open to
+      engine stop;
     * ``responses``: every response in the order it was received: URL, status, content type,
       whether Scrapy made it an :class:`~scrapy.http.HtmlResponse`, seconds since spider open;
     * ``items``: every scraped item in order: class name, ``url``, ``role``, ``single_page``,
@@ -101,6 +106,7 @@ class StatsToJson:
     def __init__(self, path: str) -> None:
         self.path = Path(path)
         self.started = time.monotonic()
+        self.cpu_started = _cpu_seconds()
         self.responses: list[dict[str, Any]] = []
         self.items: list[dict[str, Any]] = []
         self.crawler: Any = None
@@ -123,6 +129,7 @@ class StatsToJson:
 
     def spider_opened(self, spider: Any) -> None:
         self.started = time.monotonic()
+        self.cpu_started = _cpu_seconds()
 
     def response_received(self, response: Any, request: Any, spider: Any) -> None:
         self.responses.append(
@@ -150,12 +157,19 @@ class StatsToJson:
 
     def engine_stopped(self) -> None:
         data = {
+            "cpu_seconds": _cpu_seconds() - self.cpu_started,
             "stats": self.crawler.stats.get_stats(),
             "responses": self.responses,
             "items": self.items,
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text(json.dumps(data, default=str, ensure_ascii=False), "utf-8")
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 # ------------------------------------------------------------------------------------------
@@ -415,6 +429,7 @@ class Crawl:
     log: Path
     load_before: float  # 1-minute load average when the crawl started (a shared machine shows)
     stats: dict[str, Any] = field(default_factory=dict)
+    cpu_seconds: float = float("nan")  # the crawl process' CPU time, spider open to stop
     responses: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)  # item_scraped, in order
     items: list[dict[str, Any]] = field(default_factory=list)  # the feed file's items
@@ -475,6 +490,7 @@ def run_crawl(name: str, start_url: str, workdir: Path, settings: list[str],
         return crawl
     data = json.loads(stats_file.read_text("utf-8"))
     crawl.stats, crawl.responses, crawl.events = data["stats"], data["responses"], data["items"]
+    crawl.cpu_seconds = data.get("cpu_seconds", float("nan"))
     if not items_file.is_file():
         crawl.problem = crawl.problem or "no items file"
         return crawl
@@ -765,15 +781,19 @@ def report(result: dict[str, Any], base_url: str, early: int) -> str:
     out.append("### Crawl speed (same server, same run; pages = HTML pages fetched)\n")
     out.append(markdown_table(
         ["crawl", "extension", "HTML pages", "responses", "page items", "elapsed s", "pages/s",
-         "wall s", "load avg before"],
+         "CPU ms/page", "wall s", "load avg before"],
         [[r["crawl"], r["mode"], r["html_pages"], r["responses"], r["page_items"],
           _f(r["elapsed_time_seconds"], 1), _f(r["pages_per_second"], 1),
-          _f(r["wall_seconds"], 1), _f(r["load_before"], 2)] for r in runs]))
+          _f(r["cpu_ms_per_page"], 1), _f(r["wall_seconds"], 1), _f(r["load_before"], 2)]
+         for r in runs]))
     summary = result["speed_summary"]
     medians = summary["median_pages_per_second"]
     label = "pages/s" if len(runs) == 2 else f"median pages/s over {len(runs) // 2} runs each"
     out.append(f"\n{label}: on {_f(medians['on'], 1)}, off {_f(medians['off'], 1)}; "
-               f"on/off throughput ratio {_f(summary['ratio_of_medians'], 2)}\n")
+               f"on/off throughput ratio {_f(summary['ratio_of_medians'], 2)}; CPU ms per page "
+               f"of the crawl process: on {_f(summary['median_cpu_ms_per_page']['on'], 1)}, off "
+               f"{_f(summary['median_cpu_ms_per_page']['off'], 1)}, on/off "
+               f"{_f(summary['cpu_ratio_of_medians'], 2)}\n")
 
     g = result["gold"]
     out.append("### Gold (from the page markup)\n")
@@ -909,6 +929,8 @@ def crawl_speed(crawl: Crawl, base_url: str) -> dict[str, Any]:
         "responses": crawl.stats.get("response_received_count"),
         "elapsed_time_seconds": elapsed,
         "pages_per_second": len(pages) / elapsed if elapsed else float("nan"),
+        "cpu_seconds": crawl.cpu_seconds,
+        "cpu_ms_per_page": 1000 * crawl.cpu_seconds / len(pages) if pages else float("nan"),
         "wall_seconds": crawl.wall_seconds,
         "load_before": crawl.load_before,
         "items": len(crawl.items),
@@ -917,13 +939,18 @@ def crawl_speed(crawl: Crawl, base_url: str) -> dict[str, Any]:
 
 
 def speed_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Median pages/s of the on and off crawls over all runs, and their ratio."""
-    medians = {}
+    """Median pages/s and CPU ms per page of the on and off crawls over all runs, and their
+    ratios (on/off)."""
+    medians, cpu = {}, {}
     for mode in ("on", "off"):
         values = [r["pages_per_second"] for r in runs if r["mode"] == mode]
         medians[mode] = statistics.median(values) if values else float("nan")
+        values = [r["cpu_ms_per_page"] for r in runs if r["mode"] == mode]
+        cpu[mode] = statistics.median(values) if values else float("nan")
     return {"median_pages_per_second": medians,
-            "ratio_of_medians": medians["on"] / medians["off"] if medians["off"] else None}
+            "ratio_of_medians": medians["on"] / medians["off"] if medians["off"] else None,
+            "median_cpu_ms_per_page": cpu,
+            "cpu_ratio_of_medians": cpu["on"] / cpu["off"] if cpu["off"] else None}
 
 
 def main(argv: list[str] | None = None) -> int:
