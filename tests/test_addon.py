@@ -4,9 +4,13 @@ from scrapy.utils.test import get_crawler
 
 from wisdom_scrapy import Addon, SettingsError, StoreError
 from wisdom_scrapy.addon import COMPONENTS
+from wisdom_scrapy.extraction import ExtractionParams
 from wisdom_scrapy.middlewares import WisdomAnalysisMiddleware, WisdomFeedMiddleware
+from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS
 from wisdom_scrapy.runtime import WisdomRuntime
 from wisdom_scrapy.settings import WisdomSettings, default_store_uri
+from wisdom_scrapy.store import open_store
+from wisdom_scrapy.structure import StructureTracker
 from wisdom_scrapy.urls import host_key
 
 
@@ -85,3 +89,18 @@ def test_disabled_runtime_is_not_configured():
     crawler = get_crawler(settings_dict={"WISDOM_ENABLED": False})
     with pytest.raises(NotConfigured):
         WisdomFeedMiddleware.from_crawler(crawler)
+
+
+@pytest.mark.parametrize(("value", "hold", "warm"), [(None, 32, 32), (10, 10, 10), (0, 0, 2)])
+def test_one_warm_line(value, hold, warm):
+    """WISDOM_WARMUP_PAGES sets the cold-start hold and the warm line together (entropy needs
+    two pages, so 0 holds nothing yet a site is warm from its second page); the link analysis
+    and the focusing read the same line as the page analysis."""
+    ws = WisdomSettings.from_settings(Settings({"WISDOM_WARMUP_PAGES": value}))
+    assert (ws.warmup_pages, ws.wisdom.warm_pages) == (hold, warm)
+    assert not ws.wisdom.is_warm(warm - 1) and ws.wisdom.is_warm(warm)
+    tracker = StructureTracker(open_store("memory://"), params=ws.wisdom)
+    assert tracker.params.warm_pages == warm and not tracker.warm("example.org")
+    # the engine's own defaults agree with the crawl's
+    assert StructureTracker(open_store("memory://")).params.warm_pages == DEFAULT_PARAMS.warm_pages
+    assert ExtractionParams().warmup_pages == DEFAULT_PARAMS.warm_pages

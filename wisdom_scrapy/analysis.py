@@ -213,14 +213,14 @@ def analyze_page(
     n_pages = 0
     if snapshot is not None:
         n_pages = snapshot.n_pages
-        if n_pages >= params.warm_pages:
+        if params.is_warm(n_pages):
             get = snapshot.values.get
             vocab = model.vocab
             entropy = np.fromiter(map(get, vocab, repeat(0.0)), np.float64, len(vocab))
     elif store is not None:
         site = site or host_key(url)
         n_pages = store.page_count(site)
-        if n_pages >= params.warm_pages:
+        if params.is_warm(n_pages):
             values = store.entropy(site, model.vocab)
             entropy = np.fromiter((values[t] for t in model.vocab), np.float64, len(model.vocab))
     if repetition is None and store is not None:

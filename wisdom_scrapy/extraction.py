@@ -173,7 +173,8 @@ class _SiteState:
     held: list[_Held] = field(default_factory=list)
     pending_tocs: OrderedDict[str, tuple[_Held, list[str]]] = field(default_factory=OrderedDict)
     snapshot: EntropySnapshot | None = None
-    warm: bool = False
+    #: the cold-start hold is over (for good): pages are analysed as they arrive
+    released: bool = False
     repetition: BlockRepetition = field(default_factory=BlockRepetition)
     #: store pages the repetition lacked when last merged (pages stored without a blocks
     #: record, by an older wisdom_scrapy): only more than that means other processes' pages
@@ -351,13 +352,16 @@ class Extractor:
             return [self._item(site, self._run(site, state, held), held, state)]
         state.held.append(held)
         self._waiting[id(held)] = (site, held)
-        ready = self._drain(site, state) if self._warm(site, state, held) else []
+        ready = self._drain(site, state) if self._hold_over(site, state, held) else []
         held.compact()  # still waiting, or done (its item made)
         return ready + self._release_oldest()
 
-    def _warm(self, site: str, state: _SiteState, held: _Held) -> bool:
-        """Whether the site's held pages can be analysed now (the cold start is over)."""
-        if state.warm:
+    def _hold_over(self, site: str, state: _SiteState, held: _Held) -> bool:
+        """Whether the site's held pages can be analysed now: the store knows ``warmup_pages``
+        of its pages (with the crawl's settings, no later than the site is warm:
+        :meth:`WisdomParams.is_warm <wisdom_scrapy.mining.wisdom.WisdomParams.is_warm>`) or,
+        ``until_template``, its template shows."""
+        if state.released:
             return True
         try:
             n = self.store.page_count(site)
@@ -370,7 +374,7 @@ class Extractor:
         if n < self.params.warmup_pages and not shows_template:
             self.count("wisdom/warmup/held")
             return False
-        state.warm = True
+        state.released = True
         logger.info("wisdom_scrapy: site %s warm (%d pages in the store%s)", site, n,
                     ", its template shows" if shows_template else "")  # fmt: skip
         return True

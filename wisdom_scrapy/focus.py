@@ -25,7 +25,8 @@ page, per-page utility links such as print / share / page numbers):
 Never dropped: requests with ``meta["wisdom_follow"] = True`` (the user's must-follow links),
 requests whose URL is not a link of the page (built by the spider: forms, APIs, sitemaps …),
 requests from responses the feed did not model (non-HTML, skipped pages), and, during cold start,
-everything: before this process has seen ``WISDOM_WARMUP_PAGES`` pages of the site, and for links
+everything: before the site is warm (:meth:`~wisdom_scrapy.mining.wisdom.WisdomParams.is_warm`:
+this process has records of ``WISDOM_WARMUP_PAGES`` pages of the site, at least 2), and for links
 whose block path it has seen on fewer than ``WISDOM_FOCUS_MIN_PAGES`` pages (a template that is
 not known yet). The decision only uses the site's own statistics (no tag or class names).
 
@@ -92,7 +93,7 @@ def structure_tracker(crawler: Crawler) -> StructureTracker:
         tracker = StructureTracker(
             runtime.store,
             min_pages=settings.focus_min_pages,
-            warmup_pages=settings.warmup_pages,
+            params=settings.wisdom,
             growth=settings.structure_growth,
             max_iter=settings.hits_max_iter,
             count=runtime.inc,
@@ -149,7 +150,6 @@ class WisdomFocusMiddleware:
         settings = runtime.settings
         self.policy = settings.focus
         self.scale = settings.focus_priority
-        self.warmup = settings.warmup_pages
         self.tracker = structure_tracker(crawler)
         self._snapshots: dict[str, tuple[int, EntropySnapshot]] = {}
         crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
@@ -212,7 +212,7 @@ class WisdomFocusMiddleware:
                 known=recorder.known_slots(record),
                 alpha=alpha,
                 hub=hub,
-                warm=len(recorder.records) >= self.warmup,
+                warm=self.tracker.warm(site),
             )
             for k, u in enumerate(urls):
                 page.by_url.setdefault(u, []).append(k)
@@ -225,7 +225,7 @@ class WisdomFocusMiddleware:
         """LAMIS link weight of each occurrence with the site's current entropies."""
         n = len(self.tracker.state(site).recorder.records)
         cached = self._snapshots.get(site)
-        if n < self.warmup:
+        if not self.tracker.warm(site):
             return np.zeros(len(record))
         if cached is None or n >= cached[0] * 1.1:
             cached = self._snapshots[site] = (n, self.runtime.store.snapshot(site))

@@ -8,8 +8,10 @@ default, 0 turns it off), one line with what wisdom_scrapy did so far, next to S
 The same figures are Scrapy stats: the counters the components keep (``wisdom/pages_fed``,
 ``wisdom/items/<role>``, ``wisdom/focus/dropped`` …) plus, set by this extension at each tick and
 at close, ``wisdom/store/pages`` (pages the store holds for the crawl's sites) and
-``wisdom/warmup/sites`` (sites whose store still knows fewer than ``WISDOM_WARMUP_PAGES``
-pages: their pages are held, see :mod:`wisdom_scrapy.extraction`).
+``wisdom/warmup/sites`` (sites not warm yet,
+:meth:`~wisdom_scrapy.mining.wisdom.WisdomParams.is_warm`: their store still knows fewer than
+``WISDOM_WARMUP_PAGES`` pages, at least 2; their pages may be held, see
+:mod:`wisdom_scrapy.extraction`).
 
 Cost per tick: one ``page_count`` per site of the crawl that is still warming up, and one per
 site (at most :data:`MAX_SITES`, the most fed) for the store size.
@@ -76,7 +78,6 @@ class WisdomProgress:
     def measure(self) -> tuple[int, list[tuple[str, int]]]:
         """(pages in the store for the crawl's sites, [(site, pages) still warming up])."""
         runtime = self.runtime
-        need = runtime.settings.warmup_pages
         store_pages = 0
         warming = []
         for site, _ in runtime.fed_sites.most_common(MAX_SITES):
@@ -85,7 +86,7 @@ class WisdomProgress:
             except StoreError:
                 continue
             store_pages += n
-            if n < need and site not in self.warm:
+            if not runtime.settings.wisdom.is_warm(n) and site not in self.warm:
                 warming.append((site, n))
             else:
                 self.warm.add(site)
@@ -106,7 +107,7 @@ class WisdomProgress:
         fed = self._stat("wisdom/pages_fed") + self._stat("wisdom/pages_unchanged")
         rate = (fed - self.fed_before) * 60.0 / self.interval
         self.fed_before = fed
-        need = self.runtime.settings.warmup_pages
+        need = self.runtime.settings.wisdom.warm_pages
         warm_text = ""
         if warming:
             shown = ", ".join(f"{s} {n}/{need} pages" for s, n in warming[:_SHOWN_WARMING])

@@ -121,6 +121,7 @@ import numpy as np
 
 from wisdom_scrapy.items import SiteStructureItem
 from wisdom_scrapy.mining.lamis import HitsResult, LinkGraph, hits
+from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
 from wisdom_scrapy.store import StoreError, TermStore
 from wisdom_scrapy.text import extract_terms, stable_hash
 
@@ -777,8 +778,9 @@ class StructureTracker:
     """Per-site recorders and analyses of one crawl (see the module docstring); the crawl's
     tracker is :func:`wisdom_scrapy.focus.structure_tracker` ``(crawler)``.
 
-    ``store`` provides entropies and the shared link graph; ``warmup_pages`` is the cold-start
-    size (no analysis before the store knows that many pages of the site); ``growth`` the
+    ``store`` provides entropies and the shared link graph; ``params`` the crawl's WISDOM
+    parameters, whose :meth:`~wisdom_scrapy.mining.wisdom.WisdomParams.is_warm` says when a
+    site is warm (no analysis before it has records of that many pages); ``growth`` the
     factor by which a site must grow before it is analysed again; ``in_flight(site)`` the URLs
     this process has fed into the store but not observed yet (not fetched from the store).
     """
@@ -788,7 +790,7 @@ class StructureTracker:
         store: TermStore,
         *,
         min_pages: int = 5,
-        warmup_pages: int = 30,
+        params: WisdomParams = DEFAULT_PARAMS,
         growth: float = 1.5,
         max_iter: int = 100,
         count: Callable[[str, int], None] = lambda name, n: None,
@@ -799,11 +801,16 @@ class StructureTracker:
         self.timer = timer
         self.in_flight = in_flight
         self.min_pages = min_pages
-        self.warmup_pages = warmup_pages
+        self.params = params
         self.growth = growth
         self.max_iter = max_iter
         self.count = count
         self.sites: dict[str, _SiteState] = {}
+
+    def warm(self, site: str) -> bool:
+        """Whether the site is warm by the pages this tracker has records of (its own and the
+        store's, :meth:`state`)."""
+        return self.params.is_warm(len(self.state(site).recorder.records))
 
     def state(self, site: str) -> _SiteState:
         """The site's state, starting with the page records already in the store."""
@@ -849,7 +856,7 @@ class StructureTracker:
             self.count("wisdom/store_errors", 1)
             logger.warning("wisdom_scrapy: page record of %s not stored: %s", url, exc)
         n = len(state.recorder.records)
-        if n >= max(self.warmup_pages, 2) and n >= state.analysed_pages * self.growth:
+        if self.params.is_warm(n) and n >= state.analysed_pages * self.growth:
             self.analyse(site)
         return record
 

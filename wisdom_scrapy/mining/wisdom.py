@@ -286,6 +286,13 @@ class WisdomParams:
             return self.min_pages
         return math.ceil(2.0 ** (1.0 / (1.0 - self.tc_article)) - 1e-9)
 
+    def is_warm(self, site_pages: int) -> bool:
+        """Whether a site of ``site_pages`` known pages is *warm*: its term entropies mean
+        something (:attr:`warm_pages`). The package's one definition of warm: the analysis
+        mines with entropy from here on, the link analysis and the focusing start here, and
+        the cold-start hold (``WISDOM_WARMUP_PAGES``) ends here at the latest."""
+        return site_pages >= self.warm_pages
+
 
 DEFAULT_PARAMS = WisdomParams()
 
