@@ -7,8 +7,9 @@
 
 The crawl stays on the hosts of the start URLs, compared by host *and* port (two local servers on
 127.0.0.1 are two sites), follows every ``<a href>`` it finds there (skipping links to obvious
-binary files), and yields a :class:`~wisdom_scrapy.items.PageItem` per HTML page; non-HTML
-responses are skipped. With the wisdom_scrapy add-on enabled, the add-on focuses this crawl.
+binary files; a page's links to one URL, whatever their fragments, make one request), and
+yields a :class:`~wisdom_scrapy.items.PageItem` per HTML page; non-HTML responses are skipped.
+With the wisdom_scrapy add-on enabled, the add-on focuses this crawl.
 
 The host rule is the crawl's offsite policy (:class:`SiteOffsiteMiddleware` in place of
 Scrapy's ``OffsiteMiddleware``), so it also stops a redirect or a ``<meta refresh>`` to another
@@ -132,11 +133,20 @@ class SiteSpider(scrapy.Spider):
 
     def follow_links(self, response: HtmlResponse, hrefs: Iterable[str]
                      ) -> Iterator[scrapy.Request]:
+        """A request for each link of the page to a page of the crawl's sites, once per URL
+        without its fragment (the first occurrence's URL): Scrapy's duplicate filter would drop
+        the others (its request fingerprint leaves the fragment out), after every middleware
+        had handled them (a documentation index links to thousands of fragments of a page)."""
+        seen: set[str] = set()
         for href in hrefs:
             try:  # a malformed href (http://[zz/) costs that link, not the page's other links
                 url = response.urljoin(href.strip())
             except ValueError:
                 continue
+            page = url.partition("#")[0]
+            if page in seen:
+                continue
+            seen.add(page)
             if not self.is_allowed(url):  # malformed URLs have no site: never allowed
                 continue
             ext = posixpath.splitext(urlsplit(url).path)[1].lower()
