@@ -34,6 +34,7 @@ from wisdom_scrapy.settings import SettingsError, WisdomSettings
 from wisdom_scrapy.store import open_store
 from wisdom_scrapy.structure import (
     RECORD_KIND,
+    KeyCounts,
     SiteRecorder,
     StructureTracker,
     analyse_site,
@@ -221,6 +222,27 @@ def test_template_links_from_the_sites_own_statistics() -> None:
     assert dict(recorder.slot_pages) == before
     assert np.array_equal(recorder.template_mask(again), mask)
     assert max(recorder.slot_pages.values()) == 12
+
+
+def test_key_counts_answer_as_a_counter() -> None:
+    """KeyCounts (a recorder's slot, pair and shingle counts) gives a Counter's counts through
+    its merges: keys counted in place, new keys kept aside and merged, repeats within a call."""
+    rng = np.random.default_rng(7)
+    counts, expected = KeyCounts(), Counter[int]()
+    for size in [1, 5, 3000, 20, 2500, *([40] * 200)]:
+        keys = rng.integers(-(2**62), 2**62, size=size)
+        keys[: size // 2] = rng.choice(np.arange(-3000, 3000), size=size // 2)  # repeats
+        counts.add(keys)
+        expected.update(keys.tolist())
+        query = np.concatenate([keys[:50], rng.integers(-(2**62), 2**62, size=20)])
+        assert counts.lookup(query).tolist() == [expected.get(k, 0) for k in query.tolist()]
+    assert dict(counts) == dict(expected) and len(counts) == len(expected)
+    keys, values = counts.arrays()
+    assert np.all(np.diff(keys) > 0)
+    assert dict(zip(keys.tolist(), values.tolist(), strict=True)) == expected
+    assert counts.lookup(np.zeros(0, dtype=np.int64)).tolist() == []
+    with pytest.raises(KeyError):
+        counts[int(keys.max()) + 1]
 
 
 def test_template_links_on_python_docs(python_doc_pages: list[tuple[str, bytes]]) -> None:

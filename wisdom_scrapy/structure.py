@@ -99,8 +99,8 @@ Persistence (restarts, several processes)
     per page (zlib) on the Python documentation.
 
 Memory: per recorded page, about 40 bytes per link occurrence, 8 per distinct term outside
-anchors and 1 per term of its text (sampled shingles); per site, one counter per distinct
-(slot, text) and (slot, target) pair and per sampled shingle.
+anchors and 1 per term of its text (sampled shingles); per site, one count per distinct
+(slot, text) and (slot, target) pair and per sampled shingle, 12 bytes each (:class:`KeyCounts`).
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ import struct
 import time
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
@@ -131,6 +131,7 @@ if TYPE_CHECKING:
     from wisdom_scrapy.dom import PageModel
 
 __all__ = [
+    "KeyCounts",
     "PageLinks",
     "SiteAnalysis",
     "SiteRecorder",
@@ -274,6 +275,82 @@ def slot_hashes(model: PageModel, nodes: NDArray[np.integer[Any]]) -> NDArray[np
     return h[np.asarray(nodes, dtype=np.intp)].view(np.int64)
 
 
+class KeyCounts(Mapping[int, int]):
+    """On how many pages each 64-bit key (a slot, pair or shingle hash) was seen: what a
+    ``Counter`` answers, in 12 bytes a key instead of about 100 (a dict entry and two int
+    objects), since a site's count grows with every page of new text.
+
+    The keys are a sorted array with their counts beside; :meth:`add` counts a key already
+    there in place and keeps a new one in a small dict, merged into the arrays once it holds
+    more than an eighth of them (amortised, a few array operations per key). Look-ups are
+    vectorised (:meth:`lookup`); it is a read-only ``Mapping`` otherwise (``dict(counts)``, ``==``).
+    """
+
+    __slots__ = ("_counts", "_keys", "_recent")
+
+    def __init__(self) -> None:
+        self._keys = np.zeros(0, dtype=np.int64)
+        self._counts = np.zeros(0, dtype=np.int32)
+        self._recent: dict[int, int] = {}  # keys not in _keys yet -> count
+
+    def add(self, keys: NDArray[np.int64]) -> None:
+        """Count every key of ``keys`` once more (a key listed twice, twice)."""
+        keys, n = np.unique(np.asarray(keys, dtype=np.int64), return_counts=True)
+        if len(self._keys) and len(keys):
+            at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+            found = self._keys[at] == keys
+            self._counts[at[found]] += n[found].astype(np.int32)  # keys unique: no repeats
+            keys, n = keys[~found], n[~found]
+        recent = self._recent
+        for k, c in zip(keys.tolist(), n.tolist(), strict=True):
+            recent[k] = recent.get(k, 0) + c
+        if len(recent) > max(_MERGE_AT, len(self._keys) >> 3):
+            self._merge()
+
+    def _merge(self) -> None:
+        if not self._recent:
+            return
+        recent = self._recent
+        keys = np.concatenate([self._keys, np.fromiter(recent.keys(), np.int64, len(recent))])
+        counts = np.concatenate([self._counts,
+                                 np.fromiter(recent.values(), np.int32, len(recent))])
+        order = np.argsort(keys)  # the recent keys are not in _keys: all keys distinct
+        self._keys, self._counts, self._recent = keys[order], counts[order], {}
+
+    def arrays(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """(keys sorted, their counts)."""
+        self._merge()
+        return self._keys, self._counts.astype(np.int64)
+
+    def lookup(self, query: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The count of every key of ``query`` (0 when absent)."""
+        query = np.asarray(query, dtype=np.int64)
+        out = np.zeros(len(query), dtype=np.int64)
+        if len(self._keys) and len(query):
+            at = np.minimum(np.searchsorted(self._keys, query), len(self._keys) - 1)
+            out = np.where(self._keys[at] == query, self._counts[at], 0).astype(np.int64)
+        if self._recent and len(query):
+            get = self._recent.get
+            out += np.fromiter((get(q, 0) for q in query.tolist()), np.int64, len(query))
+        return out
+
+    def __getitem__(self, key: int) -> int:
+        count = int(self.lookup(np.array([key], dtype=np.int64))[0])
+        if not count:
+            raise KeyError(key)
+        return count
+
+    def __iter__(self) -> Iterator[int]:
+        self._merge()
+        return iter(self._keys.tolist())
+
+    def __len__(self) -> int:
+        return len(self._keys) + len(self._recent)
+
+
+_MERGE_AT = 1024  # new keys a KeyCounts keeps in its dict before merging them, at least
+
+
 @dataclass(slots=True)
 class PageLinks:
     """One recorded page: its link occurrences (in document order) and its content terms.
@@ -305,9 +382,9 @@ class SiteRecorder:
     """What the crawl has taught about one site: block statistics and page records."""
 
     min_pages: int = 5
-    slot_pages: Counter[int] = field(default_factory=Counter)
-    pair_pages: Counter[int] = field(default_factory=Counter)
-    shingle_pages: Counter[int] = field(default_factory=Counter)
+    slot_pages: KeyCounts = field(default_factory=KeyCounts)
+    pair_pages: KeyCounts = field(default_factory=KeyCounts)
+    shingle_pages: KeyCounts = field(default_factory=KeyCounts)
     records: dict[str, PageLinks] = field(default_factory=dict)
     url_ids: dict[str, int] = field(default_factory=dict)
     url_list: list[str] = field(default_factory=list)
@@ -374,10 +451,10 @@ class SiteRecorder:
 
     def _register(self, record: PageLinks) -> None:
         if record.url not in self.records:
-            self.slot_pages.update(np.unique(record.slot).tolist())
-            self.pair_pages.update(np.unique(record.text_key).tolist())
-            self.pair_pages.update(np.unique(record.url_key).tolist())
-            self.shingle_pages.update(record.shingles.tolist())
+            self.slot_pages.add(np.unique(record.slot))
+            self.pair_pages.add(np.unique(record.text_key))
+            self.pair_pages.add(np.unique(record.url_key))
+            self.shingle_pages.add(record.shingles)
         self.records[record.url] = record
         self.url_id(record.url)
 
@@ -449,10 +526,9 @@ class SiteRecorder:
         """Which occurrences of ``record`` are template links now (module docstring)."""
         if not len(record):
             return np.zeros(0, dtype=bool)
-        get_s, get_p = self.slot_pages.get, self.pair_pages.get
-        n_s = np.fromiter((get_s(s, 0) for s in record.slot.tolist()), np.int64, len(record))
-        n_t = np.fromiter((get_p(k, 0) for k in record.text_key.tolist()), np.int64, len(record))
-        n_u = np.fromiter((get_p(k, 0) for k in record.url_key.tolist()), np.int64, len(record))
+        n_s = self.slot_pages.lookup(record.slot)
+        n_t = self.pair_pages.lookup(record.text_key)
+        n_u = self.pair_pages.lookup(record.url_key)
         return (n_s >= self.min_pages) & (2 * np.maximum(n_t, n_u) >= n_s)
 
     def template_masks(self, records: list[PageLinks]) -> list[NDArray[np.bool_]]:
@@ -461,10 +537,9 @@ class SiteRecorder:
             return []
         sizes = [len(r) for r in records]
         slots = np.concatenate([r.slot for r in records])
-        n_s = _count_lookup(self.slot_pages, slots)
-        pairs = _sorted_counts(self.pair_pages)
-        n_t = _count_lookup(pairs, np.concatenate([r.text_key for r in records]))
-        n_u = _count_lookup(pairs, np.concatenate([r.url_key for r in records]))
+        n_s = self.slot_pages.lookup(slots)
+        n_t = self.pair_pages.lookup(np.concatenate([r.text_key for r in records]))
+        n_u = self.pair_pages.lookup(np.concatenate([r.url_key for r in records]))
         mask = (n_s >= self.min_pages) & (2 * np.maximum(n_t, n_u) >= n_s)
         return np.split(mask, np.cumsum(sizes)[:-1])
 
@@ -476,44 +551,20 @@ class SiteRecorder:
         :func:`is_page_turn` of the page's or, with the page's ``model`` (the one ``record``
         was observed from), an ``<a rel="next|prev">`` (module docstring)."""
         turns = np.zeros(len(record), dtype=bool)
-        get_s, get_p, urls = self.slot_pages.get, self.pair_pages.get, self.url_list
+        urls = self.url_list
         links, series = (
             (model.links(), model.series_anchors()) if model is not None else ([], frozenset()))
-        for k in np.flatnonzero(template).tolist():
-            if 2 * get_p(int(record.url_key[k]), 0) >= get_s(int(record.slot[k]), 0):
-                continue  # the slot's usual target: a menu
+        at = np.flatnonzero(template)
+        usual = 2 * self.pair_pages.lookup(record.url_key[at]) >= self.slot_pages.lookup(
+            record.slot[at])
+        for k in at[~usual].tolist():  # not the slot's usual target (a menu)
             turns[k] = (bool(series) and links[k].node in series) or is_page_turn(
                 record.url, urls[record.url_id[k]])
         return turns
 
     def known_slots(self, record: PageLinks) -> NDArray[np.bool_]:
         """Occurrences whose slot has been seen on at least ``min_pages`` pages."""
-        get_s = self.slot_pages.get
-        n_s = np.fromiter((get_s(s, 0) for s in record.slot.tolist()), np.int64, len(record))
-        return n_s >= self.min_pages
-
-
-def _sorted_counts(
-    counts: Counter[int] | tuple[NDArray[np.int64], NDArray[np.int64]],
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    if isinstance(counts, tuple):
-        return counts
-    keys = np.fromiter(counts.keys(), np.int64, len(counts))
-    values = np.fromiter(counts.values(), np.int64, len(counts))
-    order = np.argsort(keys)
-    return keys[order], values[order]
-
-
-def _count_lookup(
-    counts: Counter[int] | tuple[NDArray[np.int64], NDArray[np.int64]],
-    query: NDArray[np.int64],
-) -> NDArray[np.int64]:
-    """``counts[q]`` (0 when absent) for every ``q`` of ``query``, vectorised."""
-    keys, values = _sorted_counts(counts)
-    if not len(keys) or not len(query):
-        return np.zeros(len(query), dtype=np.int64)
-    at = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
-    return np.where(keys[at] == query, values[at], 0)
+        return self.slot_pages.lookup(record.slot) >= self.min_pages
 
 
 @dataclass
@@ -595,10 +646,8 @@ def _copied_share(
     n_targets = np.bincount(p_src, minlength=n)
     bounds = np.searchsorted(p_src, np.arange(n + 1))
     # document frequency of every sampled shingle, as sorted arrays for vectorised look-ups
-    df_keys = np.fromiter(recorder.shingle_pages.keys(), np.int64, len(recorder.shingle_pages))
-    df_vals = np.fromiter(recorder.shingle_pages.values(), np.float64, len(df_keys))
-    df_order = np.argsort(df_keys)
-    df_keys, df_vals = df_keys[df_order], df_vals[df_order]
+    df_keys, df_counts = recorder.shingle_pages.arrays()
+    df_vals = df_counts.astype(np.float64)
     log_n = float(np.log(max(len(records), 2)))
     for i in np.flatnonzero(n_targets >= 3).tolist():
         rec = records.get(urls[i])
