@@ -50,11 +50,12 @@ def crawl_command(
     args: dict[str, str] | None = None,
     settings: dict[str, Any] | None = None,
     name: str | None = None,
+    feeds: tuple[str, ...] = (),
 ) -> tuple[list[str], Path, Path]:
     """(``scrapy crawl SPIDER`` command, items path, stats path); files are named after
     ``name`` (default: the spider), so several crawls can share ``tmp_path``. The store and
     the report are in ``tmp_path`` unless ``settings`` name others: a test crawl never writes
-    into the checkout."""
+    into the checkout. ``feeds``: more ``-O`` outputs (``PATH:FORMAT``) beside the items'."""
     name = name or spider
     items_path = tmp_path / f"{name}-items.jsonl"
     stats_path = tmp_path / f"{name}-stats.json"
@@ -68,6 +69,8 @@ def crawl_command(
     }
     all_settings.update(settings or {})
     cmd = [sys.executable, "-m", "scrapy", "crawl", spider, "-O", f"{items_path}:jsonlines"]
+    for feed in feeds:
+        cmd += ["-O", feed]
     for key, value in (args or {}).items():
         cmd += ["-a", f"{key}={value}"]
     for key, value in all_settings.items():
@@ -96,9 +99,12 @@ def run_crawl(
     args: dict[str, str] | None = None,
     settings: dict[str, Any] | None = None,
     timeout: float = 240,
+    feeds: tuple[str, ...] = (),
 ) -> CrawlResult:
-    """``scrapy crawl SPIDER`` from the repo root, items to a JSON-lines feed in ``tmp_path``."""
-    cmd, items_path, stats_path = crawl_command(spider, tmp_path, args=args, settings=settings)
+    """``scrapy crawl SPIDER`` from the repo root, items to a JSON-lines feed in ``tmp_path``
+    (and to ``feeds``, see :func:`crawl_command`)."""
+    cmd, items_path, stats_path = crawl_command(spider, tmp_path, args=args, settings=settings,
+                                                feeds=feeds)  # fmt: skip
     proc = subprocess.run(
         cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout, check=False
     )

@@ -8,6 +8,7 @@ import statistics
 
 import numpy as np
 import pytest
+from lxml import etree
 from scrapy.settings import Settings
 
 from sample_project.demo_site import build_demo_site
@@ -138,6 +139,7 @@ def test_every_cleaner_emits_the_same_article_items_on_a_real_crawl(demo, tmp_pa
                 "WISDOM_CLEANER": name,
                 "WISDOM_ITEM_FIELDS": "html,blocks,features",
             },
+            feeds=(f"{tmp_path / 'items.xml'}:xml",),
         )
     assert result.returncode == 0, result.log[-3000:]
     assert not any(k.startswith("wisdom/errors/") for k in result.stats), result.stats
@@ -148,8 +150,20 @@ def test_every_cleaner_emits_the_same_article_items_on_a_real_crawl(demo, tmp_pa
         "single_page", "hub", "authority", "features",
     }  # fmt: skip
     assert all(set(a) == expected_keys for a in articles)
-    assert all(isinstance(a["features"], dict) and a["features"] for a in articles)
-    assert all(isinstance(v, float) for a in articles for v in a["features"].values())
+    for a in articles:  # {"term", "weight"} records, one per term, in term order
+        terms = [f["term"] for f in a["features"]]
+        assert terms and terms == sorted(set(terms)), a["url"]
+        assert all(set(f) == {"term", "weight"} and isinstance(f["weight"], float)
+                   for f in a["features"])  # fmt: skip
+    # Scrapy's XML feed of the same crawl is valid XML (terms such as "0x10" are values, not
+    # element names) and holds the same features
+    xml = etree.parse(str(tmp_path / "items.xml"))
+    in_xml = {i.findtext("url"): [(v.findtext("term"), float(v.findtext("weight")))
+                                  for v in i.iterfind("features/value")]
+              for i in xml.getroot().iterfind("item")
+              if i.findtext("role") == "article"}  # fmt: skip
+    assert in_xml == {a["url"]: [(f["term"], f["weight"]) for f in a["features"]] for a in articles}
+    assert any(t[0].isdigit() for features in in_xml.values() for t, _ in features)
     path_of = {base_path: page for base_path, page in truth.items()}
     scores = []
     for a in articles:

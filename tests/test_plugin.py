@@ -199,7 +199,7 @@ def test_items_are_logged_as_a_summary_and_the_feed_is_lean(crawl):
     longest = max(articles, key=lambda a: len(a["text"]))
     assert longest["text"][:200] not in log and f"<{len(longest['text']):,} chars>" in log
     # the lean default: no article HTML, block list or term vector
-    assert all(a["html"] == "" and a["blocks"] == [] and a["features"] == {} for a in articles)
+    assert all(a["html"] == "" and a["blocks"] == [] and a["features"] == [] for a in articles)
     assert all(a["text"] and a["entropy"] for a in articles)
 
 

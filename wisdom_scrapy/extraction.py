@@ -48,7 +48,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wisdom_scrapy.items import HEAVY_FIELDS, ArticleItem, PageItem, TocItem, xml_safe
+from wisdom_scrapy.items import (
+    HEAVY_FIELDS,
+    ArticleItem,
+    PageItem,
+    TocItem,
+    feature_records,
+    xml_safe,
+)
 from wisdom_scrapy.mining.lamis import link_weights
 from wisdom_scrapy.mining.repetition import (
     BlockRepetition,
@@ -220,7 +227,7 @@ def items_from_analysis(
             blocks=blocks,
             entropy=entropy,
             single_page=analysis.single_page,
-            features=dict(analysis.features) if "features" in fields else {},
+            features=feature_records(analysis.features) if "features" in fields else [],
             extra=extra,
         )
     if analysis.role == "toc":

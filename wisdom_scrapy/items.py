@@ -44,6 +44,15 @@ HEAVY_FIELDS = frozenset({"html", "blocks", "features"})
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
+def feature_records(features: Mapping[str, float]) -> list[dict[str, Any]]:
+    """A ``{term: weight}`` vector as the ``features`` field: ``[{"term": t, "weight": w}, …]``
+    in term order, valid in every feed format. A mapping keyed by the terms is not: Scrapy's
+    XML exporter makes each key an element name, and a term may start with a digit ("3d",
+    "2nd"), which XML forbids. ``{f["term"]: f["weight"] for f in item["features"]}`` gives
+    the mapping back (e.g. for scikit-learn's ``DictVectorizer``)."""
+    return [{"term": xml_safe(t), "weight": w} for t, w in sorted(features.items())]
+
+
 def xml_safe(value: Any) -> Any:
     """``value`` (strings, lists and dicts of them) without the characters XML forbids."""
     if isinstance(value, str):
@@ -103,11 +112,12 @@ class ArticleItem:
     ``entropy`` page-level figures (mean term entropy of the page and of the body, pages the
     site's store knew when the page was analysed); ``single_page`` is True when the store knew too
     few pages of the site for entropy and the body was found from structure alone.
-    ``features``: the cleaned page as a sparse feature vector ``{term: weight}`` (stemmed terms
-    as in the store): term counts of the kept text, or the compressed structure tree's weights
-    (eq. 5-10) with ``WISDOM_CLEANER = "cst"``; feed a list of them to scikit-learn's
-    ``DictVectorizer`` for clustering or classification. See :mod:`wisdom_scrapy.cleaners`
-    for what each cleaner keeps.
+    ``features``: the cleaned page as a sparse feature vector, a list of ``{"term", "weight"}``
+    records in term order (stemmed terms as in the store; :func:`feature_records`): term
+    counts of the kept text, or the compressed structure tree's weights (eq. 5-10) with
+    ``WISDOM_CLEANER = "cst"``. ``{f["term"]: f["weight"] for f in item["features"]}`` is the
+    ``{term: weight}`` mapping scikit-learn's ``DictVectorizer`` takes for clustering or
+    classification. See :mod:`wisdom_scrapy.cleaners` for what each cleaner keeps.
     """
 
     url: str
@@ -121,7 +131,7 @@ class ArticleItem:
     single_page: bool = False
     hub: float | None = None
     authority: float | None = None
-    features: dict[str, float] = field(default_factory=dict)
+    features: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
