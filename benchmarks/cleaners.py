@@ -183,8 +183,7 @@ class SiteRun:
         yield "wisdom", model, wisdom
         for name in CLEANERS[1:]:
             cleaner = self.cleaners[name].site(self.site)
-            if name == "infodiscoverer":
-                cleaner.entropy_of = lambda m: self.snapshot.entropy(m.vocab)  # type: ignore[attr-defined]
+            cleaner.see(self.snapshot)
             analysis = PageAnalysis(url, "article", model.title, model=model)
             entropy = self.snapshot.entropy(model.vocab)
             apply_cleaned(analysis, model, cleaner.clean(url, model, entropy), name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,9 +14,11 @@ from scrapy.settings import Settings
 
 from sample_project.demo_site import build_demo_site
 from tests.crawling import run_crawl
+from wisdom_scrapy.analysis import PageAnalysis
 from wisdom_scrapy.cleaners import CLEANERS, Cleaners, InfoDiscovererCleaner
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.evaluation import shingle_prf
+from wisdom_scrapy.feed import feed_model
 from wisdom_scrapy.mining.template import TemplateDetector, fingerprints, pagelets
 from wisdom_scrapy.settings import SettingsError, WisdomSettings
 from wisdom_scrapy.store import open_store
@@ -83,12 +86,6 @@ def test_cleaner_state_survives_in_the_store(tmp_path, name):
     cleaners = Cleaners(name, store, count=seen.append)
     for i, m in enumerate(pages):
         cleaners.observe("t.test", f"http://t.test/{i}.html", m)
-    if name == "infodiscoverer":  # learns its threshold when it first cleans with entropy
-        snap = store.snapshot("t.test")
-        cleaner = cleaners.site("t.test")
-        cleaner.clean("u", pages[0], np.ones(len(pages[0].vocab)))
-        assert cleaner.threshold is not None and snap is not None
-        cleaners._dirty.add("t.test")
     cleaners.save()
     store.close()
     store = open_store(uri)
@@ -99,11 +96,58 @@ def test_cleaner_state_survives_in_the_store(tmp_path, name):
     assert state.to_bytes() == cleaners.site("t.test").to_bytes()
     # an unreadable record is counted and learnt again, never a crash
     store.put_records("t.test", again.kind, {"state": b"garbage"})
-    if name != "infodiscoverer":
-        third = Cleaners(name, store, count=seen.append)
-        third.site("t.test")
-        assert f"wisdom/cleaner/{name}/unreadable" in seen
+    third = Cleaners(name, store, count=seen.append)
+    third.site("t.test")
+    assert f"wisdom/cleaner/{name}/unreadable" in seen
     store.close()
+
+
+#: A real blog (118 pages) of ../shared/data/sites: more pages than InfoDiscoverer samples.
+BLOG = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sites" / "erikmcclure"
+
+
+def _infodiscoverer_on(pages: list[tuple[str, bytes]]) -> tuple[InfoDiscovererCleaner, dict]:
+    """Feed ``pages`` (url, html) in their order to a fresh store and the cleaner, then clean
+    them in that order, as a crawl does once the site is warm: (cleaner, {url: (threshold,
+    article text)})."""
+    store = open_store("memory://")
+    cleaners = Cleaners("infodiscoverer", store)
+    models = {}
+    for url, html in pages:
+        model = models[url] = PageModel.from_html(html, url)
+        feed_model(store, model, site="blog")
+        cleaners.observe("blog", url, model)
+    snapshot = store.snapshot("blog")
+    out = {}
+    for url, _ in pages:
+        analysis = PageAnalysis(url, "article", "", model=models[url])
+        cleaners.apply(analysis, "blog", models[url], snapshot)
+        out[url] = (analysis.figures["infodiscoverer_threshold"], analysis.article_text)
+    return cleaners.site("blog"), out
+
+
+def test_infodiscoverer_threshold_does_not_depend_on_page_order():
+    """The threshold comes from the site's pages as a set (a bottom-k sample by URL hash,
+    with the snapshot's entropies), so two crawl orders of the same pages give the same
+    threshold and the same article texts — where the first ten pages of each order, which
+    the cleaner used to sample, are different pages."""
+    files = sorted(BLOG.rglob("*.html"))
+    assert len(files) > InfoDiscovererCleaner.SAMPLE
+    pages = [("http://blog.test/" + f.relative_to(BLOG).as_posix(), f.read_bytes())
+             for f in files]  # fmt: skip
+    backwards = pages[::-1]
+    assert {u for u, _ in pages[:10]}.isdisjoint(u for u, _ in backwards[:10])
+    first, by_url = _infodiscoverer_on(pages)
+    second, again = _infodiscoverer_on(backwards)
+    assert sorted(first.sample) == sorted(second.sample)  # the same sampled pages
+    assert len(first.sample) == InfoDiscovererCleaner.SAMPLE
+    assert first.threshold == second.threshold and 0.0 < first.threshold < 1.0
+    assert by_url == again
+    # what it keeps is the posts' text, not the blog's template: some pages lose text, every
+    # page keeps some
+    kept = [len(text) for text in by_url.values()]
+    whole = [len(PageModel.from_html(h, u).text_of(0)) for u, h in pages]
+    assert all(k > 0 for k in kept) and sum(kept) < 0.95 * sum(whole)
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,7 +217,7 @@ def test_every_cleaner_emits_the_same_article_items_on_a_real_crawl(demo, tmp_pa
     assert len(scores) >= 100
     assert statistics.fmean(scores) >= FLOORS[name], statistics.fmean(scores)
     if name != "wisdom":
-        # InfoDiscoverer learns its threshold from a sample of ten pages, the others from all
+        # InfoDiscoverer samples SAMPLE pages (bottom-k by URL hash), the others learn from all
         learnt = InfoDiscovererCleaner.SAMPLE if name == "infodiscoverer" else 100
         assert result.stats[f"wisdom/cleaner/{name}/pages"] >= learnt
         store = open_store(f"sqlite:///{tmp_path}/w.db")

@@ -18,7 +18,8 @@ Every cleaner turns a page into a **keep mask** (nodes whose own text is kept) a
 weighted features of eq. (5-10) summed per term over the page (MapCST). The mask gives the
 ArticleItem's ``text`` and ``html`` exactly as WISDOM's article does (the lowest common
 ancestor of the kept nodes, without the sub-trees that keep nothing); the vector is the item's
-``features`` field, a sparse mapping ready for ``sklearn.feature_extraction.DictVectorizer``.
+``features`` field (as ``{"term", "weight"}`` records, :func:`~wisdom_scrapy.items.
+feature_records`), a sparse vector for ``sklearn.feature_extraction.DictVectorizer``.
 
 Page roles stay WISDOM's: the cleaner replaces the body of the pages WISDOM calls articles (a
 TOC page is a TocItem, an "other" page a PageItem, whatever the cleaner), so every cleaner
@@ -34,14 +35,21 @@ k = 500); it is saved as soon as it is full and again at close.
 
 from __future__ import annotations
 
+import json
 import logging
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wisdom_scrapy.mining.infodiscoverer import choose_threshold, informative_mask
+from wisdom_scrapy.mining.infodiscoverer import (
+    PageFeatures,
+    informative_mask,
+    lowest_block_entropy,
+    split_threshold,
+)
 from wisdom_scrapy.mining.styletree import (
     CST_PARAMS,
     SST_PARAMS,
@@ -52,6 +60,7 @@ from wisdom_scrapy.mining.styletree import (
     map_page,
 )
 from wisdom_scrapy.mining.template import TemplateDetector
+from wisdom_scrapy.text import stable_hash
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -108,6 +117,9 @@ class SiteCleaner:
     def observe(self, url: str, model: PageModel) -> bool:
         """Learn from one fetched page; True if something changed."""
         return False
+
+    def see(self, snapshot: EntropySnapshot) -> None:
+        """The site's entropies the next pages are cleaned with (before :meth:`clean`)."""
 
     def clean(self, url: str, model: PageModel, entropy: NDArray[np.float64] | None) -> Cleaned:
         raise NotImplementedError
@@ -275,42 +287,84 @@ class TemplateCleaner(SiteCleaner):
 
 
 class InfoDiscovererCleaner(SiteCleaner):
-    """InfoDiscoverer's informative blocks. The threshold is the paper's greedy choice
-    (:func:`~wisdom_scrapy.mining.infodiscoverer.choose_threshold`) over the site's first
-    ``SAMPLE`` pages (the paper samples ten), made once the site's entropies are known."""
+    """InfoDiscoverer's informative blocks, with a threshold that depends on the site's pages
+    as a set, not on the order the crawl met them.
+
+    * **Which pages.** The paper chooses the threshold on a random sample of the page cluster
+      (ten pages, §5). The sample here is the ``SAMPLE`` observed pages whose URLs hash lowest
+      (a bottom-k sample: a random-like subset that is the same whatever the crawl order, and
+      every page of a site of up to ``SAMPLE`` pages); ten pages left the threshold to chance
+      (see :func:`~wisdom_scrapy.mining.infodiscoverer.split_threshold`). Each sampled page
+      is kept as its blocks' features (:class:`~wisdom_scrapy.mining.infodiscoverer.
+      PageFeatures`), not as its model.
+    * **With which entropies.** H(CB) is a mean of entropies whose logarithm base is the
+      site's page count, so a block's H rises as the site grows: a threshold chosen on the
+      first snapshot of a crawl (32 pages) is too low for the pages cleaned with the snapshot
+      of 500 pages, which then keep nothing. The threshold is chosen again for every new
+      snapshot the pages are cleaned with (:meth:`see`; the crawl re-reads it as the site
+      grows by 10 %), from the sample's H(CB) under that snapshot: the same snapshot and the
+      same sample give the same threshold.
+    * **The rule**: :func:`~wisdom_scrapy.mining.infodiscoverer.split_threshold`.
+
+    The sample is what is stored for a restarted crawl (its blocks' features, as JSON).
+    """
 
     name = "infodiscoverer"
-    SAMPLE = 10
+    #: Pages in the sample the threshold is chosen from.
+    SAMPLE = 100
 
     def __init__(self) -> None:
-        self.sample: list[PageModel] = []
+        #: url -> (rank of its hash, its blocks' features): the bottom-``SAMPLE`` sample
+        self.sample: dict[str, tuple[int, PageFeatures]] = {}
         self.threshold: float | None = None
-        self.entropy_of: Callable[[PageModel], NDArray[np.float64]] | None = None
+        self._snapshot: EntropySnapshot | None = None
 
     def observe(self, url: str, model: PageModel) -> bool:
-        if self.threshold is None and len(self.sample) < self.SAMPLE and model.n:
-            self.sample.append(model)
-            return True
-        return False
+        if not model.n:
+            return False
+        rank = stable_hash(url)
+        if url not in self.sample and len(self.sample) >= self.SAMPLE:
+            last = max(self.sample, key=lambda u: self.sample[u][0])
+            if rank >= self.sample[last][0]:
+                return False
+            del self.sample[last]
+        self.sample[url] = (rank, PageFeatures.of(model))
+        return True
+
+    def see(self, snapshot: EntropySnapshot) -> None:
+        if snapshot is self._snapshot:
+            return
+        self._snapshot = snapshot
+        lowest = [f.lowest(snapshot.entropy(f.terms)) for _, f in self.sample.values()]
+        self.threshold = split_threshold(lowest) if lowest else None
 
     def clean(self, url: str, model: PageModel, entropy: NDArray[np.float64] | None) -> Cleaned:
         if entropy is None:  # no site entropy yet: nothing can be judged redundant
             keep = ~model.hidden
             return Cleaned(keep, clean_features(model, keep), {})
-        if self.threshold is None:
-            sample = [(m, self.entropy_of(m)) for m in self.sample] if self.entropy_of else []
-            self.threshold = choose_threshold(sample or [(model, entropy)])
-            self.sample = []
-        keep = informative_mask(model, entropy, self.threshold) & ~model.hidden
-        figures = {"infodiscoverer_threshold": self.threshold}
+        threshold = self.threshold
+        if threshold is None:  # no sample (a page cleaned on its own): the page is the sample
+            threshold = split_threshold([lowest_block_entropy(model, entropy)])
+        keep = informative_mask(model, entropy, threshold) & ~model.hidden
+        figures = {"infodiscoverer_threshold": threshold}
         return Cleaned(keep, clean_features(model, keep), figures)
 
     def to_bytes(self) -> bytes:
-        return b"" if self.threshold is None else repr(self.threshold).encode()
+        if not self.sample:
+            return b""
+        pages = {url: f.blocks() for url, (_, f) in sorted(self.sample.items())}
+        return zlib.compress(json.dumps({"pages": pages}, sort_keys=True).encode())
 
     def load(self, blob: bytes) -> None:
-        if blob:
-            self.threshold = float(blob.decode())
+        if not blob:
+            return
+        try:
+            pages = json.loads(zlib.decompress(blob))["pages"]
+            sample = {url: (stable_hash(url), PageFeatures.from_blocks(blocks))
+                      for url, blocks in pages.items()}  # fmt: skip
+        except (zlib.error, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"unreadable InfoDiscoverer sample: {exc}") from exc
+        self.sample, self.threshold, self._snapshot = sample, None, None
 
 
 def site_cleaner(name: str, *, sample_pages: int = 500) -> SiteCleaner:
@@ -440,8 +494,7 @@ class Cleaners:
         entropy = None
         if snapshot is not None and snapshot.n_pages >= 2:
             entropy = snapshot.entropy(model.vocab)
-            if isinstance(cleaner, InfoDiscovererCleaner):
-                cleaner.entropy_of = lambda m: snapshot.entropy(m.vocab)
+            cleaner.see(snapshot)
         apply_cleaned(analysis, model, cleaner.clean(analysis.url, model, entropy), self.name)
         return analysis
 
