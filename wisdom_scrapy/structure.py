@@ -351,6 +351,12 @@ class KeyCounts(Mapping[int, int]):
 _MERGE_AT = 1024  # new keys a KeyCounts keeps in its dict before merging them, at least
 
 
+def _compact(counts: NDArray[np.integer[Any]]) -> NDArray[np.unsignedinteger[Any]]:
+    """Non-negative ``counts`` in the smallest unsigned type that holds them (same values)."""
+    top = int(counts.max()) if len(counts) else 0
+    return counts.astype(np.min_scalar_type(top))
+
+
 @dataclass(slots=True)
 class PageLinks:
     """One recorded page: its link occurrences (in document order) and its content terms.
@@ -358,7 +364,8 @@ class PageLinks:
     Per occurrence: ``url_id`` (into the site's URL table), ``slot`` / ``text_key`` /
     ``url_key`` (hashes: the slot, (slot, text) and (slot, target)), and its anchor's terms
     ``term_ids[term_start[k]:term_start[k + 1]]`` (ids into the site's vocabulary).
-    ``content_ids`` / ``content_tf``: the page's terms outside anchors and their frequencies;
+    ``content_ids`` / ``content_tf``: the page's terms outside anchors and their frequencies
+    (in the smallest unsigned type that holds them: most fit a byte, a page's record is kept);
     ``shingles``: sampled shingles of that text (:func:`shingles`).
     """
 
@@ -370,7 +377,7 @@ class PageLinks:
     term_start: NDArray[np.int64]
     term_ids: NDArray[np.int32]
     content_ids: NDArray[np.int32]
-    content_tf: NDArray[np.int32]
+    content_tf: NDArray[np.unsignedinteger[Any]]
     shingles: NDArray[np.int64]
 
     def __len__(self) -> int:
@@ -443,7 +450,7 @@ class SiteRecorder:
             term_start=term_start,
             term_ids=local_to_site[anchor_local] if total else np.zeros(0, np.int32),
             content_ids=local_to_site[present] if len(present) else np.zeros(0, np.int32),
-            content_tf=tf[present].astype(np.int32),
+            content_tf=_compact(tf[present]),
             shingles=shingles(term_hashes[outside] if len(outside) else outside),
         )
         self._register(record)
@@ -516,7 +523,7 @@ class SiteRecorder:
             term_start=term_start,
             term_ids=site_ids[anchor] if len(anchor) else np.zeros(0, np.int32),
             content_ids=site_ids[content] if len(content) else np.zeros(0, np.int32),
-            content_tf=content_tf.astype(np.int32),
+            content_tf=_compact(content_tf),
             shingles=np.frombuffer(part[11], "<i8").astype(np.int64),
         )
         self._register(record)
