@@ -17,7 +17,9 @@ from benchmarks.site_crawl import (
     gold_for_page,
     integrity,
     mean_prf,
+    parse_ms_per_page,
     role_prf,
+    speed_summary,
     text_score,
     toc_anchor_score,
     toc_links,
@@ -175,3 +177,17 @@ def test_url_to_file() -> None:
     assert url_to_file(BASE + "bugs.html", BASE, site) == site / "bugs.html"
     assert url_to_file(BASE + "missing.html", BASE, site) is None
     assert url_to_file("http://elsewhere/bugs.html", BASE, site) is None
+
+
+def test_speed_summary_cpu_per_page() -> None:
+    runs = [
+        {"mode": "off", "pages_per_second": 4.0, "cpu_ms_per_page": 20.0},
+        {"mode": "on", "pages_per_second": 2.0, "cpu_ms_per_page": 50.0},
+        {"mode": "off", "pages_per_second": 6.0, "cpu_ms_per_page": 30.0},
+        {"mode": "on", "pages_per_second": 1.0, "cpu_ms_per_page": 70.0},
+    ]
+    summary = speed_summary(runs)
+    assert summary["median_pages_per_second"] == {"on": 1.5, "off": 5.0}
+    assert summary["median_cpu_ms_per_page"] == {"on": 60.0, "off": 25.0}
+    assert summary["cpu_ratio_of_medians"] == pytest.approx(2.4)
+    assert parse_ms_per_page(sorted(PYDOC.glob("*.html"))[:3], runs=1) > 0
