@@ -1,8 +1,10 @@
 from collections import Counter
 
+import pytest
+
 from wisdom_scrapy import feed_page, open_store
 from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.feed import feed_model
+from wisdom_scrapy.feed import PageUpdate, WriteBehind, feed_model
 from wisdom_scrapy.store.base import Link
 from wisdom_scrapy.text import count_terms
 
@@ -77,3 +79,53 @@ def test_feed_page_rejects_empty_and_binary_input_without_raising():
     assert not feed_page(store, "   ", "http://example.org/e")
     feed_page(store, bytes(range(256)) * 40, "http://example.org/bin")
     assert store.page_count("example.org") <= 1
+
+
+def _doc_updates(python_doc_pages, n):
+    models = [PageModel.from_html(html, url) for url, html in python_doc_pages[:n]]
+    return [PageUpdate.of(model) for model in models]
+
+
+def assert_same_snapshot(one, other):
+    assert one.n_pages == other.n_pages
+    assert one.values == pytest.approx(other.values, abs=1e-12)
+
+
+def test_write_behind_reads_see_the_queued_pages(python_doc_pages, tmp_path):
+    """Pages written behind, 8 per transaction, read exactly as pages written one by one, at
+    every step: the page count (answered without writing the queue, re-fed and changed URLs
+    counted once), the entropies and the link graph (the queue written first)."""
+    updates = _doc_updates(python_doc_pages, 20)
+    changed = PageUpdate(updates[0].site, updates[3].url, {"changed": 2}, [], updates[3].blocks)
+    # page 1 again, unchanged (stored by then), then page 3 changed
+    sequence = [*updates[:12], updates[1], changed, *updates[12:]]
+    outcomes = []
+    behind = WriteBehind(open_store(f"sqlite:///{tmp_path / 'behind.db'}"), 8,
+                         lambda batch, outcome: outcomes.append((len(batch), outcome)))
+    direct = open_store("memory://")
+    site = updates[0].site
+    for k, update in enumerate(sequence):
+        behind.add(update)
+        update.apply(direct)
+        assert behind.page_count(site) == direct.page_count(site)
+        if k in (4, 15):
+            assert len(behind)
+            assert_same_snapshot(behind.snapshot(site), direct.snapshot(site))
+            assert not len(behind)  # the read wrote the queue
+    # written: at the read of k = 4, when full (k = 12), at the read of k = 15
+    assert [n for n, _ in outcomes] == [5, 8, 3] and len(behind) == len(sequence) - 16
+    assert all(isinstance(outcome, list) for _, outcome in outcomes)
+    changes = [r.changed for _, outcome in outcomes for r in outcome]
+    assert changes.count(False) == 1  # the unchanged re-feed
+    assert behind.links(site) == direct.links(site) and not len(behind)
+    assert_same_snapshot(behind.snapshot(site), direct.snapshot(site))
+    behind.close()
+
+
+def test_write_behind_one_page_per_batch_writes_at_once(python_doc_pages):
+    """``limit`` 1 (a distributed worker): each page is in the store when add returns."""
+    store = open_store("memory://")
+    behind = WriteBehind(store, 32, lambda batch, outcome: None)
+    for n, update in enumerate(_doc_updates(python_doc_pages, 3), 1):
+        behind.add(update, limit=1)
+        assert store.page_count(update.site) == n and not len(behind)

@@ -8,17 +8,22 @@ per page. In a crawl the model is built from the tree Scrapy already parsed
 With its counts and links, a fed page's block fingerprints are stored (a record of kind
 :data:`~wisdom_scrapy.mining.repetition.RECORD_KIND`): the site's block repetition, which changes
 what an article keeps, is then the same for every process that reads the store.
+
+A crawl writes its pages behind (:class:`WriteBehind`): a batch of page updates in one store
+transaction, and every read of the store sees the pages still queued.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.mining.repetition import RECORD_KIND, encode_blocks, page_blocks
+from wisdom_scrapy.store.base import EntropySnapshot, Link, StoreError, TermStore
 from wisdom_scrapy.urls import host_key
 
 if TYPE_CHECKING:
@@ -26,9 +31,15 @@ if TYPE_CHECKING:
     from lxml import etree
     from numpy.typing import NDArray
 
-    from wisdom_scrapy.store.base import TermStore
-
-__all__ = ["FeedResult", "PageUpdate", "RetryQueue", "feed_model", "feed_page", "feed_tree"]
+__all__ = [
+    "FeedResult",
+    "PageUpdate",
+    "RetryQueue",
+    "WriteBehind",
+    "feed_model",
+    "feed_page",
+    "feed_tree",
+]
 
 
 @dataclass(frozen=True)
@@ -98,6 +109,10 @@ class RetryQueue:
         self._updates[key] = update  # a newer version of a page replaces the older
         return True
 
+    def discard(self, update: PageUpdate) -> None:
+        """Forget the kept version of ``update``'s page (a newer one is being written)."""
+        self._updates.pop((update.site, update.url), None)
+
     def retry(self, store: TermStore) -> Iterator[FeedResult]:
         """Apply the kept updates in order; stops (raising StoreError) at the first failure,
         which stays queued with the ones after it."""
@@ -109,6 +124,137 @@ class RetryQueue:
 
     def urls(self) -> list[str]:
         return [url for _, url in self._updates]
+
+
+#: What :class:`WriteBehind` reports of a batch: the pages' results, or why none was stored.
+Outcome = list[FeedResult] | StoreError
+
+
+class WriteBehind(TermStore):
+    """``store`` with page updates written behind: :meth:`add` queues a page's update, and the
+    queue is written as one batch (:meth:`TermStore.batch`: one SQLite transaction) when it
+    holds ``limit`` pages, or at :meth:`flush` (the crawl calls it at spider idle and close).
+
+    Every read goes to ``store`` and sees the queued pages as if written: the queue is written
+    first, except for :meth:`page_count`, answered as the store's count plus the queued pages
+    it does not hold yet (the analysis reads it per page: a batch per page would undo the
+    batching). Writes (a retry's) go after the queued pages, so a page's last version wins.
+
+    Each batch's outcome goes to ``report`` with its updates: the pages' results, or the
+    :class:`StoreError` that stored none of them (SQLite rolls the whole batch back).
+    """
+
+    def __init__(self, store: TermStore, limit: int,
+                 report: Callable[[list[PageUpdate], Outcome], None]) -> None:
+        self.store = store
+        self.uri = store.uri
+        self.limit = limit
+        self.report = report
+        self._queue: OrderedDict[tuple[str, str], PageUpdate] = OrderedDict()
+        self._new: dict[tuple[str, str], bool] = {}  # queued page not in the store yet
+
+    def add(self, update: PageUpdate, limit: int | None = None) -> None:
+        """Queue ``update`` (replacing a queued older version of the page); write the queue
+        when it holds ``limit`` (default: the store's) pages."""
+        self._queue[(update.site, update.url)] = update
+        if len(self._queue) >= (self.limit if limit is None else limit):
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the queued updates now, in one batch, and report its outcome."""
+        if not self._queue:
+            return
+        updates = list(self._queue.values())
+        self._queue.clear()
+        self._new.clear()
+        try:
+            with self.store.batch():
+                outcome: Outcome = [update.apply(self.store) for update in updates]
+        except StoreError as exc:
+            outcome = exc
+        except Exception as exc:  # a bug: reported as a failed batch (retried, or counted)
+            self.report(updates, StoreError(f"{type(exc).__name__}: {exc}"))
+            raise
+        self.report(updates, outcome)
+
+    def queued_urls(self) -> dict[str, list[str]]:
+        """URLs of the queued pages, per site."""
+        urls: dict[str, list[str]] = {}
+        for site, url in self._queue:
+            urls.setdefault(site, []).append(url)
+        return urls
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    # -- TermStore: reads see the queue, writes follow it ------------------------------------
+
+    def page_count(self, site: str) -> int:
+        unknown = [url for (s, url) in self._queue if s == site and (s, url) not in self._new]
+        if unknown:
+            missing = set(self.store.missing_pages(site, unknown))
+            self._new.update(((site, url), url in missing) for url in unknown)
+        queued_new = sum(1 for key in self._queue if key[0] == site and self._new[key])
+        return self.store.page_count(site) + queued_new
+
+    def add_page(self, site: str, url: str, counts: Mapping[str, int],
+                 links: Sequence[tuple[str, str]] = ()) -> bool:
+        self.flush()
+        return self.store.add_page(site, url, counts, links)
+
+    def put_records(self, site: str, kind: str, records: Mapping[str, bytes]) -> None:
+        if kind == RECORD_KIND:  # page updates write this kind
+            self.flush()
+        self.store.put_records(site, kind, records)
+
+    def records(self, site: str, kind: str) -> dict[str, bytes]:
+        if kind == RECORD_KIND:
+            self.flush()
+        return self.store.records(site, kind)
+
+    def term_sums(self, site: str, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        self.flush()
+        return self.store.term_sums(site, terms)
+
+    def all_term_sums(self, site: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+        self.flush()
+        return self.store.all_term_sums(site)
+
+    def entropy(self, site: str, terms: Iterable[str]) -> dict[str, float]:
+        self.flush()
+        return self.store.entropy(site, terms)
+
+    def snapshot(self, site: str) -> EntropySnapshot:
+        self.flush()
+        return self.store.snapshot(site)
+
+    def links(self, site: str) -> dict[str, list[Link]]:
+        self.flush()
+        return self.store.links(site)
+
+    def missing_pages(self, site: str, urls: Iterable[str]) -> list[str]:
+        self.flush()
+        return self.store.missing_pages(site, urls)
+
+    def sites(self) -> list[str]:
+        self.flush()
+        return self.store.sites()
+
+    def batch(self) -> AbstractContextManager[None]:
+        return self.store.batch()
+
+    def persistence_warning(self) -> str | None:
+        return self.store.persistence_warning()
+
+    def close(self) -> None:
+        """Write the queue, then close the store."""
+        try:
+            self.flush()
+        finally:
+            self.store.close()
+
+    def __repr__(self) -> str:
+        return repr(self.store)
 
 
 def feed_tree(

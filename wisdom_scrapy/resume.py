@@ -69,9 +69,14 @@ class PendingPages:
                 return False
             self._resumed_received.add(url)
         self._resuming.get(site, set()).discard(url)
+        self.fed(url, callback)
+        return True
+
+    def fed(self, url: str, callback: object) -> None:
+        """A page fed to the store: its callback is remembered, in case the page is recorded
+        (not written to the store yet, or waiting)."""
         name = getattr(callback, "__name__", None)
         self._callbacks[url] = name if isinstance(name, str) else None
-        return True
 
     def sync(self) -> None:
         """Write the pages that started or stopped waiting since the last call (if any)."""

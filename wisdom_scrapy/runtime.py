@@ -31,11 +31,11 @@ from wisdom_scrapy.dom import (
     looks_binary,
 )
 from wisdom_scrapy.extraction import ExtractionParams, Extractor
-from wisdom_scrapy.feed import FeedResult, PageUpdate, RetryQueue
+from wisdom_scrapy.feed import FeedResult, Outcome, PageUpdate, RetryQueue, WriteBehind
 from wisdom_scrapy.items import ArticleItem, PageItem, SiteStructureItem, TocItem
 from wisdom_scrapy.resume import PendingPages
 from wisdom_scrapy.settings import WisdomSettings
-from wisdom_scrapy.store import StoreError, StoreLost, TermStore, open_store, redact_uri
+from wisdom_scrapy.store import StoreError, StoreLost, open_store, redact_uri
 from wisdom_scrapy.text import MAX_TERM_CHARS
 
 if TYPE_CHECKING:
@@ -72,11 +72,13 @@ class WisdomRuntime:
             raise NotConfigured  # bare: Scrapy logs no "Disabled" warning per component
         self.stats = crawler.stats
         try:
-            self.store: TermStore = open_store(self.settings.store_uri)
+            store = open_store(self.settings.store_uri)
         except StoreError as exc:
             raise StoreError(
                 f"WISDOM_STORE_URI={redact_uri(self.settings.store_uri)!r}: {exc}"
             ) from exc
+        # pages are written behind, in batches; every component reads through it
+        self.store = WriteBehind(store, self.settings.store_batch_pages, self._written)
         logger.info("wisdom_scrapy: term-entropy store %r", self.store)
         warning = self.store.persistence_warning()
         if warning:
@@ -119,7 +121,7 @@ class WisdomRuntime:
         # with JOBDIR, waiting pages are mirrored in the store so a resumed crawl re-fetches them
         self.pending: PendingPages | None = None
         if crawler.settings.get("JOBDIR"):
-            self.pending = PendingPages(self.store, self.extractor.waiting_urls, self.inc)
+            self.pending = PendingPages(self.store, self._unfinished_urls, self.inc)
             crawler.signals.connect(self.on_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.flush_before_pipelines_close, signal=signals.spider_opened)
         crawler.signals.connect(self.on_closed, signal=signals.spider_closed)
@@ -173,16 +175,18 @@ class WisdomRuntime:
         self.inc(f"wisdom/skipped/{reason}")
 
     def feed_response(self, response: Response) -> bool:
-        """Model one response and feed it into the store; never raises. True if the store changed.
+        """Model one response and feed it into the store; never raises. True if it was fed.
 
         The :class:`PageModel` is kept (weakly, with the response) for the analysis of the
         spider's output, so the page's terms are computed once.
 
         Non-HTML (by type, or binary bytes whatever the type says), empty and oversized bodies
-        are skipped and counted under ``wisdom/skipped/<reason>``. A store failure is logged and
-        counted under ``wisdom/store_errors``; the page's update (its counts and links) is kept
-        and applied again after the next successful update, at idle and at close
-        (``wisdom/store/retried``).
+        are skipped and counted under ``wisdom/skipped/<reason>``. The page's update is written
+        behind (:class:`~wisdom_scrapy.feed.WriteBehind`: with the next
+        ``WISDOM_STORE_BATCH_PAGES`` pages, before any read of the store, at idle and at close;
+        at once in a distributed worker). A store failure is logged and counted under
+        ``wisdom/store_errors``; the page's update (its counts and links) is kept and applied
+        again after the next successful write, at idle and at close (``wisdom/store/retried``).
         Pages never stored are counted under ``wisdom/pages_lost`` and logged as errors.
         """
         if response.meta.get(LATE_ITEMS_META):
@@ -219,15 +223,11 @@ class WisdomRuntime:
         self.fed_sites[site] += 1
         update = PageUpdate.of(model, site)
         self._count_losses(model)
-        try:
-            result = update.apply(self.store)
-        except StoreError as exc:
-            self._unstored(update, exc)
-            changed = False
-        else:
-            changed = self._stored(result)
-            self.inc("wisdom/bytes/fed", len(response.body))
-            self.retry_unstored()
+        self.inc("wisdom/bytes/fed", len(response.body))
+        if self.pending is not None:  # recorded as fed, not stored yet, until it is
+            self.pending.fed(response.url, response.request and response.request.callback)
+        self.retry_queue.discard(update)  # this newer version replaces it
+        self.store.add(update, limit=1 if self.distributed else None)
         try:
             self.cleaners.observe(site, response.url, model)
         except StoreError as exc:
@@ -237,7 +237,7 @@ class WisdomRuntime:
             self.failed("cleaner", response.url)
         self.ready.extend(self.extractor.page_fetched(site, response.url, model, update.blocks))
         self.sync_pending()
-        return changed
+        return True
 
     def _model(self, root: Any, url: str) -> PageModel | None:
         """The page's model with its terms, or None for a page above ``WISDOM_MAX_PAGE_NODES``
@@ -292,6 +292,25 @@ class WisdomRuntime:
                 self._losses_logged.add(stat)
                 logger.warning("wisdom_scrapy: %s %s (%d; further pages are only counted, "
                                "under %s)", model.url, what, n, stat)
+
+    def _written(self, updates: list[PageUpdate], outcome: Outcome) -> None:
+        """A batch of page updates written (:class:`~wisdom_scrapy.feed.WriteBehind`): each
+        page counted, or, when the store refused the batch, each queued for a retry."""
+        if isinstance(outcome, StoreError):
+            for update in updates:
+                self._unstored(update, outcome)
+            return
+        for result in outcome:
+            self._stored(result)
+        self.retry_unstored()
+
+    def _unfinished_urls(self) -> dict[str, list[str]]:
+        """Per site, the pages a resumed crawl must fetch again: those waiting for their
+        analysis and those fed but not written to the store yet."""
+        urls = self.extractor.waiting_urls()
+        for site, queued in self.store.queued_urls().items():
+            urls[site] = urls.get(site, []) + queued
+        return urls
 
     def _stored(self, result: FeedResult) -> bool:
         self.inc("wisdom/pages_fed" if result.changed else "wisdom/pages_unchanged")
@@ -358,7 +377,7 @@ class WisdomRuntime:
         if not len(self.retry_queue):
             return
         try:
-            for result in self.retry_queue.retry(self.store):
+            for result in self.retry_queue.retry(self.store.store):  # the queue stays behind
                 self._stored(result)
                 self.inc("wisdom/store/retried")
         except StoreError as exc:
@@ -468,6 +487,7 @@ class WisdomRuntime:
         Items can only enter the flow as spider output, so this schedules one request for an
         empty ``data:`` URL whose callback returns them; the spider stays open until it ran.
         """
+        self.store.flush()
         self.retry_unstored()
         if self._late_request_pending or not (self.ready or self.extractor.waiting()):
             return
@@ -524,6 +544,7 @@ class WisdomRuntime:
         store knows now (a cold store: single-page mode, the item's ``single_page`` says so),
         then what the close hooks add; page items counted under
         ``wisdom/items/flushed_at_close``. Never raises: a failing hook is counted and logged."""
+        self.store.flush()
         self.retry_unstored()
         items = self.extractor.flush() + self.take_ready()
         self.sync_pending()
@@ -540,6 +561,7 @@ class WisdomRuntime:
         """Last retry of the pages the store refused, then a check that the pages stored are
         all still there; pages never stored or gone are counted under ``wisdom/pages_lost``
         and logged (here, so the crawl's stats dump shows them)."""
+        self.store.flush()
         self.retry_unstored()
         self.lose(self.retry_queue.urls(), "were never stored")
         for site in self.stored_urls:

@@ -12,6 +12,9 @@ WISDOM_STORE_URI           derived                  term-entropy store: ``memory
                                                     by default ``wisdom.db`` in the project
                                                     data directory (``.scrapy/``, as Scrapy's
                                                     HTTP cache), see :func:`default_store_uri`
+WISDOM_STORE_BATCH_PAGES   32                       pages written to the store per transaction
+                                                    (write-behind; 1: each page at once); a
+                                                    distributed worker writes each page at once
 WISDOM_SITE_KEY            ``host``                 how pages are grouped into sites: ``host``
                                                     (host and port) or the import path of a
                                                     function ``url -> str``
@@ -96,6 +99,7 @@ __all__ = ["DEFAULTS", "SettingsError", "WisdomSettings", "default_store_uri"]
 DEFAULTS: dict[str, Any] = {
     "WISDOM_ENABLED": True,
     "WISDOM_STORE_URI": None,  # default_store_uri()
+    "WISDOM_STORE_BATCH_PAGES": 32,
     "WISDOM_SITE_KEY": "host",
     "WISDOM_KEEP_NUMBERS": False,
     "WISDOM_MAX_PAGE_BYTES": 10 * 1024 * 1024,
@@ -302,6 +306,7 @@ class WisdomSettings:
 
     enabled: bool
     store_uri: str
+    store_batch_pages: int
     site_key: Callable[[str], str]
     keep_numbers: bool
     max_page_bytes: int
@@ -347,6 +352,7 @@ class WisdomSettings:
         return cls(
             enabled=_get(settings, "WISDOM_ENABLED", "bool"),
             store_uri=store_uri,
+            store_batch_pages=_positive(settings, "WISDOM_STORE_BATCH_PAGES"),
             site_key=_site_key_function(settings.get("WISDOM_SITE_KEY", "host")),
             keep_numbers=_get(settings, "WISDOM_KEEP_NUMBERS", "bool"),
             max_page_bytes=_positive(settings, "WISDOM_MAX_PAGE_BYTES"),

@@ -5,7 +5,11 @@ targets) must not be lost."""
 
 from __future__ import annotations
 
+import re
 import signal
+import sqlite3
+import subprocess
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -17,7 +21,6 @@ from tests.reliability.conftest import (
     store_state,
     wait_until,
 )
-from tests.reliability.test_stores import _sqlite_pages
 from wisdom_scrapy.resume import KIND
 from wisdom_scrapy.store import open_store
 
@@ -26,13 +29,31 @@ def _pages(result: CrawlResult) -> list[str]:
     return [i["url"] for i in result.items if "tocs" not in i]
 
 
+def _recorded(path: Path) -> tuple[set[str], set[str]]:
+    """(URLs recorded as waiting, URLs stored) in the SQLite store at ``path``, read while the
+    crawl writes it; empty sets while it cannot be read."""
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.1) as db:
+            recorded = {u for (u,) in db.execute(
+                "SELECT key FROM records WHERE kind = ? AND value != x''", (KIND,))}
+            return recorded, {u for (u,) in db.execute("SELECT url FROM pages")}
+    except sqlite3.Error:
+        return set(), set()
+
+
+def _fed(path: Path) -> int:
+    """Pages fed: those stored and those recorded as not written yet (or waiting)."""
+    recorded, stored = _recorded(path)
+    return len(recorded | stored)
+
+
 def _interrupted(tmp_path: Path, doc_url: str, sig: int) -> tuple[str, CrawlResult]:
-    """A JOBDIR crawl sent ``sig`` once 15 pages are stored (during warm-up: pages are held in
+    """A JOBDIR crawl sent ``sig`` once 15 pages are fed (during warm-up: pages are held in
     memory then): (store URI, its result)."""
     path = tmp_path / "store.db"
     first = crawl(tmp_path, doc_url, f"sqlite:///{path}", name="first", **_jobdir(tmp_path))
     first.start()
-    wait_until(lambda: _sqlite_pages(path) >= 15, what="15 pages in the store")
+    wait_until(lambda: _fed(path) >= 15, what="15 pages fed")
     assert first.process is not None
     first.process.send_signal(sig)
     return f"sqlite:///{path}", first.wait(120)
@@ -74,4 +95,45 @@ def test_sigkill_then_resume(reference, doc_url, tmp_path: Path) -> None:
     assert two.stats["wisdom/resumed_pages"] == len(waiting)
     pages = Counter(_pages(two))
     assert max(pages.values()) == 1 and waiting <= set(pages)
+    assert_same_store(store_state(uri), reference[1])
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGSTOP ``process`` and wait until it is stopped (signals are delivered asynchronously)."""
+    process.send_signal(signal.SIGSTOP)
+    stat = Path(f"/proc/{process.pid}/stat")
+    while process.poll() is None and stat.read_text().rsplit(")", 1)[1].split()[0] != "T":
+        time.sleep(0.001)
+
+
+def _scraped(log: str) -> set[str]:
+    return set(re.findall(r"Scraped from <200 (\S+)>", log))
+
+
+def test_sigkill_mid_batch_then_resume(reference, doc_url, tmp_path: Path) -> None:
+    """SIGKILL while pages whose items have left are fed but not written to the store yet (the
+    store writes pages in batches: ``WISDOM_STORE_BATCH_PAGES``). Each such page was recorded
+    as fed: the resumed crawl fetches it again, and the store ends equal to an uninterrupted
+    crawl's. The crawl is frozen (SIGSTOP) until that state is seen, then killed in it."""
+    path, uri = tmp_path / "store.db", f"sqlite:///{tmp_path / 'store.db'}"
+    job = {"JOBDIR": str(tmp_path / "job")}  # the derived warm-up: items leave early
+    first = crawl(tmp_path, doc_url, uri, name="first", LOG_LEVEL="DEBUG", **job).start()
+    assert first.process is not None
+    deadline = time.monotonic() + 120
+    while True:
+        _stop(first.process)
+        recorded, stored = _recorded(path)
+        unwritten = _scraped(first.log_path.read_text(errors="replace")) - stored
+        if unwritten or first.process.poll() is not None or time.monotonic() > deadline:
+            break
+        first.process.send_signal(signal.SIGCONT)
+        time.sleep(0.02)
+    first.process.send_signal(signal.SIGKILL)
+    first.process.send_signal(signal.SIGCONT)
+    assert first.wait(60).returncode == -signal.SIGKILL
+    assert unwritten, "no page was left unwritten at any stop: nothing tested"
+    assert unwritten <= recorded  # every page fed is stored or recorded
+    two = crawl(tmp_path, doc_url, uri, name="second", **job).start().wait(300)
+    assert_clean(two)
+    assert two.stats["wisdom/resumed_pages"] == len(recorded)
     assert_same_store(store_state(uri), reference[1])

@@ -34,6 +34,7 @@ from tests.reliability.conftest import (
 )
 from tests.reliability.test_stores import _redis_pages, _sqlite_pages, lost
 from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.feed import FeedResult, Outcome, PageUpdate, WriteBehind
 from wisdom_scrapy.store import StoreError, open_store
 from wisdom_scrapy.urls import host_key
 
@@ -90,6 +91,42 @@ def test_failed_commit_then_retry_stores_each_page_once(roomy_disk: SmallDisk,
     with open_store("memory://") as fault_free:
         for page in pages:
             fault_free.add_page(site, *page)
+        assert_same_store(state, _state(fault_free))
+
+
+def test_failed_batch_commit_then_retry_stores_each_page_once(roomy_disk: SmallDisk,
+                                                              python_doc_pages) -> None:
+    """The same with pages written behind, 4 per transaction (what a crawl does): a batch
+    refused at COMMIT stores none of its pages and keeps no term id of theirs; given again,
+    each is stored once and correctly."""
+    updates = [PageUpdate.of(PageModel.from_html(html, url)) for url, html in python_doc_pages[:30]]
+    refused: list[PageUpdate] = []
+    stored: list[FeedResult] = []
+
+    def report(batch: list[PageUpdate], outcome: Outcome) -> None:
+        if isinstance(outcome, StoreError):
+            refused.extend(batch)
+        else:
+            stored.extend(outcome)
+
+    with WriteBehind(open_store(f"sqlite:///{roomy_disk.path / 'store.db'}"), 4,
+                     report) as store:
+        for update in updates[:8]:
+            store.add(update)
+        roomy_disk.fill()
+        for update in updates[8:20]:
+            store.add(update)
+        roomy_disk.free()
+        assert len(refused) >= 4, "the full disk refused too few batches to test anything"
+        for update in [*refused, *updates[20:]]:
+            store.add(update)
+        store.flush()
+        state = _state(store)
+    assert sorted(r.url for r in stored) == sorted(u.url for u in updates)  # each once
+    assert all(r.changed for r in stored)
+    with open_store("memory://") as fault_free:
+        for update in updates:
+            update.apply(fault_free)
         assert_same_store(state, _state(fault_free))
 
 

@@ -35,6 +35,7 @@ import re
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import NamedTuple
 from urllib.parse import urlsplit, urlunsplit
@@ -224,6 +225,12 @@ class TermStore(ABC):
         """
         stored = self.links(site)
         return [url for url in urls if url not in stored]
+
+    def batch(self) -> AbstractContextManager[None]:
+        """Group the writes made inside into fewer, larger atomic writes where the backend can
+        (SQLite: one transaction; a failure stores none of them). This default writes each
+        on its own, as outside a batch."""
+        return nullcontext()
 
     def persistence_warning(self) -> str | None:
         """Why this store may lose what it is given without any call failing (None when it

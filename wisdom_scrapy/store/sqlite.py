@@ -2,8 +2,10 @@
 
 Safe with concurrent writers (several crawler processes on one machine): the file is in WAL mode
 and every page update is one ``BEGIN IMMEDIATE`` transaction, so a page is counted entirely or
-not at all, even if the process is killed mid-update. Term ids are assigned by the database and
-never change, so each connection caches them and resolves a page's known terms without a query.
+not at all, even if the process is killed mid-update (:meth:`SQLiteStore.batch` makes one
+transaction of several pages' updates: all of them or none). Term ids are assigned by the
+database and never change, so each connection caches them and resolves a page's known terms
+without a query.
 
 Schema (version 1)::
 
@@ -184,7 +186,8 @@ class SQLiteStore(TermStore):
         timeout = timeout if uri_timeout is None else uri_timeout
         if not create and not Path(self.path).is_file():
             raise StoreError(f"no SQLite store at {self.path!r} (nothing crawled into it yet?)")
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # reentrant: the writes inside a batch() take it again
+        self._batching = False  # inside batch(): writes join its transaction
         self._site_ids: dict[str, int] = {}
         self._term_ids: dict[int, dict[str, int]] = {}
         try:
@@ -229,8 +232,24 @@ class SQLiteStore(TermStore):
             raise StoreError(f"schema version {version}, this wisdom_scrapy reads {SCHEMA_VERSION}")
 
     @contextmanager
+    def batch(self) -> Iterator[None]:
+        """One ``BEGIN IMMEDIATE`` transaction for every write and read inside: a batch of
+        pages costs one commit (one write of the shared B-tree pages to the WAL) instead of one
+        per page. Nothing of it is stored if anything inside raises or COMMIT fails; the term-id
+        cache is then cleared (:meth:`_abandon`), as for a single page."""
+        with self._transaction():
+            self._batching = True
+            try:
+                yield
+            finally:
+                self._batching = False
+
+    @contextmanager
     def _transaction(self, mode: str = "IMMEDIATE") -> Iterator[sqlite3.Connection]:
         with self._lock:
+            if self._batching:  # inside batch(): its transaction, committed or abandoned there
+                yield self._db
+                return
             try:
                 self._check_file()
                 self._db.execute(f"BEGIN {mode}")
