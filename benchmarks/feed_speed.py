@@ -27,7 +27,11 @@ of a cold first crawl of the site, caches warming as it goes.
 
 Passes per run: one ``feed_tree`` pass per backend (the headline figures), then one breakdown
 pass that calls the feed's steps one by one (page model, its term counts, its links, then
-``add_page`` on every backend with the same counts). The parse time of a page is its minimum
+``add_page`` on every backend with the same counts), then one store-write pass per backend: the
+pages' updates (counts, links, block fingerprints: what a crawl writes), computed beforehand,
+written page by page (``PageUpdate.apply``) and then written behind as a crawl does
+(:class:`~wisdom_scrapy.feed.WriteBehind`, ``WISDOM_STORE_BATCH_PAGES`` per transaction; a
+batch's write is timed with the page that fills it). The parse time of a page is its minimum
 over all passes. A last, untimed pass measures the store's size after 100, 300 and all pages.
 
 Pages are fed in crawl order (breadth-first from ``index.html``, as a spider would reach them;
@@ -70,7 +74,8 @@ from wisdom_scrapy import feed as feed_module
 from wisdom_scrapy import text as text_module
 from wisdom_scrapy import urls as urls_module
 from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.feed import feed_tree
+from wisdom_scrapy.feed import PageUpdate, WriteBehind, feed_tree
+from wisdom_scrapy.settings import DEFAULTS
 from wisdom_scrapy.store import TermStore, open_store
 from wisdom_scrapy.store.base import encode_links, page_digest
 from wisdom_scrapy.text import count_terms
@@ -81,6 +86,7 @@ BASE_URL = "http://127.0.0.1:8000/"
 ALL_BACKENDS = ("memory", "sqlite", "redis")
 SIZE_CHECKPOINTS = (100, 300)
 TARGET_RATIO = 1.0  # feed / parse with SQLite (DESIGN.md, "Speed")
+BATCH_PAGES = DEFAULTS["WISDOM_STORE_BATCH_PAGES"]
 
 clock = time.perf_counter
 cpu_clock = time.thread_time  # CPU time of this thread: blind to other processes' load
@@ -314,6 +320,25 @@ def feed_pass(pages: Sequence[Page], store: TermStore, timings: Timings, name: s
         t2 = stamp()
         timings.add("parse", i, t0, t1)
         timings.add(f"feed:{name}", i, t1, t2)
+
+
+def write_pass(updates: Sequence[PageUpdate], backends: Backends, timings: Timings) -> None:
+    """Each backend: the updates written page by page, then behind (module docstring)."""
+    for name in backends.names:
+        store = backends.fresh(name)
+        for i, update in enumerate(updates):
+            t0 = stamp()
+            update.apply(store)
+            timings.add(f"write:{name}", i, t0, stamp())
+        backends.discard(name, store)
+        behind = WriteBehind(backends.fresh(name), BATCH_PAGES, lambda *_: None)
+        for i, update in enumerate(updates):
+            t0 = stamp()
+            behind.add(update)
+            if i == len(updates) - 1:
+                behind.flush()
+            timings.add(f"write_behind:{name}", i, t0, stamp())
+        backends.discard(name, behind.store)
 
 
 @dataclass
@@ -613,6 +638,10 @@ def measure(pages: list[Page], backends: Backends, args: argparse.Namespace) -> 
         print(f"run {run + 1}/{args.runs}: breakdown          {clock() - t0:6.1f} s")
         for name, store in stores.items():
             backends.discard(name, store)
+        t0 = clock()
+        write_pass([PageUpdate.of(PageModel.from_tree(parse(p), p.url)) for p in pages],
+                   backends, timings)
+        print(f"run {run + 1}/{args.runs}: store writes       {clock() - t0:6.1f} s")
     sizes: dict[str, dict[int, dict[str, Any]]] = {}
     if not args.no_size:
         checkpoints = sorted({c for c in SIZE_CHECKPOINTS if c < n} | {n})
@@ -704,6 +733,10 @@ def breakdown_table(m: Measured) -> tuple[str, dict[str, Any]]:
     rows = [row(step, step, sec, shares(sec)) for step, sec in common.items()]
     for name, sec in writes.items():
         rows.append(row(f"add_page ({name})", f"add_page:{name}", sec, shares(sec, name)))
+    for name in m.backends.names:
+        for key, how in (("write", "page by page"), ("write_behind", f"{BATCH_PAGES} per batch")):
+            sec = t.total(f"{key}:{name}")
+            rows.append(row(f"store write with blocks, {how} ({name})", f"{key}:{name}", sec, ""))
     for step in ("in add_page: page_digest", "in add_page: encode_links"):
         rows.append(
             row(f"…{step[12:]} (in every / SQLite, Redis add_page)", step, t.total(step), "")
