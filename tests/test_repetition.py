@@ -83,3 +83,43 @@ def test_a_heading_whose_section_lost_its_content_is_an_orphan() -> None:
     assert found == {"Related stories", "Empty section", "Empty sub"}
     # with nothing excluded every heading labels something
     assert not _orphan_headings(m, body, np.zeros(m.n, dtype=bool)).any()
+
+
+def _post(i: int) -> str:
+    items = "".join(f'<h4><a href="https://ext.test/{i}/{k}">Link {i} {k} word{i}x{k}</a></h4>'
+                    f"<p>Summary {k} of issue {i}: why topic{i}x{k} matters, and how subject{k}"
+                    f"y{i} works in practice.</p>" for k in range(6))
+    signature = ('<blockquote><p>Weekly digest by <a href="https://team.test/">the team</a>.</p>'
+                 '<p><a href="https://team.test/ann">@ann</a> editor</p>'
+                 '<p><a href="https://team.test/bob">@bob</a> writer</p></blockquote>')
+    return (f'<html><body><header><nav><ul><li><a href="/a.html">Archive</a></li>'
+            f'<li><a href="/b.html">About us</a></li></ul></nav></header>'
+            f'<div class="post"><section><a href="/weekly.html">Filed in Weekly</a></section>'
+            f"<article>{items}{signature}</article>"
+            f'<section><p><a href="/feed.xml">Subscribe via RSS</a></p></section></div>'
+            f"</body></html>")
+
+
+def test_a_block_repeated_among_a_posts_own_paragraphs_is_its_text() -> None:
+    """An editors' signature the site repeats in every post stands among the post's own
+    paragraphs and stays in its article; the theme's boxes beside the content do not."""
+    from wisdom_scrapy.analysis import analyze_page
+    from wisdom_scrapy.mining.repetition import embedded_lines, repeated_text
+
+    rep = BlockRepetition()
+    for i in range(6):
+        rep.add(f"http://s.test/{i}.html", PageModel.from_html(_post(i), f"http://s.test/{i}.html"))
+    page = PageModel.from_html(_post(9), "http://s.test/9.html")
+    template = repeated_text(page, rep)
+    embedded = embedded_lines(page, template)
+    signature = _node(page, "Weekly digest by the team. @ann editor @bob writer")
+    ann, rss = _node(page, "@ann editor"), _node(page, "Subscribe via RSS")
+    filed = _node(page, "Filed in Weekly")
+    assert template[signature] and template[ann] and template[rss] and template[filed]
+    assert embedded[signature] and embedded[ann]  # inside the post's content
+    assert not embedded[rss] and not embedded[filed]  # the theme's boxes beside it
+    analysis = analyze_page(_post(9), "http://s.test/9.html", repetition=rep)
+    assert analysis.role == "article"
+    text = " ".join(analysis.article_text.split())
+    assert "@ann editor @bob writer" in text and "Summary 0 of issue 9" in text
+    assert "Subscribe via RSS" not in text and "Filed in Weekly" not in text

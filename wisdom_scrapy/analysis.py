@@ -18,6 +18,10 @@ Site refinement (:class:`SiteView`; measured in ``benchmarks/blog_sites.py``)
       introduction, the section's own link lists, its heading);
     * a post's own list of links from a link box: what the page alone excluded for its
       structure (link lists, teasers) comes back unless the site repeats its text;
+    * a block the author repeats in many posts (a signature, a release note's standard
+      paragraph) from the theme's template: a repeated block standing among the page's own
+      paragraphs is inside the content (:func:`~wisdom_scrapy.mining.repetition.
+      embedded_lines`), so it neither stops the widening nor stays excluded;
     * a list page from an article: a page whose titled items hold most of its own text is a
       TOC (:mod:`wisdom_scrapy.mining.listing`), whatever the ratio of anchor text to context
       (teasers and whole posts in a list outweigh their title links).
@@ -87,7 +91,12 @@ import numpy as np
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.mining.density import SinglePageArticle, single_page_article
 from wisdom_scrapy.mining.listing import LIST_SHARE, item_share, titled_items
-from wisdom_scrapy.mining.repetition import repeated_text, stored_repetition, template_boxes
+from wisdom_scrapy.mining.repetition import (
+    embedded_lines,
+    repeated_text,
+    stored_repetition,
+    template_boxes,
+)
 from wisdom_scrapy.mining.wisdom import (
     DEFAULT_PARAMS,
     InformativeStructure,
@@ -432,14 +441,16 @@ def _article_of(model: PageModel, site_view: SiteView | None) -> SinglePageArtic
     """The article body of the page, by its structure, corrected by what the site knows
     (module docstring, "Site refinement"): with ``site_view``, sub-trees the page alone
     excluded for their structure (link lists, link boxes, teasers) come back unless the site
-    repeats their text."""
+    repeats their text outside the page's own content (a block repeated among the post's own
+    paragraphs is the post's: :func:`~wisdom_scrapy.mining.repetition.embedded_lines`)."""
     if site_view is None:
         return single_page_article(model)
-    found = single_page_article(model, template=site_view.boxes)
+    template = site_view.template & ~embedded_lines(model, site_view.template)
+    found = single_page_article(model, template=site_view.boxes & template)
     if found is None or found.structural is None:
         return found
     exclude = found.exclude.copy()
-    own = found.structural & ~site_view.template
+    own = found.structural & ~template
     exclude &= ~(own & model.subtree_mask(own & exclude))
     return replace(found, exclude=exclude)
 

@@ -73,6 +73,7 @@ __all__ = [
     "BlockRepetition",
     "block_fingerprints",
     "decode_blocks",
+    "embedded_lines",
     "encode_blocks",
     "merge_stored",
     "page_blocks",
@@ -250,3 +251,33 @@ def template_boxes(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.
     links[link_anchors(model) + 1] = 1
     csum = np.cumsum(links)  # links among nodes < i: csum[i]
     return template & (csum[model.subtree_end] > csum[: model.n])
+
+
+def embedded_lines(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """The nodes of ``template`` (:func:`repeated_text`) inside the page's own content: a
+    template node whose parent also holds a *paragraph of the page's own* — a block with no
+    block inside it, holding terms, whose text the site does not repeat — and every template
+    node inside such a node.
+
+    A theme's box (a menu, a share bar, a "filed in" line, a footer) stands among the theme's
+    boxes or beside the container of the page's content, and a container is no paragraph. A
+    block an author repeats in many posts (an editors' signature, a release note's standard
+    paragraph and dependency listing) stands among the post's own paragraphs: the theme's body
+    element holds it, and it is the post's text however often the site repeats it. Inline
+    advertisements among the paragraphs are boilerplate by their markup cues
+    (:mod:`~wisdom_scrapy.mining.density`), not by this rule."""
+    n = model.n
+    if n < 2:
+        return np.zeros(n, dtype=bool)
+    has_terms = model.term_start[model.subtree_end] > model.term_start[:-1]
+    blocks = block_nodes(model)
+    csum = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(blocks, out=csum[1:])
+    paragraph = blocks & (csum[model.subtree_end] - csum[:-1] == 1)  # no block inside
+    own = paragraph & ~template & has_terms
+    own[0] = False
+    holds = np.zeros(n, dtype=bool)
+    holds[model.parent[own]] = True
+    out = template & holds[np.maximum(model.parent, 0)]
+    out[0] = False
+    return template & model.subtree_mask(out)
