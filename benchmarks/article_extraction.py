@@ -42,7 +42,6 @@ if __package__ in (None, ""):  # run as a script: make ``_common`` importable
 import numpy as np
 from _common import (
     ARTICLE_BENCHMARK_DIR,
-    REPO_ROOT,
     ArticlePage,
     dist_version,
     environment,
@@ -223,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=ARTICLE_BENCHMARK_DIR,
         help="benchmark directory with html/*.html.gz and ground-truth.json "
-        f"(default: {ARTICLE_BENCHMARK_DIR.relative_to(REPO_ROOT.parent)} next to the repo)",
+        f"(default: ../shared/data/{ARTICLE_BENCHMARK_DIR.name} next to the repo)",
     )
     parser.add_argument(
         "--only",
