@@ -7,6 +7,7 @@ rule); the demo site's real article pages through the real extractor are in test
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from wisdom_scrapy.analysis import _orphan_headings
 from wisdom_scrapy.dom import PageModel
@@ -85,13 +86,19 @@ def test_a_heading_whose_section_lost_its_content_is_an_orphan() -> None:
     assert not _orphan_headings(m, body, np.zeros(m.n, dtype=bool)).any()
 
 
-def _post(i: int) -> str:
+EDITORS = [f'<p><a href="https://team.test/{name}">@{name}</a> {role}</p>' for name, role in
+           (("ann", "editor"), ("bob", "writer"), ("cy", "tester"), ("di", "reader"))]
+
+
+def _post(i: int, rotate: bool) -> str:
     items = "".join(f'<h4><a href="https://ext.test/{i}/{k}">Link {i} {k} word{i}x{k}</a></h4>'
                     f"<p>Summary {k} of issue {i}: why topic{i}x{k} matters, and how subject{k}"
                     f"y{i} works in practice.</p>" for k in range(6))
+    # every post names the team and editors; rotating, three of four by turns, so the
+    # signature as a whole is on few pages while each of its lines is on most
+    editors = [e for k, e in enumerate(EDITORS) if not rotate or k != i % 4][:3]
     signature = ('<blockquote><p>Weekly digest by <a href="https://team.test/">the team</a>.</p>'
-                 '<p><a href="https://team.test/ann">@ann</a> editor</p>'
-                 '<p><a href="https://team.test/bob">@bob</a> writer</p></blockquote>')
+                 + "".join(editors) + "</blockquote>")
     return (f'<html><body><header><nav><ul><li><a href="/a.html">Archive</a></li>'
             f'<li><a href="/b.html">About us</a></li></ul></nav></header>'
             f'<div class="post"><section><a href="/weekly.html">Filed in Weekly</a></section>'
@@ -100,26 +107,32 @@ def _post(i: int) -> str:
             f"</body></html>")
 
 
-def test_a_block_repeated_among_a_posts_own_paragraphs_is_its_text() -> None:
-    """An editors' signature the site repeats in every post stands among the post's own
-    paragraphs and stays in its article; the theme's boxes beside the content do not."""
+@pytest.mark.parametrize("rotate", [False, True])
+def test_a_block_repeated_among_a_posts_own_paragraphs_is_its_text(rotate: bool) -> None:
+    """An editors' signature the site repeats in its posts stands among a post's own
+    paragraphs and stays in its article, whether the site repeats it whole or line by line;
+    the theme's boxes beside the content do not."""
     from wisdom_scrapy.analysis import analyze_page
     from wisdom_scrapy.mining.repetition import embedded_lines, repeated_text
 
     rep = BlockRepetition()
-    for i in range(6):
-        rep.add(f"http://s.test/{i}.html", PageModel.from_html(_post(i), f"http://s.test/{i}.html"))
-    page = PageModel.from_html(_post(9), "http://s.test/9.html")
+    for i in range(8):
+        url = f"http://s.test/{i}.html"
+        rep.add(url, PageModel.from_html(_post(i, rotate), url))
+    html, url = _post(9, rotate), "http://s.test/9.html"
+    page = PageModel.from_html(html, url)
     template = repeated_text(page, rep)
     embedded = embedded_lines(page, template)
-    signature = _node(page, "Weekly digest by the team. @ann editor @bob writer")
+    signature = next(i for i in range(page.n) if page.tag_names[page.tag_id[i]] == "blockquote")
     ann, rss = _node(page, "@ann editor"), _node(page, "Subscribe via RSS")
     filed = _node(page, "Filed in Weekly")
-    assert template[signature] and template[ann] and template[rss] and template[filed]
-    assert embedded[signature] and embedded[ann]  # inside the post's content
+    assert template[signature] != rotate  # whole, or only its lines
+    assert template[ann] and template[rss] and template[filed]
+    assert embedded[ann] and embedded[signature] == template[signature]  # inside the content
     assert not embedded[rss] and not embedded[filed]  # the theme's boxes beside it
-    analysis = analyze_page(_post(9), "http://s.test/9.html", repetition=rep)
+    analysis = analyze_page(html, url, repetition=rep)
     assert analysis.role == "article"
     text = " ".join(analysis.article_text.split())
-    assert "@ann editor @bob writer" in text and "Summary 0 of issue 9" in text
+    assert "the team. @ann editor" in text and "@cy tester" in text
+    assert "Summary 0 of issue 9" in text
     assert "Subscribe via RSS" not in text and "Filed in Weekly" not in text

@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from wisdom_scrapy.dom import BLOCK_TAGS
+from wisdom_scrapy.dom import BLOCK_TAGS, nearest_marked
 from wisdom_scrapy.text import stable_hash
 
 if TYPE_CHECKING:
@@ -254,10 +254,13 @@ def template_boxes(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.
 
 
 def embedded_lines(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
-    """The nodes of ``template`` (:func:`repeated_text`) inside the page's own content: a
-    template node whose parent also holds a *paragraph of the page's own* — a block with no
-    block inside it, holding terms, whose text the site does not repeat — and every template
-    node inside such a node.
+    """The nodes of ``template`` (:func:`repeated_text`) inside the page's own content.
+
+    The content is where the page's own paragraphs are: a node whose children include a
+    *paragraph of the page's own* (a block with no block inside it, holding terms, whose text
+    the site does not repeat), and the blocks the site does not repeat nested in such a node
+    (a quote or a section of the post, even one whose lines are all repeated). A template node
+    whose parent is in the content is embedded, with every template node inside it.
 
     A theme's box (a menu, a share bar, a "filed in" line, a footer) stands among the theme's
     boxes or beside the container of the page's content, and a container is no paragraph. A
@@ -269,6 +272,7 @@ def embedded_lines(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.
     n = model.n
     if n < 2:
         return np.zeros(n, dtype=bool)
+    parent = model.parent
     has_terms = model.term_start[model.subtree_end] > model.term_start[:-1]
     blocks = block_nodes(model)
     csum = np.zeros(n + 1, dtype=np.int64)
@@ -277,7 +281,11 @@ def embedded_lines(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.
     own = paragraph & ~template & has_terms
     own[0] = False
     holds = np.zeros(n, dtype=bool)
-    holds[model.parent[own]] = True
-    out = template & holds[np.maximum(model.parent, 0)]
+    holds[parent[own]] = True
+    # a block the site does not repeat takes its content status from its nearest ancestor
+    # that is not such a block (or holds a paragraph itself)
+    passing = blocks & ~template & ~holds
+    content = holds | (passing & holds[nearest_marked(~passing, parent)])
+    out = template & content[np.maximum(parent, 0)]
     out[0] = False
     return template & model.subtree_mask(out)
