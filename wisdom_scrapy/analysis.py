@@ -265,21 +265,12 @@ def _block_figures(f: NodeFeatures, node: int, feature: str) -> dict[str, float]
     }
 
 
-def _lca(model: PageModel, nodes: list[int]) -> int:
-    """Lowest common ancestor: the deepest node whose range holds every node."""
-    lo, hi = min(nodes), max(nodes)
-    a = lo
-    while not (a <= hi < model.subtree_end[a]):
-        a = int(model.parent[a])
-    return a
-
-
 def _body_and_exclude(
     model: PageModel, structure: InformativeStructure
 ) -> tuple[int, NDArray[np.bool_]]:
     """The LCA of the blocks and the node mask text_of must skip under it."""
     roots = [b.node for b in structure.blocks]
-    body = _lca(model, roots)
+    body = model.lca(roots)
     keep = structure.covered(model)
     parent = model.parent
     for r in roots:  # the paths from the blocks up to the body stay (their own text joins them)

@@ -380,14 +380,6 @@ def site_cleaner(name: str, *, sample_pages: int = 500) -> SiteCleaner:
     raise ValueError(f"unknown cleaner {name!r}: use one of {', '.join(CLEANERS)}")
 
 
-def _lca(model: PageModel, nodes: NDArray[np.int64]) -> int:
-    lo, hi = int(nodes.min()), int(nodes.max())
-    a = lo
-    while not (a <= hi < model.subtree_end[a]):
-        a = int(model.parent[a])
-    return a
-
-
 def apply_cleaned(analysis: PageAnalysis, model: PageModel, cleaned: Cleaned, name: str) -> None:
     """Put a cleaner's result in ``analysis`` (article text, html, block, features, role)."""
     from wisdom_scrapy.analysis import Block
@@ -403,7 +395,7 @@ def apply_cleaned(analysis: PageAnalysis, model: PageModel, cleaned: Cleaned, na
         analysis.role, analysis.article_text = "other", ""
         analysis.article_node = analysis.article_exclude = None
         return
-    body = _lca(model, texty)
+    body = model.lca(texty)
     end = model.subtree_end
     csum = np.concatenate([[0], np.cumsum(cleaned.keep & (model.own_len > 0))])
     has_kept = csum[end] - csum[np.arange(model.n)] > 0

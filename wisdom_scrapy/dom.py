@@ -538,6 +538,16 @@ class PageModel:
         starts = np.flatnonzero(roots)
         return _range_mask(starts, self.subtree_end[starts], self.n)
 
+    def lca(self, nodes: Sequence[int] | NDArray[np.integer]) -> int:
+        """Lowest common ancestor-or-self of ``nodes`` (not empty): the deepest node whose
+        sub-tree holds the first and the last of them in document order."""
+        at = np.asarray(nodes)
+        lo, hi = int(at.min()), int(at.max())
+        a = lo
+        while not (a <= hi < self.subtree_end[a]):
+            a = int(self.parent[a])
+        return a
+
     def tag_mask(self, names: Collection[str]) -> NDArray[np.bool_]:
         """Per node: its lower-case tag name is in ``names`` (one look-up per tag name)."""
         k = len(self.tag_names)

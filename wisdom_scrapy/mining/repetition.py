@@ -260,7 +260,11 @@ def embedded_lines(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.
     *paragraph of the page's own* (a block with no block inside it, holding terms, whose text
     the site does not repeat), and the blocks the site does not repeat nested in such a node
     (a quote or a section of the post, even one whose lines are all repeated). A template node
-    whose parent is in the content is embedded, with every template node inside it.
+    whose parent is in the content is embedded, with every template node inside it. The
+    page's *frame* — the smallest node holding all its template boxes (:func:`template_boxes`:
+    menus, share bars, footers) — and the nodes above it are never content: a page that sets
+    its paragraphs straight into its ``body``, beside the header and its menu, has no content
+    container, and its repeated lines there ("This page last modified on …") are the theme's.
 
     A theme's box (a menu, a share bar, a "filed in" line, a footer) stands among the theme's
     boxes or beside the container of the page's content, and a container is no paragraph. A
@@ -282,6 +286,12 @@ def embedded_lines(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.
     own[0] = False
     holds = np.zeros(n, dtype=bool)
     holds[parent[own]] = True
+    boxes = np.flatnonzero(template_boxes(model, template))
+    if len(boxes):  # a node holding the whole frame of template boxes holds the layout
+        a = model.lca(boxes)
+        while a >= 0:
+            holds[a] = False
+            a = int(parent[a])
     # a block the site does not repeat takes its content status from its nearest ancestor
     # that is not such a block (or holds a paragraph itself)
     passing = blocks & ~template & ~holds
