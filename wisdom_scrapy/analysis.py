@@ -436,12 +436,12 @@ def _article_of(model: PageModel, site_view: SiteView | None) -> SinglePageArtic
     paragraphs is the post's: :func:`~wisdom_scrapy.mining.repetition.embedded_lines`)."""
     if site_view is None:
         return single_page_article(model)
-    template = site_view.template & ~embedded_lines(model, site_view.template)
-    found = single_page_article(model, template=site_view.boxes & template)
+    embedded = embedded_lines(model, site_view.template)
+    found = single_page_article(model, template=site_view.boxes, content=embedded)
     if found is None or found.structural is None:
         return found
     exclude = found.exclude.copy()
-    own = found.structural & ~template
+    own = found.structural & ~(site_view.template & ~embedded)
     exclude &= ~(own & model.subtree_mask(own & exclude))
     return replace(found, exclude=exclude)
 

@@ -580,6 +580,7 @@ def single_page_article(
     *,
     params: DensityParams = DEFAULT_PARAMS,
     template: NDArray[np.bool_] | None = None,
+    content: NDArray[np.bool_] | None = None,
 ) -> SinglePageArticle | None:
     """Find the article body of a page seen alone (see the module docstring for the method).
 
@@ -589,7 +590,10 @@ def single_page_article(
     whether the introduction and link lists around the densest paragraph belong to the article;
     the site can. With it, a boilerplate-named subtree is a wrapper only if it holds some of the
     site's template (menus, navigation), and the body is widened to its largest ancestor that
-    adds no template and no boilerplate-marked text (:func:`_widen`). Returns None when the page
+    adds no template and no boilerplate-marked text (:func:`_widen`); ``content`` marks the
+    template nodes that stand inside the page's own content
+    (:func:`~wisdom_scrapy.mining.repetition.embedded_lines`): still the site's template for the
+    wrapper test, no border for the widening. Returns None when the page
     has no visible text or no block that reads like prose.
     """
     n = model.n
@@ -666,7 +670,8 @@ def single_page_article(
     ties = top + np.flatnonzero(score[top:end] >= best * (1.0 - p.tie_share))
     body = int(ties[np.argmax(model.depth[ties])])
     if template is not None:
-        body = _widen(model, body, template | in_boiler | hidden)
+        border = template if content is None else template & ~content
+        body = _widen(model, body, border | in_boiler | hidden)
 
     # 4. exclusion inside the body
     lo, hi = body + 1, int(model.subtree_end[body])

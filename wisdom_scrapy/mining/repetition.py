@@ -257,10 +257,11 @@ def embedded_lines(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.
     """The nodes of ``template`` (:func:`repeated_text`) inside the page's own content.
 
     The content is where the page's own paragraphs are: a node whose children include a
-    *paragraph of the page's own* (a block with no block inside it, holding terms, whose text
-    the site does not repeat), and the blocks the site does not repeat nested in such a node
-    (a quote or a section of the post, even one whose lines are all repeated). A template node
-    whose parent is in the content is embedded, with every template node inside it. The
+    *paragraph of the page's own* (a block with no block inside it, holding terms and text
+    outside links — a link alone is navigation — whose text the site does not repeat), and
+    the blocks the site does not repeat nested in such a node (a quote or a section of the
+    post, even one whose lines are all repeated). A template node whose parent is in the
+    content is embedded, with every template node inside it. The
     page's *frame* — the smallest node holding all its template boxes (:func:`template_boxes`:
     menus, share bars, footers) — and the nodes above it are never content: a page that sets
     its paragraphs straight into its ``body``, beside the header and its menu, has no content
@@ -282,7 +283,7 @@ def embedded_lines(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.
     csum = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(blocks, out=csum[1:])
     paragraph = blocks & (csum[model.subtree_end] - csum[:-1] == 1)  # no block inside
-    own = paragraph & ~template & has_terms
+    own = paragraph & ~template & has_terms & (model.clen > 0)
     own[0] = False
     holds = np.zeros(n, dtype=bool)
     holds[parent[own]] = True
