@@ -40,10 +40,12 @@ import logging
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wisdom_scrapy.analysis import Block, analyze_page
 from wisdom_scrapy.mining.infodiscoverer import (
     PageFeatures,
     informative_mask,
@@ -60,6 +62,7 @@ from wisdom_scrapy.mining.styletree import (
     map_page,
 )
 from wisdom_scrapy.mining.template import TemplateDetector
+from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
 from wisdom_scrapy.text import stable_hash
 
 if TYPE_CHECKING:
@@ -382,8 +385,6 @@ def site_cleaner(name: str, *, sample_pages: int = 500) -> SiteCleaner:
 
 def apply_cleaned(analysis: PageAnalysis, model: PageModel, cleaned: Cleaned, name: str) -> None:
     """Put a cleaner's result in ``analysis`` (article text, html, block, features, role)."""
-    from wisdom_scrapy.analysis import Block
-
     analysis.features = cleaned.features
     analysis.figures.update(cleaned.figures)
     if analysis.role != "article":
@@ -490,9 +491,12 @@ class Cleaners:
         apply_cleaned(analysis, model, cleaner.clean(analysis.url, model, entropy), self.name)
         return analysis
 
-    def wrap(self, analyze: Callable[..., PageAnalysis]) -> Callable[..., PageAnalysis]:
-        """``analyze`` (:func:`~wisdom_scrapy.analysis.analyze_page`'s signature) followed by
-        :meth:`apply`: what the crawl's extractor calls for every page."""
+    def analyzer(self, params: WisdomParams = DEFAULT_PARAMS) -> Callable[..., PageAnalysis]:
+        """The page analysis of a crawl with this cleaner: :func:`~wisdom_scrapy.analysis.
+        analyze_page` (same signature) with WISDOM's ``params``, then :meth:`apply`. The
+        crawl's extractor and ``scrapy wisdom-show`` both call this one, so they give a page
+        the same item."""
+        analyze = partial(analyze_page, params=params)
 
         def analyze_and_clean(html: Any, url: str, store: Any = None, **kwargs: Any) -> Any:
             analysis = analyze(html, url, store, **kwargs)

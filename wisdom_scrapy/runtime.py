@@ -11,7 +11,6 @@ import logging
 import weakref
 from collections import Counter
 from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -21,7 +20,6 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.defer import deferred_from_coro
 
 import wisdom_scrapy.adapter  # noqa: F401  (registers the page items' ItemAdapter)
-from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.cleaners import Cleaners
 from wisdom_scrapy.dom import (
     MAX_LINK_CHARS,
@@ -116,7 +114,7 @@ class WisdomRuntime:
             sample_pages=self.settings.styletree_pages,
             count=self.inc,
         )
-        analyze = self.cleaners.wrap(partial(analyze_page, params=self.settings.wisdom))
+        analyze = self.cleaners.analyzer(self.settings.wisdom)
         self.extractor = Extractor(self.store, params, analyze, count=self.inc)
         # with JOBDIR, waiting pages are mirrored in the store so a resumed crawl re-fetches them
         self.pending: PendingPages | None = None

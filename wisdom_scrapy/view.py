@@ -441,9 +441,9 @@ def page_view(
     site = site or host_key(url)
     model = PageModel.from_html(html, url, encoding=encoding)
     snapshot = store.snapshot(site) if store is not None else None
-    analyze: Callable[..., PageAnalysis] = partial(analyze_page, params=params)
-    if cleaners is not None:
-        analyze = cleaners.wrap(analyze)
+    analyze: Callable[..., PageAnalysis] = (
+        partial(analyze_page, params=params) if cleaners is None else cleaners.analyzer(params)
+    )
     analysis = analyze(
         None, url, store, site=site, model=model, snapshot=snapshot, target_terms=target_terms
     )
