@@ -138,9 +138,17 @@ class SiteSpider(scrapy.Spider):
         the others (its request fingerprint leaves the fragment out), after every middleware
         had handled them (a documentation index links to thousands of fragments of a page)."""
         seen: set[str] = set()
+        # The part of a joined URL before its "#" depends only on the href's part before "#"
+        # (an empty href, which joins to the page's own URL as it is, aside): one join each.
+        joined: set[str | None] = set()
         for href in hrefs:
+            href = href.strip()
+            head = href.partition("#")[0] if href else None
+            if head in joined:
+                continue
+            joined.add(head)
             try:  # a malformed href (http://[zz/) costs that link, not the page's other links
-                url = response.urljoin(href.strip())
+                url = response.urljoin(href)
             except ValueError:
                 continue
             page = url.partition("#")[0]
