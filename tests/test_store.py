@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -142,9 +143,12 @@ VOCAB = [f"w{i}" for i in range(12)]
 _page = st.dictionaries(st.sampled_from(VOCAB), st.integers(1, 60), max_size=8)
 
 
-def test_matches_batch_definition(new_store: Callable[[], TermStore]) -> None:
+@pytest.mark.parametrize("batched", [False, True], ids=["page_by_page", "in_a_batch"])
+def test_matches_batch_definition(new_store: Callable[[], TermStore], batched: bool) -> None:
     """Any sequence of (url, counts) feeds, with re-feeds and replacements, ends where the batch
-    definition over the final version of each URL is.
+    definition over the final version of each URL is. So do the same feeds written in one
+    ``TermStore.batch()`` (SQLite then changes each term's sums once, at the batch's end), read
+    inside the batch and after it.
 
     The property is a local function: pytest-twisted (installed) rewraps a @given test's inner
     function on the shared function object, which breaks every parametrisation after the first.
@@ -154,11 +158,8 @@ def test_matches_batch_definition(new_store: Callable[[], TermStore]) -> None:
     @given(feeds=st.lists(st.tuples(st.integers(0, 6), _page), min_size=1, max_size=14))
     def check(feeds: list[tuple[int, dict[str, int]]]) -> None:
         final: dict[int, dict[str, int]] = {}
-        with new_store() as store:
-            for url, counts in feeds:
-                changed = store.add_page(SITE, f"u{url}", counts)
-                assert changed == (final.get(url) != counts)
-                final[url] = counts
+
+        def verify(store: TermStore) -> None:
             assert store.page_count(SITE) == len(final)
             expected = batch_entropy(list(final.values()))
             assert_entropies(store, {t: expected.get(t, 0.0) for t in VOCAB})
@@ -166,6 +167,15 @@ def test_matches_batch_definition(new_store: Callable[[], TermStore]) -> None:
             assert {t: tf for t, (tf, _) in sums.items()} == {
                 t: sum(p.get(t, 0) for p in final.values()) for t in expected
             }
+
+        with new_store() as store:
+            with store.batch() if batched else nullcontext():
+                for url, counts in feeds:
+                    changed = store.add_page(SITE, f"u{url}", counts)
+                    assert changed == (final.get(url) != counts)
+                    final[url] = counts
+                verify(store)
+            verify(store)
 
     check()
 

@@ -188,6 +188,8 @@ class SQLiteStore(TermStore):
             raise StoreError(f"no SQLite store at {self.path!r} (nothing crawled into it yet?)")
         self._lock = threading.RLock()  # reentrant: the writes inside a batch() take it again
         self._batching = False  # inside batch(): writes join its transaction
+        # inside batch(): the term-sum changes of its pages, (ids, d_tf, d_s) per page
+        self._deltas: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._site_ids: dict[str, int] = {}
         self._term_ids: dict[int, dict[str, int]] = {}
         try:
@@ -234,20 +236,25 @@ class SQLiteStore(TermStore):
     @contextmanager
     def batch(self) -> Iterator[None]:
         """One ``BEGIN IMMEDIATE`` transaction for every write and read inside: a batch of
-        pages costs one commit (one write of the shared B-tree pages to the WAL) instead of one
-        per page. Nothing of it is stored if anything inside raises or COMMIT fails; the term-id
-        cache is then cleared (:meth:`_abandon`), as for a single page."""
-        with self._transaction():
+        pages costs one commit instead of one per page, and one update of each term's sums
+        (:meth:`_add_batch_sums`) instead of one per page that holds it. Nothing of it is
+        stored if anything inside raises or COMMIT fails; the term-id cache is then cleared
+        (:meth:`_abandon`), as for a single page."""
+        with self._transaction() as db:
             self._batching = True
             try:
                 yield
+                self._add_batch_sums(db)
             finally:
                 self._batching = False
+                self._deltas = []
 
     @contextmanager
     def _transaction(self, mode: str = "IMMEDIATE") -> Iterator[sqlite3.Connection]:
         with self._lock:
             if self._batching:  # inside batch(): its transaction, committed or abandoned there
+                if mode == "DEFERRED":  # a read: it sees the batch's term sums
+                    self._add_batch_sums(self._db)
                 yield self._db
                 return
             try:
@@ -342,13 +349,10 @@ class SQLiteStore(TermStore):
             all_ids = np.concatenate([ids, old_ids])
             d_tf = np.concatenate([tfs, -old_tfs])
             d_s = np.concatenate([tf_log_tf(tfs), -tf_log_tf(old_tfs)])
-            updated = db.executemany(
-                "UPDATE terms SET tf = tf + ?, s = s + ? WHERE id = ?",
-                zip(d_tf.tolist(), d_s.tolist(), all_ids.tolist(), strict=True),
-            ).rowcount
-            if updated != len(all_ids):  # a cached id that is not in the file: never store
-                raise StoreError(f"SQLite store {self.path!r}: {len(all_ids) - updated} term "
-                                 f"ids of {url} not found; the page is retried")
+            if self._batching:  # summed over the batch's pages, applied at its end
+                self._deltas.append((all_ids, d_tf, d_s))
+            else:
+                self._add_sums(db, all_ids, d_tf, d_s, url)
             db.execute(
                 "INSERT OR REPLACE INTO pages (site, url, digest, record, links) "
                 "VALUES (?, ?, ?, ?, ?)",
@@ -357,6 +361,30 @@ class SQLiteStore(TermStore):
             if old is None:
                 db.execute("UPDATE sites SET pages = pages + 1 WHERE id = ?", (sid,))
         return True
+
+    def _add_sums(self, db: sqlite3.Connection, ids: np.ndarray, d_tf: np.ndarray,
+                  d_s: np.ndarray, what: str) -> None:
+        """Add ``d_tf`` and ``d_s`` to the sums of the terms ``ids``."""
+        updated = db.executemany(
+            "UPDATE terms SET tf = tf + ?, s = s + ? WHERE id = ?",
+            zip(d_tf.tolist(), d_s.tolist(), ids.tolist(), strict=True),
+        ).rowcount
+        if updated != len(ids):  # a cached id that is not in the file: never store
+            raise StoreError(f"SQLite store {self.path!r}: {len(ids) - updated} term "
+                             f"ids of {what} not found; the page is retried")
+
+    def _add_batch_sums(self, db: sqlite3.Connection) -> None:
+        """The term-sum changes of the batch's pages so far, one UPDATE per distinct term (the
+        terms a site's pages share, its template's, are updated once per batch, not per page)."""
+        if not self._deltas:
+            return
+        ids, d_tf, d_s = (np.concatenate(part) for part in zip(*self._deltas, strict=True))
+        n_pages, self._deltas = len(self._deltas), []
+        terms, where = np.unique(ids, return_inverse=True)
+        tf = np.zeros(len(terms), np.int64)
+        np.add.at(tf, where, d_tf)
+        s = np.bincount(where, weights=d_s, minlength=len(terms))
+        self._add_sums(db, terms, tf, s, f"a batch of {n_pages} pages")
 
     def term_sums(self, site: str, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         found: dict[str, tuple[int, float]] = {}
