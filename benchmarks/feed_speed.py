@@ -31,8 +31,9 @@ pass that calls the feed's steps one by one (page model, its term counts, its li
 pages' updates (counts, links, block fingerprints: what a crawl writes), computed beforehand,
 written page by page (``PageUpdate.apply``) and then written behind as a crawl does
 (:class:`~wisdom_scrapy.feed.WriteBehind`, ``WISDOM_STORE_BATCH_PAGES`` per transaction; a
-batch's write is timed with the page that fills it; both figures are the best run's totals). The parse time of a page is its minimum
-over all passes. A last, untimed pass measures the store's size after 100, 300 and all pages.
+batch's write is timed with the page that fills it; both figures are the best run's totals).
+The parse time of a page is its minimum over all passes. A last, untimed pass measures the
+store's size after 100, 300 and all pages.
 
 Pages are fed in crawl order (breadth-first from ``index.html``, as a spider would reach them;
 pages no link reaches come last, sorted), so the 100- and 300-page sizes are those of a crawl.
