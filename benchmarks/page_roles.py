@@ -95,10 +95,10 @@ class RolesDump:
         return ext
 
     def spider_closed(self) -> None:
-        from wisdom_scrapy.focus import structure_tracker
+        from wisdom_scrapy.extension import WisdomExtension
         from wisdom_scrapy.structure import analyse_site
 
-        tracker = structure_tracker(self.crawler)
+        tracker = WisdomExtension.of(self.crawler).tracker
         out: dict[str, Any] = {}
         for site, state in tracker.sites.items():
             snapshot = tracker.store.snapshot(site)

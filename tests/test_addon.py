@@ -4,10 +4,10 @@ from scrapy.utils.test import get_crawler
 
 from wisdom_scrapy import Addon, SettingsError, StoreError
 from wisdom_scrapy.addon import COMPONENTS
+from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.extraction import ExtractionParams
 from wisdom_scrapy.middlewares import WisdomAnalysisMiddleware, WisdomFeedMiddleware
 from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS
-from wisdom_scrapy.runtime import WisdomRuntime
 from wisdom_scrapy.settings import WisdomSettings, default_store_uri
 from wisdom_scrapy.store import open_store
 from wisdom_scrapy.structure import StructureTracker
@@ -80,7 +80,7 @@ def test_unusable_store_stops_the_crawl_at_start_naming_the_setting(tmp_path):
     blocker.write_text("not a folder")
     crawler = get_crawler(settings_dict={"WISDOM_STORE_URI": f"sqlite:///{blocker}/w.db"})
     with pytest.raises(StoreError, match="WISDOM_STORE_URI"):
-        WisdomRuntime.of(crawler)
+        WisdomExtension.from_crawler(crawler)
 
 
 def test_disabled_runtime_is_not_configured():

@@ -116,3 +116,24 @@ def test_signal_shutdown_exports_one_cleaned_item_per_page(
     result = crawl.wait(timeout=60)
     pages = _assert_one_item_per_page(result, "shutdown")
     assert result.stats["wisdom/items/flushed_at_close"] == len(pages) >= 5
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"WISDOM_FOCUS": "off"},
+        {"SPIDER_MIDDLEWARES": {"wisdom_scrapy.focus.WisdomFocusMiddleware": None}},
+    ],
+    ids=["WISDOM_FOCUS=off", "focus middleware None"],
+)
+def test_crawl_without_focusing_keeps_the_site_structure(
+    site_dir: Path, tmp_path: Path, settings: dict[str, Any]
+) -> None:
+    """The site's link structure is the crawl's (the feed records it), not the focus
+    middleware's: without focusing, the SiteStructureItem still leaves, stating the items'
+    roles, and the items still get their hub and authority scores."""
+    result = run_crawl("demo", tmp_path, args=_args(site_dir), timeout=120,
+                       settings={**settings, "DEPTH_LIMIT": 2})
+    pages = _assert_one_item_per_page(result, "finished")
+    assert "wisdom/focus/kept" not in result.stats  # nothing was focused
+    assert sum(i["hub"] is not None for i in pages) >= 0.8 * len(pages)

@@ -14,6 +14,7 @@ def test_public_api_is_pinned():
         "StoreError",
         "TermStore",
         "TocItem",
+        "WisdomExtension",
         "__version__",
         "analyze_page",
         "count_terms",

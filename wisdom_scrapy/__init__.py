@@ -3,7 +3,8 @@
 Turn it on with one setting: ``ADDONS = {"wisdom_scrapy.Addon": 500}``.
 
 Importing the package (or any engine module: mining, analysis, store …) imports no Scrapy;
-the Scrapy names (:class:`Addon`, :class:`SettingsError`) load it on first use.
+the Scrapy names (:class:`Addon`, :class:`SettingsError`, :class:`WisdomExtension`) load it on
+first use.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from wisdom_scrapy.text import count_terms, extract_terms
 
 if TYPE_CHECKING:
     from wisdom_scrapy.addon import Addon
+    from wisdom_scrapy.extension import WisdomExtension
     from wisdom_scrapy.settings import SettingsError
 
 if "itemadapter" in sys.modules:  # Scrapy is loaded already: ItemAdapter shows spider fields
@@ -38,6 +40,7 @@ __all__ = [
     "StoreError",
     "TermStore",
     "TocItem",
+    "WisdomExtension",
     "__version__",
     "analyze_page",
     "count_terms",
@@ -47,7 +50,11 @@ __all__ = [
 ]
 
 # Public names of the Scrapy layer, imported when first asked for (PEP 562).
-_SCRAPY_NAMES = {"Addon": "wisdom_scrapy.addon", "SettingsError": "wisdom_scrapy.settings"}
+_SCRAPY_NAMES = {
+    "Addon": "wisdom_scrapy.addon",
+    "SettingsError": "wisdom_scrapy.settings",
+    "WisdomExtension": "wisdom_scrapy.extension",
+}
 
 
 def __getattr__(name: str) -> Any:

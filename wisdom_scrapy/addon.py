@@ -9,6 +9,7 @@
         "wisdom_scrapy.sitemap.WisdomSitemapMiddleware": 930,
     }
     EXTENSIONS = {
+        "wisdom_scrapy.WisdomExtension": 100,
         "wisdom_scrapy.report.WisdomReportExtension": 500,
         "wisdom_scrapy.progress.WisdomProgress": 500,
     }
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING
 from scrapy.utils.misc import load_object
 
 from wisdom_scrapy.contracts import UrlContract
+from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.focus import WisdomFocusMiddleware
 from wisdom_scrapy.middlewares import WisdomAnalysisMiddleware, WisdomFeedMiddleware
 from wisdom_scrapy.progress import WisdomProgress
@@ -59,6 +61,8 @@ COMPONENTS = (
     ("SPIDER_MIDDLEWARES", WisdomAnalysisMiddleware, 960),
     ("SPIDER_MIDDLEWARES", WisdomFocusMiddleware, 940),
     ("SPIDER_MIDDLEWARES", WisdomSitemapMiddleware, 930),  # off unless WISDOM_SITEMAP(_URI)
+    # the crawl's state, its idle and close: built first, the others find it
+    ("EXTENSIONS", WisdomExtension, 100),
     # the site report (WISDOM_REPORT_URI) and the progress lines in the log
     ("EXTENSIONS", WisdomReportExtension, 500),
     ("EXTENSIONS", WisdomProgress, 500),

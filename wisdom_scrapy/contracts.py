@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.contracts.default import UrlContract as ScrapyUrlContract
 from scrapy.utils.misc import arg_to_iter
 
-from wisdom_scrapy.runtime import WisdomRuntime
+from wisdom_scrapy.extension import WisdomExtension
 
 if TYPE_CHECKING:
     from scrapy.http import Response
@@ -38,8 +38,8 @@ __all__ = ["UrlContract", "cleaned_callback"]
 def _clean(callback: Callable[..., Any], response: Response, output: list[Any]) -> list[Any]:
     spider = getattr(callback, "__self__", None)
     crawler = getattr(spider, "crawler", None)
-    runtime = WisdomRuntime.active(crawler) if crawler is not None else None
-    return output if runtime is None else runtime.clean_now(response, output)
+    wisdom = WisdomExtension.active(crawler) if crawler is not None else None
+    return output if wisdom is None else wisdom.runtime.clean_now(response, output)
 
 
 def cleaned_callback(callback: Callable[..., Any]) -> Callable[..., Any]:

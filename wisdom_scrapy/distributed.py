@@ -69,7 +69,6 @@ from scrapy.utils.misc import load_object
 from scrapy_redis.queue import PriorityQueue
 from scrapy_redis.scheduler import Scheduler
 
-from wisdom_scrapy.runtime import COORDINATOR_ATTR
 from wisdom_scrapy.settings import WisdomSettings
 
 if TYPE_CHECKING:
@@ -213,7 +212,6 @@ class RedisScheduler(Scheduler):
         instance.state = OTHERS_BUSY
         instance.closed = False
         crawler.signals.connect(instance.on_idle, signal=signals.spider_idle)
-        setattr(crawler, COORDINATOR_ATTR, instance)
         return instance
 
     # -- scrapy-redis hooks --------------------------------------------------------------------
@@ -355,6 +353,7 @@ class DistributedMiddleware:
     ) -> AsyncIterator[Any]:
         async for obj in result:
             yield obj
-        scheduler: RedisScheduler | None = self.crawler.__dict__.get(COORDINATOR_ATTR)
-        if scheduler is not None and response.request is not None:
+        engine = self.crawler.engine
+        scheduler = engine.scheduler if engine is not None else None
+        if isinstance(scheduler, RedisScheduler) and response.request is not None:
             scheduler.done(response.request)

@@ -57,12 +57,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urldefrag
 
 import numpy as np
-from scrapy import Request, signals
+from scrapy import Request
 from w3lib.url import canonicalize_url
 
-from wisdom_scrapy.items import ArticleItem, PageItem, SiteStructureItem, TocItem
-from wisdom_scrapy.runtime import PAGE_ITEMS, WisdomRuntime
-from wisdom_scrapy.structure import PageLinks, StructureTracker
+from wisdom_scrapy.extension import WisdomExtension
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -71,41 +69,14 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from wisdom_scrapy.store import EntropySnapshot
+    from wisdom_scrapy.structure import PageLinks
 
-__all__ = ["MUST_FOLLOW_META", "WisdomFocusMiddleware", "structure_tracker"]
+__all__ = ["MUST_FOLLOW_META", "WisdomFocusMiddleware"]
 
 logger = logging.getLogger(__name__)
 #: Request meta key: a request with ``meta[MUST_FOLLOW_META] = True`` is never dropped.
 MUST_FOLLOW_META = "wisdom_follow"
 _HUB_CAP = 4.0
-_TRACKER_ATTR = "_wisdom_structure"
-
-
-def structure_tracker(crawler: Crawler) -> StructureTracker:
-    """The crawler's :class:`~wisdom_scrapy.structure.StructureTracker` (created on first use,
-    with the crawl's ``WISDOM_*`` settings and store): what the focus middleware feeds and any
-    component may read. Here, above the engine: the tracker itself knows nothing of Scrapy."""
-    tracker: StructureTracker | None = crawler.__dict__.get(_TRACKER_ATTR)
-    if tracker is None:
-        runtime = WisdomRuntime.of(crawler)
-        settings = runtime.settings
-        tracker = StructureTracker(
-            runtime.store,
-            min_pages=settings.focus_min_pages,
-            params=settings.wisdom,
-            growth=settings.structure_growth,
-            max_iter=settings.hits_max_iter,
-            count=runtime.inc,
-            timer=lambda name, seconds: (
-                runtime.stats.inc_value(name, round(seconds * 1e6))
-                if runtime.stats is not None
-                else None
-            ),
-            in_flight=runtime.pages_in_flight,
-        )
-        setattr(crawler, _TRACKER_ATTR, tracker)
-    return tracker
 
 
 @dataclass
@@ -145,19 +116,16 @@ class _Page:
 class WisdomFocusMiddleware:
     """Focuses the spider's requests on informative links; see the module docstring."""
 
-    def __init__(self, crawler: Crawler, runtime: WisdomRuntime) -> None:
-        self.runtime = runtime
-        settings = runtime.settings
+    def __init__(self, wisdom: WisdomExtension) -> None:
+        self.wisdom = wisdom
+        self.runtime = wisdom.runtime
+        settings = self.runtime.settings
         self.policy = settings.focus
         self.scale = settings.focus_priority
-        self.tracker = structure_tracker(crawler)
-        self._snapshots: dict[str, tuple[int, EntropySnapshot]] = {}
-        crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
-        runtime.close_hooks.append(self.at_close)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomFocusMiddleware:
-        return cls(crawler, WisdomRuntime.of(crawler))
+        return cls(WisdomExtension.of(crawler))
 
     # -- spider output ----------------------------------------------------------------------
 
@@ -165,16 +133,13 @@ class WisdomFocusMiddleware:
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
         started = time.perf_counter()
-        page = self._page(response)
+        page = self._page(response) if self.policy != "off" else None
         spent = time.perf_counter() - started
         try:
             async for obj in result:
                 started = time.perf_counter()
-                if isinstance(obj, Request):
-                    if page is not None and self.policy != "off":
-                        obj = self._focus(obj, page)
-                elif isinstance(obj, PAGE_ITEMS):
-                    self._annotate(obj)
+                if isinstance(obj, Request) and page is not None:
+                    obj = self._focus(obj, page)
                 spent += time.perf_counter() - started
                 if obj is not None:
                     yield obj
@@ -182,63 +147,34 @@ class WisdomFocusMiddleware:
             if page is not None:
                 for name, n in page.counts.items():
                     self.runtime.inc(f"wisdom/focus/{name}", n)
-            self._time("wisdom/focus/microseconds", spent)
-
-    def _time(self, name: str, seconds: float) -> None:
-        stats = self.runtime.stats
-        if stats is not None:
-            stats.inc_value(name, round(seconds * 1e6))
+            self.runtime.inc("wisdom/focus/microseconds", round(spent * 1e6))
 
     def _page(self, response: Response) -> _Page | None:
+        linked = self.wisdom.linked_page(response)
         model = self.runtime.models.get(response)
-        if model is None:
+        if linked is None or model is None:
             return None
-        url = response.url
         try:
-            site = self.runtime.site_of(url)
-            record = self.tracker.observe(site, url, model)
-            recorder = self.tracker.state(site).recorder
+            recorder = self.wisdom.tracker.state(linked.site).recorder
+            record, template = linked.record, linked.template
             urls = [recorder.url_list[i] for i in record.url_id.tolist()]
-            template = recorder.template_mask(record)
-            alpha = self._alpha(site, record)
-            hub = self.tracker.estimate_hub(site, record, alpha, ~template)
-            self.tracker.note(site, record, alpha, ~template, hub)
             page = _Page(
-                site=site,
+                site=linked.site,
                 record=record,
                 urls=urls,
                 template=template,
                 turns=recorder.page_turns(record, template, model),
                 known=recorder.known_slots(record),
-                alpha=alpha,
-                hub=hub,
-                warm=self.tracker.warm(site),
+                alpha=linked.alpha,
+                hub=linked.hub,
+                warm=self.wisdom.tracker.warm(linked.site),
             )
             for k, u in enumerate(urls):
                 page.by_url.setdefault(u, []).append(k)
         except Exception:  # focusing must never cost the spider its page
-            self.runtime.failed("focus", url)
+            self.runtime.failed("focus", response.url)
             return None
         return page
-
-    def _alpha(self, site: str, record: PageLinks) -> NDArray[np.float64]:
-        """LAMIS link weight of each occurrence with the site's current entropies."""
-        n = len(self.tracker.state(site).recorder.records)
-        cached = self._snapshots.get(site)
-        if not self.tracker.warm(site):
-            return np.zeros(len(record))
-        if cached is None or n >= cached[0] * 1.1:
-            cached = self._snapshots[site] = (n, self.runtime.store.snapshot(site))
-        snapshot = cached[1]
-        vocab = self.tracker.state(site).recorder.vocab_list
-        ids = record.term_ids
-        if not len(record):
-            return np.zeros(0)
-        weights = 1.0 - snapshot.entropy([vocab[i] for i in ids.tolist()])
-        lengths = np.diff(record.term_start)
-        owner = np.repeat(np.arange(len(record)), lengths)
-        info = np.bincount(owner, weights=weights, minlength=len(record))
-        return np.divide(info, lengths, out=np.zeros(len(record)), where=lengths > 0)
 
     def _focus(self, request: Request, page: _Page) -> Request | None:
         counts = page.counts
@@ -284,57 +220,3 @@ class WisdomFocusMiddleware:
         alpha = max(float(page.alpha[k]) for k in informative)
         boost = round(self.scale * alpha * (1.0 + min(page.hub, _HUB_CAP)) / (1 + _HUB_CAP))
         return "kept", boost, "" if all(page.known[k] for k in informative) else "cold"
-
-    def _annotate(self, item: PageItem | ArticleItem | TocItem) -> None:
-        try:
-            scores = self.tracker.scores(self.runtime.site_of(item.url), item.url)
-        except Exception:
-            self.runtime.failed("focus", item.url)
-            return
-        if scores is not None:
-            item.hub, item.authority = scores
-
-    # -- spider idle --------------------------------------------------------------------------
-
-    def on_idle(self) -> None:
-        """Final link analysis of every site that grew; its SiteStructureItem joins the late
-        items (scores of late items are then final). Raises DontCloseSpider to emit them.
-        In a distributed crawl only the finaliser does this, once the whole crawl is finished
-        (:meth:`WisdomRuntime.may_finalise`)."""
-        if not self.runtime.may_finalise():
-            self.runtime.on_idle()
-            return
-        try:
-            items = self.tracker.structure_items()
-        except Exception:
-            self.runtime.failed("structure", "(idle)")
-            return
-        if items:
-            self.runtime.inc("wisdom/items/site_structure", len(items))
-            self.runtime.ready.extend(items)
-            self._role_stats(items)
-        self.runtime.on_idle()
-
-    def at_close(self, items: list[Any]) -> list[Any]:
-        """The items leaving at close (:meth:`WisdomRuntime.flush_at_close`: a spider closed
-        before going idle), with the SiteStructureItems of the sites that grew since their last
-        one (in a distributed crawl, by the finaliser only) and the page items' final scores."""
-        structure: list[SiteStructureItem] = []
-        if self.runtime.may_finalise():
-            structure = self.tracker.structure_items()
-            if structure:
-                self.runtime.inc("wisdom/items/site_structure", len(structure))
-                self._role_stats(structure)
-        for item in items:
-            if isinstance(item, PAGE_ITEMS):
-                self._annotate(item)
-        return items + structure
-
-    def _role_stats(self, items: list[SiteStructureItem]) -> None:
-        stats = self.runtime.stats
-        if stats is None:
-            return
-        for role in ("toc", "article", "other"):
-            stats.set_value(
-                f"wisdom/structure/{role}_pages", sum(i.roles.get(role, 0) for i in items)
-            )

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.items import PageItem
-from wisdom_scrapy.runtime import WisdomRuntime
+from wisdom_scrapy.runtime import PAGE_ITEMS
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+
 
 __all__ = ["WisdomAnalysisMiddleware", "WisdomFeedMiddleware"]
 
@@ -26,18 +28,28 @@ class WisdomFeedMiddleware:
     A failure here never reaches the spider: it is counted in stats and logged.
     """
 
-    def __init__(self, runtime: WisdomRuntime) -> None:
-        self.runtime = runtime
+    def __init__(self, wisdom: WisdomExtension) -> None:
+        self.wisdom = wisdom
+        self.runtime = wisdom.runtime
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomFeedMiddleware:
-        return cls(WisdomRuntime.of(crawler))
+        return cls(WisdomExtension.of(crawler))
 
     def process_spider_input(self, response: Response) -> None:
         try:
             self.runtime.feed_response(response)
         except Exception:  # a bug or a page nobody foresaw must not cost the spider its page
             self.runtime.failed("feed", response.url)
+
+    async def process_spider_output(
+        self, response: Response, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
+        """The page joins its site's link structure (whether or not focusing is on), then the
+        spider's output passes untouched."""
+        self.wisdom.linked_page(response)
+        async for obj in result:
+            yield obj
 
 
 class WisdomAnalysisMiddleware:
@@ -53,12 +65,13 @@ class WisdomAnalysisMiddleware:
     drop each item at once, while a page may have to wait for the site's template to be learned.
     """
 
-    def __init__(self, runtime: WisdomRuntime) -> None:
-        self.runtime = runtime
+    def __init__(self, wisdom: WisdomExtension) -> None:
+        self.wisdom = wisdom
+        self.runtime = wisdom.runtime
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomAnalysisMiddleware:
-        return cls(WisdomRuntime.of(crawler))
+        return cls(WisdomExtension.of(crawler))
 
     async def process_spider_output(
         self, response: Response, result: AsyncIterator[Any]
@@ -70,9 +83,14 @@ class WisdomAnalysisMiddleware:
                 except Exception:  # never lose the page: pass it on unanalysed
                     self.runtime.failed("analysis", response.url)
                     items = [obj]
-                for item in items:
-                    yield item
             else:
-                yield obj
+                items = [obj]
+            for item in items:
+                yield self._annotated(item)
         for item in self.runtime.take_ready():
-            yield item
+            yield self._annotated(item)
+
+    def _annotated(self, item: Any) -> Any:
+        if isinstance(item, PAGE_ITEMS):
+            self.wisdom.annotate(item)
+        return item

@@ -26,13 +26,15 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
-from wisdom_scrapy.runtime import WisdomRuntime
+from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.store import StoreError
 
 if TYPE_CHECKING:
     from typing import Any
 
     from scrapy.crawler import Crawler
+
+    from wisdom_scrapy.runtime import WisdomRuntime
 
 __all__ = ["WisdomProgress"]
 
@@ -45,8 +47,10 @@ _SHOWN_WARMING = 3
 class WisdomProgress:
     """Logs wisdom_scrapy's progress every ``LOGSTATS_INTERVAL``; see the module docstring."""
 
-    def __init__(self, runtime: WisdomRuntime, interval: float) -> None:
-        self.runtime = runtime
+    def __init__(self, crawler: Crawler, interval: float) -> None:
+        self.crawler = crawler
+        # the crawl's WisdomExtension, reachable once every extension is built (opened)
+        self.runtime: WisdomRuntime = None  # type: ignore[assignment]
         self.interval = interval
         self.task: Any = None
         self.warm: set[str] = set()
@@ -57,12 +61,15 @@ class WisdomProgress:
         interval = crawler.settings.getfloat("LOGSTATS_INTERVAL")
         if not interval:
             raise NotConfigured("LOGSTATS_INTERVAL is 0")
-        progress = cls(WisdomRuntime.of(crawler), interval)
+        if not crawler.settings.getbool("WISDOM_ENABLED", True):
+            raise NotConfigured  # bare: the WisdomExtension logs it once
+        progress = cls(crawler, interval)
         crawler.signals.connect(progress.opened, signal=signals.spider_opened)
         crawler.signals.connect(progress.closed, signal=signals.spider_closed)
         return progress
 
     def opened(self) -> None:
+        self.runtime = WisdomExtension.of(self.crawler).runtime
         self.task = create_looping_call(self.log)
         self.task.start(self.interval, now=False)
 

@@ -53,10 +53,11 @@ from urllib.parse import unquote, urlsplit
 
 from itemadapter import ItemAdapter
 from scrapy import signals
+from scrapy.exceptions import NotConfigured
 
+from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.items import ArticleItem, SitemapItem, SiteStructureItem, TocItem
-from wisdom_scrapy.runtime import WisdomRuntime
-from wisdom_scrapy.settings import SettingsError
+from wisdom_scrapy.settings import SettingsError, WisdomSettings
 from wisdom_scrapy.store import StoreError, TermStore, redact_uri
 from wisdom_scrapy.svg import bars_svg, histogram_svg
 from wisdom_scrapy.view import ROLE_COLOURS, block_name, redundant_roots
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from wisdom_scrapy.analysis import PageAnalysis
+    from wisdom_scrapy.runtime import WisdomRuntime
 
 __all__ = [
     "REPORT_KIND",
@@ -513,20 +515,31 @@ class WisdomReportExtension:
     report to ``WISDOM_REPORT_URI`` when set (module docstring). Also counts
     ``wisdom/bytes/kept`` (bytes of the cleaned items) and ``wisdom/bytes/saved``."""
 
-    def __init__(self, crawler: Crawler, runtime: WisdomRuntime) -> None:
+    def __init__(self, crawler: Crawler, uri: str) -> None:
         self.crawler = crawler
-        self.runtime = runtime
-        self.uri = runtime.settings.report_uri
-        if self.uri:
-            check_report_uri(self.uri)
+        self.uri = uri
+        if uri:
+            check_report_uri(uri)
         self.sites: dict[str, SiteReportData] = {}
-        runtime.extractor.observers.append(self.on_analysis)
+        # the crawl's WisdomExtension, reachable once every extension is built (attach)
+        self.runtime: WisdomRuntime = None  # type: ignore[assignment]
+        crawler.signals.connect(self.attach, signal=signals.spider_opened)
         crawler.signals.connect(self.on_item, signal=signals.item_scraped)
-        crawler.signals.connect(self.on_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomReportExtension:
-        return cls(crawler, WisdomRuntime.of(crawler))
+        settings = WisdomSettings.from_settings(crawler.settings)
+        if not settings.enabled:
+            raise NotConfigured  # bare: the WisdomExtension logs it once
+        return cls(crawler, settings.report_uri)
+
+    def attach(self) -> None:
+        """Watch the analysis and close of the crawl's :class:`WisdomExtension` (at spider open,
+        before any page: the extension is reachable once every extension is built)."""
+        wisdom = WisdomExtension.of(self.crawler)
+        self.runtime = wisdom.runtime
+        self.runtime.extractor.observers.append(self.on_analysis)
+        wisdom.closed_hooks.append(self.on_closed)
 
     def data(self, site: str) -> SiteReportData:
         found = self.sites.get(site)

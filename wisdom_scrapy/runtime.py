@@ -1,8 +1,10 @@
-"""State one crawl shares between wisdom_scrapy's components: settings, the store, stats.
+"""State one crawl shares between wisdom_scrapy's components: settings, the store, stats, the
+pages waiting for analysis.
 
-Every component (middlewares, pipelines, extensions) asks :meth:`WisdomRuntime.of` for the
-crawler's runtime, so the store is opened once, at crawl start (a bad ``WISDOM_STORE_URI`` stops
-the crawl there with an error that names it), and closed once, when the engine stops.
+The crawl's :class:`~wisdom_scrapy.extension.WisdomExtension` creates it, so the store is opened
+once, at crawl start (a bad ``WISDOM_STORE_URI`` stops the crawl there with an error that names
+it), and closed once, when the engine stops; every other component reaches it through that
+extension.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request, signals
+from scrapy import Request
 from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.misc import load_object
 
 import wisdom_scrapy.adapter  # noqa: F401  (registers the page items' ItemAdapter)
 from wisdom_scrapy.cleaners import Cleaners
@@ -46,13 +49,8 @@ if TYPE_CHECKING:
 __all__ = ["WisdomRuntime"]
 
 logger = logging.getLogger(__name__)
-_ATTR = "_wisdom_runtime"
 # Meta key of the request wisdom_scrapy schedules at idle to emit late items.
 LATE_ITEMS_META = "wisdom_late_items"
-# Stands for the runtime of a crawl with WISDOM_ENABLED = False.
-_DISABLED = object()
-# Crawler attribute of a distributed crawl's coordinator (wisdom_scrapy.distributed.RedisScheduler).
-COORDINATOR_ATTR = "_wisdom_coordinator"
 #: Every this many pages stored for a site, the store's page count for it is checked to be at
 #: least that many (one cheap call; a full check at spider close).
 STORE_CHECK_EVERY = 100
@@ -120,40 +118,18 @@ class WisdomRuntime:
         self.pending: PendingPages | None = None
         if crawler.settings.get("JOBDIR"):
             self.pending = PendingPages(self.store, self._unfinished_urls, self.inc)
-            crawler.signals.connect(self.on_opened, signal=signals.spider_opened)
-        crawler.signals.connect(self.flush_before_pipelines_close, signal=signals.spider_opened)
-        crawler.signals.connect(self.on_closed, signal=signals.spider_closed)
-        crawler.signals.connect(self.close, signal=signals.engine_stopped)
-        crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
+        scheduler = crawler.settings.get("SCHEDULER")
+        #: True in a worker of a distributed crawl (:mod:`wisdom_scrapy.distributed`): what
+        #: other workers need from a page (its records) must reach the store with the page,
+        #: before the request counts as done (a worker may be killed at any time), not in
+        #: batches.
+        self.distributed = bool(
+            scheduler and getattr(load_object(scheduler), "wisdom_distributed", False)
+        )
 
     def inc(self, name: str, n: int = 1) -> None:
         assert self.stats is not None
         self.stats.inc_value(name, n)
-
-    @classmethod
-    def of(cls, crawler: Crawler) -> WisdomRuntime:
-        """The crawler's runtime, created (and the store opened) on first use.
-
-        With ``WISDOM_ENABLED = False`` every component gets :class:`NotConfigured` and the log
-        one INFO line, whichever component asked first."""
-        runtime = crawler.__dict__.get(_ATTR)
-        if runtime is _DISABLED:
-            raise NotConfigured
-        if runtime is None:
-            try:
-                runtime = cls(crawler)
-            except NotConfigured:
-                setattr(crawler, _ATTR, _DISABLED)
-                logger.info("wisdom_scrapy: disabled (WISDOM_ENABLED is False)")
-                raise
-            setattr(crawler, _ATTR, runtime)
-        return runtime
-
-    @classmethod
-    def active(cls, crawler: Crawler) -> WisdomRuntime | None:
-        """The crawler's runtime if a wisdom_scrapy component created it, else None."""
-        runtime = crawler.__dict__.get(_ATTR)
-        return runtime if isinstance(runtime, WisdomRuntime) else None
 
     def site_of(self, url: str) -> str:
         return self.settings.site_key(url)
@@ -464,20 +440,14 @@ class WisdomRuntime:
                 item.item_roles = dict(self.extractor.item_roles.get(item.site, {}))
         return items
 
-    @property
-    def distributed(self) -> bool:
-        """True in a worker of a distributed crawl: what other workers need from a page (its
-        records) must reach the store with the page, before the request counts as done (a
-        worker may be killed at any time), not in batches."""
-        return COORDINATOR_ATTR in self.crawler.__dict__
-
     def may_finalise(self) -> bool:
         """Whether this process should do the crawl's site-level end work now (call it at spider
         idle): always in a single-process crawl; in a distributed one
         (:mod:`wisdom_scrapy.distributed`) only in the one worker that holds the finaliser lock,
         once no worker has anything left to crawl."""
-        coordinator = self.crawler.__dict__.get(COORDINATOR_ATTR)
-        return coordinator is None or bool(coordinator.may_finalise())
+        engine = self.crawler.engine
+        scheduler = engine.scheduler if engine is not None else None
+        return not self.distributed or bool(getattr(scheduler, "may_finalise", bool)())
 
     def on_idle(self) -> None:
         """Nothing left to crawl: emit what is held or pending, through the normal item flow.

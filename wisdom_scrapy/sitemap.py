@@ -9,8 +9,9 @@
   other workers' records and a worker may be killed at any time), so a restarted crawl or another
   process sharing the store builds the sitemap from every page any of them fetched;
 * at spider idle builds each grown site's sitemap from all its records and emits a
-  :class:`~wisdom_scrapy.items.SitemapItem` through the normal item flow (the runtime's late
-  items; at close when the spider closed before going idle: the runtime's close hooks);
+  :class:`~wisdom_scrapy.items.SitemapItem` through the normal item flow (a site-level item of
+  :class:`~wisdom_scrapy.extension.WisdomExtension`: at idle, or at close when the spider closed
+  before going idle);
 * at spider close writes the sitemap to ``WISDOM_SITEMAP_URI``: ``<uri>.xml`` (sitemaps.org
   ``urlset``: the home page and every entry, ``priority`` falling by level) and ``<uri>.json``
   (``{"url", "title", "children": [...]}`` from the home page down; a list of such trees when
@@ -35,14 +36,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
 
-from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.misc import build_from_crawler, load_object
 
+from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.items import SitemapItem, xml_safe
 from wisdom_scrapy.mining.sitemap import PageBlocks, Sitemap, build_sitemap, page_blocks
-from wisdom_scrapy.runtime import WisdomRuntime
 from wisdom_scrapy.segment import SegParams, translate
 from wisdom_scrapy.store import StoreError
 
@@ -87,7 +87,8 @@ class _Background:
 class WisdomSitemapMiddleware:
     """Builds and exports the crawled sites' sitemaps; see the module docstring."""
 
-    def __init__(self, crawler: Crawler, runtime: WisdomRuntime) -> None:
+    def __init__(self, crawler: Crawler, wisdom: WisdomExtension) -> None:
+        runtime = wisdom.runtime
         settings = runtime.settings
         if not settings.sitemap:
             # Off by default: a bare NotConfigured, so Scrapy logs no "Disabled" warning.
@@ -101,13 +102,12 @@ class WisdomSitemapMiddleware:
         self._homes: dict[str, str] = {}
         self._pending: dict[str, dict[str, bytes]] = {}  # page records not yet written
         self.sitemaps: dict[str, Sitemap] = {}
-        crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
-        crawler.signals.connect(self.on_closed, signal=signals.spider_closed)
-        runtime.close_hooks.append(self.at_close)
+        wisdom.site_items.append(self.site_items)
+        wisdom.closed_hooks.append(self.on_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomSitemapMiddleware:
-        return cls(crawler, WisdomRuntime.of(crawler))
+        return cls(crawler, WisdomExtension.of(crawler))
 
     async def process_spider_output(
         self, response: Response, result: AsyncIterator[Any]
@@ -191,28 +191,14 @@ class WisdomSitemapMiddleware:
                     self.runtime.failed("sitemap", f"({stage}: {site})")
         return out
 
-    def on_idle(self) -> None:
-        """Sitemaps of the sites that grew, as SitemapItems among the late items (in a
-        distributed crawl, by the finaliser only: :meth:`WisdomRuntime.may_finalise`)."""
-        if not self.runtime.may_finalise():
-            self.runtime.on_idle()
-            return
-        built = self._build_grown("idle")
-        for site, sitemap in built:
-            self.runtime.ready.append(self.item(site, sitemap))
+    def site_items(self, stage: str) -> list[SitemapItem]:
+        """SitemapItems of the sites that grew since their last one, at idle and at close (the
+        crawl's :class:`~wisdom_scrapy.extension.WisdomExtension` calls it; in a distributed
+        crawl, in the finaliser only)."""
+        built = self._build_grown(stage)
         if built:
             self.runtime.inc("wisdom/items/sitemap", len(built))
-        self.runtime.on_idle()
-
-    def at_close(self, items: list[Any]) -> list[Any]:
-        """The items leaving at close (a spider closed before going idle) with the SitemapItems
-        of the sites that grew since their last one (in a distributed crawl, the finaliser's)."""
-        if not self.runtime.may_finalise():
-            return items
-        built = self._build_grown("close")
-        if built:
-            self.runtime.inc("wisdom/items/sitemap", len(built))
-        return items + [self.item(site, sitemap) for site, sitemap in built]
+        return [self.item(site, sitemap) for site, sitemap in built]
 
     def item(self, site: str, sitemap: Sitemap) -> SitemapItem:
         return SitemapItem(

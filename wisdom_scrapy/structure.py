@@ -4,7 +4,8 @@ roles and the TOC → article structure (TKDE 2004 §1, §3.1, §3.3; WISDOM §1
 Per site, :class:`SiteRecorder` keeps what the crawl taught about the site's pages, and
 :func:`analyse_site` turns it into hub / authority scores, page roles and the informative
 structure. :class:`StructureTracker` runs the analysis as the site grows and at spider idle;
-:class:`~wisdom_scrapy.focus.WisdomFocusMiddleware` feeds it and uses it to focus the crawl.
+:class:`~wisdom_scrapy.extension.WisdomExtension` feeds it and
+:class:`~wisdom_scrapy.focus.WisdomFocusMiddleware` uses it to focus the crawl.
 
 Template (redundant) links — the site's own statistics, no tag or class names
     A link's *block path* (its slot) is the tag path of its ``<a>`` from the root without sibling
@@ -832,7 +833,7 @@ class _SiteState:
 
 class StructureTracker:
     """Per-site recorders and analyses of one crawl (see the module docstring); the crawl's
-    tracker is :func:`wisdom_scrapy.focus.structure_tracker` ``(crawler)``.
+    tracker is its :class:`~wisdom_scrapy.extension.WisdomExtension`'s ``tracker``.
 
     ``store`` provides entropies and the shared link graph; ``params`` the crawl's WISDOM
     parameters, whose :meth:`~wisdom_scrapy.mining.wisdom.WisdomParams.is_warm` says when a

@@ -1,0 +1,240 @@
+"""The crawl's one wisdom_scrapy extension: it holds the crawl's state and owns its idle and close.
+
+:class:`WisdomExtension` (``EXTENSIONS``; the add-on inserts it) opens the store at crawl start
+(:class:`~wisdom_scrapy.runtime.WisdomRuntime`: settings, store, stats, the pages waiting for
+analysis), keeps the sites' link structure (:class:`~wisdom_scrapy.structure.StructureTracker`:
+fed by the feed middleware, so a crawl without focusing still has it), and is the one component
+that acts when the crawl runs dry or closes:
+
+* at **spider idle** it retries the page updates the store refused, adds each grown site's
+  :class:`~wisdom_scrapy.items.SiteStructureItem` and what the other site-level producers add
+  (the sitemap's :class:`~wisdom_scrapy.items.SitemapItem`: :attr:`site_items`) to the late
+  items, and emits them with the pages still held through the normal item flow;
+* at **close** (a spider closed before going idle: ``CLOSESPIDER_*``, Ctrl-C, SIGTERM) it emits
+  the same, before the item pipelines and the feeds close
+  (:meth:`WisdomRuntime.flush_before_pipelines_close`), then checks the store and closes it.
+
+The other components find it with ``crawler.get_extension(WisdomExtension)``
+(:meth:`WisdomExtension.of`); the ones built before the extension manager is complete (the
+other extensions) look it up when the spider opens.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import ensure_awaitable
+
+from wisdom_scrapy.items import SiteStructureItem
+from wisdom_scrapy.runtime import PAGE_ITEMS, WisdomRuntime
+from wisdom_scrapy.settings import SettingsError
+from wisdom_scrapy.structure import PageLinks, StructureTracker
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from numpy.typing import NDArray
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
+    from wisdom_scrapy.store import EntropySnapshot
+
+__all__ = ["LinkedPage", "WisdomExtension"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class LinkedPage:
+    """What the site's link structure learnt of one fed page (the focus decides with it)."""
+
+    site: str
+    record: PageLinks
+    alpha: NDArray[np.float64]  # LAMIS link weight of each link occurrence
+    template: NDArray[np.bool_]  # occurrences in the site's template blocks
+    hub: float  # the page's hub score relative to the site mean (estimated until analysed)
+
+
+class WisdomExtension:
+    """wisdom_scrapy's state in a crawl and the owner of its idle and close (module docstring)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        try:
+            self.runtime = runtime = WisdomRuntime(crawler)
+        except NotConfigured:
+            logger.info("wisdom_scrapy: disabled (WISDOM_ENABLED is False)")
+            raise
+        self.crawler = crawler
+        settings = runtime.settings
+        self.tracker = StructureTracker(
+            runtime.store,
+            min_pages=settings.focus_min_pages,
+            params=settings.wisdom,
+            growth=settings.structure_growth,
+            max_iter=settings.hits_max_iter,
+            count=runtime.inc,
+            timer=lambda name, seconds: runtime.inc(name, round(seconds * 1e6)),
+            in_flight=runtime.pages_in_flight,
+        )
+        self.linked: weakref.WeakKeyDictionary[Response, LinkedPage] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._snapshots: dict[str, tuple[int, EntropySnapshot]] = {}
+        #: Site-level producers, called at idle and at close (in a distributed crawl, in the
+        #: finaliser only) with the stage ("idle" or "close"); each returns its items for the
+        #: sites that grew since its last call. The site structure is the first.
+        self.site_items: list[Callable[[str], list[Any]]] = [self._structure_items]
+        #: Called at spider close with the reason, after the store was checked (the sitemap's
+        #: files, the site report); an awaitable result is awaited.
+        self.closed_hooks: list[Callable[[str], Any]] = []
+        runtime.close_hooks.append(self._site_items_at_close)
+        if runtime.pending is not None:
+            crawler.signals.connect(runtime.on_opened, signal=signals.spider_opened)
+        crawler.signals.connect(runtime.flush_before_pipelines_close,
+                                signal=signals.spider_opened)  # fmt: skip
+        crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
+        crawler.signals.connect(self.on_closed, signal=signals.spider_closed)
+        crawler.signals.connect(runtime.close, signal=signals.engine_stopped)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> WisdomExtension:
+        return cls(crawler)
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> WisdomExtension:
+        """The crawl's extension (``crawler.get_extension``). :class:`NotConfigured` when
+        wisdom_scrapy is off (``WISDOM_ENABLED = False``); a :class:`SettingsError` naming it
+        when a component is enabled without it."""
+        found = crawler.get_extension(cls)
+        if found is not None:
+            return found
+        if not crawler.settings.getbool("WISDOM_ENABLED", True):
+            raise NotConfigured  # bare: Scrapy logs no "Disabled" warning per component
+        raise SettingsError(
+            "EXTENSIONS: wisdom_scrapy's components need wisdom_scrapy.WisdomExtension "
+            "(the add-on inserts it; set WISDOM_ENABLED = False to turn them all off)"
+        )
+
+    @classmethod
+    def active(cls, crawler: Crawler) -> WisdomExtension | None:
+        """The crawl's extension, or None when it has none (yet)."""
+        try:
+            return crawler.get_extension(cls)
+        except RuntimeError:  # no extension manager yet
+            return None
+
+    # -- the link structure ------------------------------------------------------------------
+
+    def linked_page(self, response: Response) -> LinkedPage | None:
+        """The fed page of ``response`` in its site's link structure, recorded on the first
+        call (by the feed or the focus middleware, whichever sees the spider's output first):
+        its record stored, the site analysed again when it grew enough, its links' LAMIS
+        weights and its hub estimate. None for a response the feed did not model. Never
+        raises."""
+        found = self.linked.get(response)
+        model = self.runtime.models.get(response)
+        if found is not None or model is None:
+            return found
+        try:
+            site = self.runtime.site_of(model.url)
+            record = self.tracker.observe(site, model.url, model)
+            template = self.tracker.state(site).recorder.template_mask(record)
+            alpha = self._alpha(site, record)
+            hub = self.tracker.estimate_hub(site, record, alpha, ~template)
+            self.tracker.note(site, record, alpha, ~template, hub)
+        except Exception:  # the link structure must never cost the spider its page
+            self.runtime.failed("structure", model.url)
+            return None
+        page = self.linked[response] = LinkedPage(site, record, alpha, template, hub)
+        return page
+
+    def _alpha(self, site: str, record: PageLinks) -> NDArray[np.float64]:
+        """LAMIS link weight of each occurrence with the site's current entropies (none before
+        the site is warm); the snapshot is re-read once the site grew by a tenth."""
+        recorder = self.tracker.state(site).recorder
+        n = len(recorder.records)
+        if not self.tracker.warm(site) or not len(record):
+            return np.zeros(len(record))
+        cached = self._snapshots.get(site)
+        if cached is None or n >= cached[0] * 1.1:
+            cached = self._snapshots[site] = (n, self.runtime.store.snapshot(site))
+        vocab = recorder.vocab_list
+        ids = record.term_ids
+        weights = 1.0 - cached[1].entropy([vocab[i] for i in ids.tolist()])
+        lengths = np.diff(record.term_start)
+        owner = np.repeat(np.arange(len(record)), lengths)
+        info = np.bincount(owner, weights=weights, minlength=len(record))
+        return np.divide(info, lengths, out=np.zeros(len(record)), where=lengths > 0)
+
+    def annotate(self, item: PageItem | ArticleItem | TocItem) -> None:
+        """The item's ``hub`` / ``authority``: the scores known now (final at idle and close)."""
+        try:
+            scores = self.tracker.scores(self.runtime.site_of(item.url), item.url)
+        except Exception:
+            self.runtime.failed("structure", item.url)
+            return
+        if scores is not None:
+            item.hub, item.authority = scores
+
+    # -- idle and close ----------------------------------------------------------------------
+
+    def _structure_items(self, stage: str) -> list[Any]:
+        items = self.tracker.structure_items()
+        if items:
+            self.runtime.inc("wisdom/items/site_structure", len(items))
+            self._role_stats(items)
+        return items
+
+    def _role_stats(self, items: list[SiteStructureItem]) -> None:
+        for role in ("toc", "article", "other"):
+            n = sum(i.roles.get(role, 0) for i in items)
+            assert self.runtime.stats is not None
+            self.runtime.stats.set_value(f"wisdom/structure/{role}_pages", n)
+
+    def _produce(self, stage: str) -> list[Any]:
+        """What the site-level producers add now (each failure counted and logged)."""
+        if not self.runtime.may_finalise():
+            return []
+        items: list[Any] = []
+        for produce in self.site_items:
+            try:
+                items += produce(stage)
+            except Exception:
+                self.runtime.failed("site_items", f"({stage})")
+        return items
+
+    def on_idle(self) -> None:
+        """Nothing left to crawl: the site-level items join the late items, which leave with
+        the pages still waiting (:meth:`WisdomRuntime.on_idle`; the spider stays open until
+        they did). In a distributed crawl only the finaliser adds site-level items, once the
+        whole crawl is finished (:meth:`WisdomRuntime.may_finalise`)."""
+        self.runtime.ready.extend(self._produce("idle"))
+        self.runtime.on_idle()
+
+    async def on_closed(self, reason: str) -> None:
+        """The store checked (:meth:`WisdomRuntime.on_closed`), then each close hook; a failing
+        hook is counted and logged, the others still run."""
+        self.runtime.on_closed()
+        for hook in self.closed_hooks:
+            try:
+                result = hook(reason)
+                if result is not None:
+                    await ensure_awaitable(result)
+            except Exception:
+                self.runtime.failed("close", f"({reason})")
+
+    def _site_items_at_close(self, items: list[Any]) -> list[Any]:
+        """The items leaving at close with the site-level ones and the page items' final
+        scores (:meth:`WisdomRuntime.flush_at_close`)."""
+        site_items = self._produce("close")
+        for item in items:
+            if isinstance(item, PAGE_ITEMS):
+                self.annotate(item)
+        return items + site_items
