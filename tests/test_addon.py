@@ -2,7 +2,7 @@ import pytest
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
-from wisdom_scrapy import Addon, SettingsError, StoreError
+from wisdom_scrapy import Addon, SettingsError, StoreError, WisdomPipeline
 from wisdom_scrapy.addon import COMPONENTS
 from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.extraction import ExtractionParams
@@ -19,7 +19,9 @@ def test_addon_inserts_every_component():
     Addon().update_settings(settings)
     for name, component, order in COMPONENTS:
         assert settings.getdict(name)[component] == order
-    assert settings.getdict("SPIDER_MIDDLEWARES")[WisdomAnalysisMiddleware] == 960
+    assert settings.getdict("ITEM_PIPELINES")[WisdomPipeline] == 100
+    assert settings.getdict("EXTENSIONS")[WisdomExtension] == 100
+    assert WisdomAnalysisMiddleware not in settings.getdict("SPIDER_MIDDLEWARES")
 
 
 FEED_PATH = "wisdom_scrapy.middlewares.WisdomFeedMiddleware"

@@ -7,6 +7,7 @@ import json
 from collections import Counter
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from wisdom_scrapy import open_store
 from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.evaluation import shingle_prf
-from wisdom_scrapy.extraction import ExtractionParams, Extractor, TermIndex
+from wisdom_scrapy.extraction import ExtractionParams, Extractor, ReadyPage, TermIndex
 from wisdom_scrapy.feed import feed_model
 from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
 from wisdom_scrapy.mining.repetition import BlockRepetition
@@ -50,6 +51,11 @@ def test_term_index_answers_membership_compactly():
     assert index.get("http://a/3") is None and "http://a/2" in index
 
 
+def _items(extractor: Extractor, ready: list[ReadyPage]) -> list[Any]:
+    """The items of the pages that left the waits, made as the item pipeline makes them."""
+    return [extractor.item(page) for page in ready]
+
+
 def test_pages_are_held_until_the_site_is_warm_then_all_come_out(demo):
     site_dir, truth = demo
     store = open_store("memory://")
@@ -66,7 +72,7 @@ def test_pages_are_held_until_the_site_is_warm_then_all_come_out(demo):
         model = _model(site_dir, path)
         feed_model(store, model, site=SITE)
         extractor.page_fetched(SITE, model.url, model)
-        out = extractor.submit(SITE, model.url, model)
+        out = _items(extractor, extractor.submit(SITE, model.url, model))
         if i < 7:
             assert out == [], "held while the store knows fewer than 8 pages"
         emitted.extend(out)
@@ -92,7 +98,7 @@ def test_a_new_site_is_held_only_until_its_template_shows(demo):
         model = _model(site_dir, path)
         feed_model(store, model, site=SITE)
         extractor.page_fetched(SITE, model.url, model)
-        emitted.append(extractor.submit(SITE, model.url, model))
+        emitted.append(_items(extractor, extractor.submit(SITE, model.url, model)))
     assert [len(out) for out in emitted[:3]] == [0, 0, 3]
     assert all(len(out) == 1 for out in emitted[3:])
     assert counts["wisdom/warmup/held"] == 2 and extractor.waiting() == 0
@@ -114,7 +120,7 @@ def test_flush_emits_held_pages_of_a_site_smaller_than_the_warm_up(demo):
         feed_model(store, model, site=SITE)
         assert extractor.submit(SITE, model.url, model) == []
     assert extractor.waiting() == 5
-    items = extractor.flush()
+    items = _items(extractor, extractor.flush())
     assert len(items) == 5 and extractor.waiting() == 0
     assert all(isinstance(i, (ArticleItem, TocItem, PageItem)) for i in items)
 
@@ -164,7 +170,7 @@ def test_toc_page_waits_for_its_link_targets(demo):
     for url in waited_for:
         fetched += 1
         path = url[len(BASE) - 1 :]
-        released += extractor.page_fetched(SITE, url, _model(site_dir, path))
+        released += _items(extractor, extractor.page_fetched(SITE, url, _model(site_dir, path)))
         if released:
             break
     assert fetched >= 5  # released once enough of its TOC links were fetched, not at once
@@ -185,9 +191,9 @@ def test_demo_articles_leave_ads_and_orphan_headings_out(demo) -> None:
         url = model.url
         feed_model(store, model, site=SITE)
         repetition.add(url, model)
-        items += extractor.page_fetched(SITE, url, model)
-        items += extractor.submit(SITE, url, model, "")
-    items += extractor.flush()
+        items += _items(extractor, extractor.page_fetched(SITE, url, model))
+        items += _items(extractor, extractor.submit(SITE, url, model, ""))
+    items += _items(extractor, extractor.flush())
     articles = {it.url[len(BASE) - 1 :]: it for it in items if isinstance(it, ArticleItem)}
     gold = {p: truth[p] for p in articles if truth[p]["role"] == "article"}
     assert len(gold) >= 30
@@ -251,5 +257,5 @@ def test_waiting_pages_are_compact_and_give_the_same_items(demo):
             assert extractor.submit(SITE, model.url, model, source=source) == []
         held_models = [held.model for held in extractor._sites[SITE].held]
         assert all(m is None for m in held_models) == compact
-        outputs.append([dataclasses.asdict(item) for item in extractor.flush()])
+        outputs.append([dataclasses.asdict(item) for item in _items(extractor, extractor.flush())])
     assert len(outputs[0]) == len(paths) and outputs[0] == outputs[1]

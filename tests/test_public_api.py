@@ -15,6 +15,7 @@ def test_public_api_is_pinned():
         "TermStore",
         "TocItem",
         "WisdomExtension",
+        "WisdomPipeline",
         "__version__",
         "analyze_page",
         "count_terms",

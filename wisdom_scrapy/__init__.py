@@ -3,8 +3,8 @@
 Turn it on with one setting: ``ADDONS = {"wisdom_scrapy.Addon": 500}``.
 
 Importing the package (or any engine module: mining, analysis, store …) imports no Scrapy;
-the Scrapy names (:class:`Addon`, :class:`SettingsError`, :class:`WisdomExtension`) load it on
-first use.
+the Scrapy names (:class:`Addon`, :class:`SettingsError`, :class:`WisdomExtension`,
+:class:`WisdomPipeline`) load it on first use.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from wisdom_scrapy.text import count_terms, extract_terms
 if TYPE_CHECKING:
     from wisdom_scrapy.addon import Addon
     from wisdom_scrapy.extension import WisdomExtension
+    from wisdom_scrapy.pipeline import WisdomPipeline
     from wisdom_scrapy.settings import SettingsError
 
 if "itemadapter" in sys.modules:  # Scrapy is loaded already: ItemAdapter shows spider fields
@@ -41,6 +42,7 @@ __all__ = [
     "TermStore",
     "TocItem",
     "WisdomExtension",
+    "WisdomPipeline",
     "__version__",
     "analyze_page",
     "count_terms",
@@ -54,6 +56,7 @@ _SCRAPY_NAMES = {
     "Addon": "wisdom_scrapy.addon",
     "SettingsError": "wisdom_scrapy.settings",
     "WisdomExtension": "wisdom_scrapy.extension",
+    "WisdomPipeline": "wisdom_scrapy.pipeline",
 }
 
 

@@ -4,9 +4,11 @@
 
     SPIDER_MIDDLEWARES = {
         "wisdom_scrapy.middlewares.WisdomFeedMiddleware": 950,
-        "wisdom_scrapy.middlewares.WisdomAnalysisMiddleware": 960,
         "wisdom_scrapy.focus.WisdomFocusMiddleware": 940,
         "wisdom_scrapy.sitemap.WisdomSitemapMiddleware": 930,
+    }
+    ITEM_PIPELINES = {
+        "wisdom_scrapy.WisdomPipeline": 100,
     }
     EXTENSIONS = {
         "wisdom_scrapy.WisdomExtension": 100,
@@ -41,7 +43,8 @@ from scrapy.utils.misc import load_object
 from wisdom_scrapy.contracts import UrlContract
 from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.focus import WisdomFocusMiddleware
-from wisdom_scrapy.middlewares import WisdomAnalysisMiddleware, WisdomFeedMiddleware
+from wisdom_scrapy.middlewares import WisdomFeedMiddleware
+from wisdom_scrapy.pipeline import WisdomPipeline
 from wisdom_scrapy.progress import WisdomProgress
 from wisdom_scrapy.report import WisdomReportExtension
 from wisdom_scrapy.settings import DEFAULTS, default_store_uri
@@ -53,12 +56,12 @@ if TYPE_CHECKING:
 __all__ = ["COMPONENTS", "Addon"]
 
 # (setting, component, order). The feed runs after Scrapy's built-in spider middlewares
-# (HttpError 50 … Depth 900), so only pages the spider really receives are counted.
-# The analysis sits nearer the spider, so it sees the spider's PageItems first. The focus sits
-# below both: it sees the spider's requests and the analysis' items (to add hub/authority).
+# (HttpError 50 … Depth 900), so only pages the spider really receives are counted, and nearest
+# the spider, so it sees the spider's PageItems first; the focus sees the spider's requests.
+# The cleaning pipeline comes early, so the project's own pipelines see cleaned items (one
+# ordered before it sees the PageItem).
 COMPONENTS = (
     ("SPIDER_MIDDLEWARES", WisdomFeedMiddleware, 950),
-    ("SPIDER_MIDDLEWARES", WisdomAnalysisMiddleware, 960),
     ("SPIDER_MIDDLEWARES", WisdomFocusMiddleware, 940),
     ("SPIDER_MIDDLEWARES", WisdomSitemapMiddleware, 930),  # off unless WISDOM_SITEMAP(_URI)
     # the crawl's state, its idle and close: built first, the others find it
@@ -66,6 +69,7 @@ COMPONENTS = (
     # the site report (WISDOM_REPORT_URI) and the progress lines in the log
     ("EXTENSIONS", WisdomReportExtension, 500),
     ("EXTENSIONS", WisdomProgress, 500),
+    ("ITEM_PIPELINES", WisdomPipeline, 100),
 )
 
 LOG_FORMATTER = "wisdom_scrapy.logformatter.WisdomLogFormatter"

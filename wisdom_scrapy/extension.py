@@ -32,7 +32,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import ensure_awaitable
 
 from wisdom_scrapy.items import SiteStructureItem
-from wisdom_scrapy.runtime import PAGE_ITEMS, WisdomRuntime
+from wisdom_scrapy.runtime import WisdomRuntime
 from wisdom_scrapy.settings import SettingsError
 from wisdom_scrapy.structure import PageLinks, StructureTracker
 
@@ -231,10 +231,6 @@ class WisdomExtension:
                 self.runtime.failed("close", f"({reason})")
 
     def _site_items_at_close(self, items: list[Any]) -> list[Any]:
-        """The items leaving at close with the site-level ones and the page items' final
-        scores (:meth:`WisdomRuntime.flush_at_close`)."""
-        site_items = self._produce("close")
-        for item in items:
-            if isinstance(item, PAGE_ITEMS):
-                self.annotate(item)
-        return items + site_items
+        """The items leaving at close with the site-level ones after them
+        (:meth:`WisdomRuntime.flush_at_close`)."""
+        return items + self._produce("close")

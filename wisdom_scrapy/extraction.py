@@ -32,8 +32,11 @@ kept compact: its body, not its model with the lxml tree (about 2.2 MiB per page
 documentation, of which the tree is nine tenths). It is modelled again, identically, when it
 is analysed: one more parse for the few pages that wait.
 
-Everything this module returns is an item for the normal item flow (so feed exports, other
-pipelines and stats see it); the spider middleware yields it.
+What leaves the waits is a :class:`ReadyPage`: the crawl's spider middleware lets its PageItem
+go on, and the item pipeline makes its item (:meth:`Extractor.item`), analysing it then when it
+left without an analysis (at idle and close, or released early). A page analysed to decide
+whether it waits (a page of a warm site: is it a TOC page whose targets are not fetched yet?)
+leaves with that analysis, so it is analysed once.
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ if TYPE_CHECKING:
     from wisdom_scrapy.dom import PageModel
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
-__all__ = ["ExtractionParams", "Extractor", "TermIndex", "items_from_analysis"]
+__all__ = ["ExtractionParams", "Extractor", "ReadyPage", "TermIndex", "items_from_analysis"]
 
 logger = logging.getLogger(__name__)
 
@@ -173,6 +176,20 @@ class _Held:
         """Let the model (and its lxml tree) go while the page waits, if it can be rebuilt."""
         if self.source is not None:
             self.model = None
+
+
+@dataclass(slots=True)
+class ReadyPage:
+    """A page whose item can be made now (:meth:`Extractor.item`), with its analysis when the
+    wait was decided with one (None: analysed when its item is made)."""
+
+    site: str
+    held: _Held
+    analysis: PageAnalysis | None = None
+
+    @property
+    def url(self) -> str:
+        return self.held.url
 
 
 @dataclass
@@ -309,9 +326,9 @@ class Extractor:
 
     def page_fetched(
         self, site: str, url: str, model: PageModel, blocks: NDArray[np.uint64] | None = None
-    ) -> list[Any]:
+    ) -> list[ReadyPage]:
         """Record a fetched page's terms and blocks (its :func:`~wisdom_scrapy.mining.
-        repetition.page_blocks`, computed when not given); return the pending TOC items it
+        repetition.page_blocks`, computed when not given); return the pending TOC pages it
         completes."""
         self.terms.add(url, model.vocab)
         state = self._state(site)
@@ -321,11 +338,11 @@ class Extractor:
         ready = []
         for toc_url, (held, targets) in list(state.pending_tocs.items()):
             if url in targets and self._targets_ready(targets):
-                item = self._finish(site, state, held)
-                if item is None:  # the store failed: it stays pending
+                page = self._finish(site, state, held)
+                if page is None:  # the store failed: it stays pending
                     break
                 del state.pending_tocs[toc_url]
-                ready.append(item)
+                ready.append(page)
         return ready
 
     def submit(
@@ -339,14 +356,15 @@ class Extractor:
         now: bool = False,
         source: Callable[[], PageModel] | None = None,
     ) -> list[Any]:
-        """Analyse a page of ``site`` now, or hold it; return the items ready now.
+        """Analyse a page of ``site`` now, or hold it; return the pages ready now
+        (:class:`ReadyPage`).
 
         ``title`` and ``extra`` come from the spider's PageItem: its title (used when the page
         has none) and its own fields, carried to the item.
 
         Never raises :class:`StoreError`: when the store fails, the page is held (counted under
         ``wisdom/analysis/store_errors``) and analysed with a later page of its site or at idle.
-        With ``now`` (tools that show one page's item), the page's item at once, with the
+        With ``now`` (tools that show one page's item), the page's item itself at once, with the
         entropies the store has (single-page mode when it knows too few pages of the site),
         nothing held and no wait for TOC targets; a store failure raises.
         ``source`` rebuilds ``model``: while the page waits only it is kept (:class:`_Held`).
@@ -356,10 +374,10 @@ class Extractor:
             state.repetition.add(url, model)
         held = _Held(url, model, title, dict(extra or {}), source)
         if now:
-            return [self._item(site, self._run(site, state, held), held, state)]
+            return [self.item(ReadyPage(site, held, self._run(site, state, held)))]
         state.held.append(held)
         self._waiting[id(held)] = (site, held)
-        ready = self._drain(site, state) if self._hold_over(site, state, held) else []
+        ready: list[Any] = self._drain(site, state) if self._hold_over(site, state, held) else []
         held.compact()  # still waiting, or done (its item made)
         return ready + self._release_oldest()
 
@@ -386,52 +404,40 @@ class Extractor:
                     ", its template shows" if shows_template else "")  # fmt: skip
         return True
 
-    def _release_oldest(self) -> list[Any]:
-        """Past ``max_held_pages`` waiting pages, the oldest leave with the analysis there is
-        now (module docstring); a store failure keeps them waiting until a later page."""
-        ready: list[Any] = []
+    def _release_oldest(self) -> list[ReadyPage]:
+        """Past ``max_held_pages`` waiting pages, the oldest leave, to be analysed with what
+        is known when their items are made (module docstring)."""
+        ready: list[ReadyPage] = []
         while len(self._waiting) > self.params.max_held_pages:
             site, held = next(iter(self._waiting.values()))
             state = self._sites[site]
             pending = state.pending_tocs.get(held.url)
             if pending is not None and pending[0] is held:
-                item = self._finish(site, state, held)
-                if item is None:
-                    break
                 del state.pending_tocs[held.url]
-                ready.append(item)
             else:  # held for the cold start
-                try:
-                    ready.extend(self._analyse(site, state, held, final=True))
-                except StoreError as exc:
-                    self._store_failed(held.url, exc)
-                    break
                 state.held = [h for h in state.held if h is not held]
+            ready.append(self._ready(site, held))
             self.count("wisdom/held/released_early")
         return ready
 
-    def flush(self) -> list[Any]:
-        """At idle/close: analyse everything still held or pending, with what is known.
-
-        A page the store still fails for leaves unanalysed (its PageItem with role ""), counted
-        under ``wisdom/analysis/unanalysed``: it is never dropped.
-        """
-        ready: list[Any] = []
+    def flush(self) -> list[ReadyPage]:
+        """At idle/close: everything still held or pending, each to be analysed with what is
+        known when its item is made (:meth:`item`)."""
+        ready: list[ReadyPage] = []
         for site, state in self._sites.items():
-            ready.extend(self._drain(site, state, final=True))
+            ready.extend(self._ready(site, held) for held in state.held)
+            state.held = []
             while state.pending_tocs:
                 _, (held, _) = state.pending_tocs.popitem(last=False)
-                ready.append(self._finish(site, state, held) or self._unanalysed(held))
-            ready.extend(self._unanalysed(held) for held in state.held)
-            state.held = []
+                ready.append(self._ready(site, held))
         return ready
 
-    def _drain(self, site: str, state: _SiteState, final: bool = False) -> list[Any]:
+    def _drain(self, site: str, state: _SiteState) -> list[ReadyPage]:
         """Analyse the held pages of a warm site in order, up to the first store failure."""
-        ready: list[Any] = []
+        ready: list[ReadyPage] = []
         while state.held:
             try:
-                ready.extend(self._analyse(site, state, state.held[0], final))
+                ready.extend(self._analyse(site, state, state.held[0]))
             except StoreError as exc:
                 self._store_failed(state.held[0].url, exc)
                 state.held[0].compact()
@@ -442,11 +448,6 @@ class Extractor:
     def _store_failed(self, url: str, exc: StoreError) -> None:
         self.count("wisdom/analysis/store_errors")
         logger.warning("wisdom_scrapy: analysis of %s postponed, the store failed: %s", url, exc)
-
-    def _unanalysed(self, held: _Held) -> PageItem:
-        self._waiting.pop(id(held), None)
-        self.count("wisdom/analysis/unanalysed")
-        return PageItem(url=held.url, title=held.title, extra=held.extra)
 
     def waiting_urls(self) -> dict[str, list[str]]:
         """URLs of the pages held or pending, per site."""
@@ -514,9 +515,9 @@ class Extractor:
         fetched = sum(1 for t in targets if t in self.terms)
         return fetched >= self.params.toc_targets_ratio * len(targets)
 
-    def _analyse(self, site: str, state: _SiteState, held: _Held, final: bool = False) -> list[Any]:
+    def _analyse(self, site: str, state: _SiteState, held: _Held) -> list[ReadyPage]:
         analysis = self._run(site, state, held)
-        if analysis.role == "toc" and not final:
+        if analysis.role == "toc":
             targets = list(dict.fromkeys(u for u, _ in analysis.toc_links))  # distinct pages
             if targets and not self._targets_ready(targets):
                 state.pending_tocs[held.url] = (held, targets)
@@ -525,16 +526,16 @@ class Extractor:
                 ready = []
                 while len(state.pending_tocs) > self.params.max_pending_tocs:
                     oldest_url, (oldest, _) = next(iter(state.pending_tocs.items()))
-                    item = self._finish(site, state, oldest)
-                    if item is None:  # the store failed: the oldest stays pending
+                    page = self._finish(site, state, oldest)
+                    if page is None:  # the store failed: the oldest stays pending
                         break
                     del state.pending_tocs[oldest_url]
-                    ready.append(item)
+                    ready.append(page)
                 return ready
-        return [self._item(site, analysis, held, state)]
+        return [self._ready(site, held, analysis)]
 
-    def _finish(self, site: str, state: _SiteState, held: _Held) -> Any | None:
-        """Analyse a pending TOC page again, now with its fetched targets, and emit it
+    def _finish(self, site: str, state: _SiteState, held: _Held) -> ReadyPage | None:
+        """Analyse a pending TOC page again, now with its fetched targets, and let it go
         (None when the store fails: the caller keeps it pending)."""
         try:
             analysis = self._run(site, state, held)
@@ -543,15 +544,41 @@ class Extractor:
             held.compact()
             return None
         self.count("wisdom/toc/completed")
-        return self._item(site, analysis, held, state)
+        return self._ready(site, held, analysis)
 
-    def _item(self, site: str, analysis: PageAnalysis, held: _Held, state: _SiteState) -> Any:
+    def _ready(self, site: str, held: _Held, analysis: PageAnalysis | None = None) -> ReadyPage:
+        """The page leaves the waits (no longer counted by :meth:`waiting`)."""
         self._waiting.pop(id(held), None)
+        if analysis is None:
+            held.compact()
+        return ReadyPage(site, held, analysis)
+
+    def item(
+        self, ready: ReadyPage, title: str | None = None, extra: dict[str, Any] | None = None
+    ) -> ArticleItem | TocItem | PageItem:
+        """The item of a page that left the waits: ArticleItem, TocItem or a PageItem with
+        role "other", analysed now when it left without an analysis.
+
+        ``title`` and ``extra``: the page item's title and own fields as they are now (a
+        pipeline before the analysis may have changed them); the ones the spider yielded when
+        not given. A page the store fails for leaves unanalysed (its PageItem with role ""),
+        counted under ``wisdom/analysis/unanalysed``: it is never dropped."""
+        site, held, analysis = ready.site, ready.held, ready.analysis
+        title = held.title if title is None else title
+        extra = held.extra if extra is None else extra
+        state = self._state(site)
+        if analysis is None:
+            try:
+                analysis = self._run(site, state, held)
+            except StoreError as exc:
+                self._store_failed(held.url, exc)
+                self.count("wisdom/analysis/unanalysed")
+                return PageItem(url=held.url, title=title, extra=extra)
         for observe in self.observers:
             observe(site, analysis)
-        if not analysis.title and held.title:  # the spider's title when the page has none
-            analysis.title = held.title
-        item = items_from_analysis(analysis, held.url, held.page(), state.snapshot, held.extra,
+        if not analysis.title and title:  # the spider's title when the page has none
+            analysis.title = title
+        item = items_from_analysis(analysis, held.url, held.page(), state.snapshot, extra,
                                    self.params.item_fields)  # fmt: skip
         self.count(f"wisdom/items/{item.role}")
         self.item_roles.setdefault(site, Counter())[item.role] += 1

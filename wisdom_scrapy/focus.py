@@ -32,11 +32,10 @@ not known yet). The decision only uses the site's own statistics (no tag or clas
 
 It works with any spider — plain callbacks, ``CrawlSpider`` rules (their requests are spider
 output too), the sample ``site`` and ``demo`` spiders — because it only looks at the requests
-coming out of the spider. It also writes ``hub`` / ``authority`` into every page item
-(:class:`~wisdom_scrapy.items.PageItem`, ``ArticleItem``, ``TocItem``) that passes, with the scores
-known at that moment, and emits a :class:`~wisdom_scrapy.items.SiteStructureItem` per site at
-spider idle, through the normal item flow (a spider closed before going idle — ``CLOSESPIDER_*``,
-a shutdown — emits it at close, before the feeds close: :meth:`WisdomRuntime.flush_at_close`).
+coming out of the spider. The site's link structure it decides with is the crawl's
+(:class:`~wisdom_scrapy.extension.WisdomExtension`: fed by the feed middleware, it also gives the
+items their ``hub`` / ``authority`` and emits the :class:`~wisdom_scrapy.items.SiteStructureItem`),
+so a crawl with the focus off (``"off"``, or this middleware set to ``None``) loses neither.
 
 Stats: ``wisdom/focus/kept``, ``wisdom/focus/dropped``, ``wisdom/focus/deprioritized`` (every
 decision, so kept + dropped + deprioritized = requests seen), and among the kept

@@ -1,13 +1,22 @@
-"""Spider middlewares: the term-entropy feed (every HTML response into the store) and the
-analysis of the pages the spider yields (PageItem → ArticleItem / TocItem)."""
+"""The spider middleware: every HTML response into the term-entropy store and its site's link
+structure, and the page items the spider yields held while their site is learned.
+
+The cleaning itself (segmentation, mining, noise removal: PageItem → ArticleItem / TocItem) is the
+item pipeline's, :class:`wisdom_scrapy.pipeline.WisdomPipeline`.
+"""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
 
 from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.items import PageItem
-from wisdom_scrapy.runtime import PAGE_ITEMS
+from wisdom_scrapy.pipeline import WisdomPipeline
+from wisdom_scrapy.runtime import LATE_ITEMS_META
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -15,26 +24,45 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-
 __all__ = ["WisdomAnalysisMiddleware", "WisdomFeedMiddleware"]
+
+logger = logging.getLogger(__name__)
 
 
 class WisdomFeedMiddleware:
-    """Feeds every HTML response that reaches the spider into the term-entropy store.
+    """Feeds every HTML response that reaches the spider into the term-entropy store, and holds
+    the spider's page items while their site is learned.
 
     It sits after Scrapy's HttpErrorMiddleware, so error pages (4xx/5xx) are not counted as
     pages of the site. It uses the tree Scrapy parsed for the response (``response.selector``),
     which the spider's own ``css()``/``xpath()`` calls then reuse: the page is parsed once.
     A failure here never reaches the spider: it is counted in stats and logged.
+
+    Each :class:`PageItem` the spider yields for the response goes on to the item pipelines
+    (where :class:`~wisdom_scrapy.pipeline.WisdomPipeline` cleans it) once its page can be
+    analysed. Pages of a site the store does not know well enough yet, and TOC pages waiting
+    for their link targets, are held (their response's body, not the response: Scrapy's
+    scraper lets the response go, so held pages never count against its
+    ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``) and go on later, with a later response's output, at
+    spider idle or at close (see :mod:`wisdom_scrapy.extraction`). Everything else the spider
+    yields passes untouched.
     """
 
     def __init__(self, wisdom: WisdomExtension) -> None:
         self.wisdom = wisdom
         self.runtime = wisdom.runtime
+        wisdom.crawler.signals.connect(self._check_pipeline, signal=signals.spider_opened)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomFeedMiddleware:
         return cls(WisdomExtension.of(crawler))
+
+    def _check_pipeline(self) -> None:
+        """The pages this middleware holds and lets go must be cleaned: say so when the item
+        pipeline is missing (a manual setup that forgot it), or they leave uncleaned."""
+        if self.wisdom.crawler.get_item_pipeline(WisdomPipeline) is None:
+            logger.error("wisdom_scrapy: ITEM_PIPELINES lacks wisdom_scrapy.WisdomPipeline: the "
+                         "spider's PageItems leave uncleaned (the add-on lists it)")
 
     def process_spider_input(self, response: Response) -> None:
         try:
@@ -45,52 +73,33 @@ class WisdomFeedMiddleware:
     async def process_spider_output(
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
-        """The page joins its site's link structure (whether or not focusing is on), then the
-        spider's output passes untouched."""
+        # the page joins its site's link structure, whether or not focusing is on
         self.wisdom.linked_page(response)
+        late = response.meta.get(LATE_ITEMS_META)  # pages that left the waits already
         async for obj in result:
-            yield obj
+            if isinstance(obj, PageItem) and not obj.role and not late:
+                try:
+                    items = self.runtime.take(response, obj)
+                except Exception:  # never lose the page: it goes on, to be passed unanalysed
+                    self.runtime.failed("analysis", response.url)
+                    items = [obj]
+                for item in items:
+                    yield item
+            else:
+                yield obj
+        for item in self.runtime.take_ready():
+            yield item
 
 
 class WisdomAnalysisMiddleware:
-    """Replaces each :class:`PageItem` the spider yields with the page's cleaned item.
-
-    The item is an :class:`~wisdom_scrapy.items.ArticleItem`, a
-    :class:`~wisdom_scrapy.items.TocItem`, or the PageItem with ``role`` "other". Pages of a
-    site the store does not know well enough yet, and TOC pages waiting for their link targets,
-    come out later, with a later response's output or at spider idle (see
-    :mod:`wisdom_scrapy.extraction`). Everything else the spider yields passes untouched.
-
-    This is a spider middleware rather than an item pipeline because a pipeline must return or
-    drop each item at once, while a page may have to wait for the site's template to be learned.
-    """
-
-    def __init__(self, wisdom: WisdomExtension) -> None:
-        self.wisdom = wisdom
-        self.runtime = wisdom.runtime
+    """Replaced by the item pipeline :class:`wisdom_scrapy.pipeline.WisdomPipeline` (with
+    :class:`WisdomFeedMiddleware` holding the pages that wait); listing it does nothing but
+    say so."""
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomAnalysisMiddleware:
-        return cls(WisdomExtension.of(crawler))
-
-    async def process_spider_output(
-        self, response: Response, result: AsyncIterator[Any]
-    ) -> AsyncIterator[Any]:
-        async for obj in result:
-            if isinstance(obj, PageItem) and not obj.role:
-                try:
-                    items = self.runtime.extract(response, obj)
-                except Exception:  # never lose the page: pass it on unanalysed
-                    self.runtime.failed("analysis", response.url)
-                    items = [obj]
-            else:
-                items = [obj]
-            for item in items:
-                yield self._annotated(item)
-        for item in self.runtime.take_ready():
-            yield self._annotated(item)
-
-    def _annotated(self, item: Any) -> Any:
-        if isinstance(item, PAGE_ITEMS):
-            self.wisdom.annotate(item)
-        return item
+        raise NotConfigured(
+            "the analysis is the item pipeline wisdom_scrapy.WisdomPipeline now: remove "
+            "wisdom_scrapy.middlewares.WisdomAnalysisMiddleware from SPIDER_MIDDLEWARES and list "
+            "the pipeline in ITEM_PIPELINES (the add-on does both)"
+        )

@@ -31,7 +31,7 @@ from wisdom_scrapy.dom import (
     PageTooComplex,
     looks_binary,
 )
-from wisdom_scrapy.extraction import ExtractionParams, Extractor
+from wisdom_scrapy.extraction import ExtractionParams, Extractor, ReadyPage
 from wisdom_scrapy.feed import FeedResult, Outcome, PageUpdate, RetryQueue, WriteBehind
 from wisdom_scrapy.items import ArticleItem, PageItem, SiteStructureItem, TocItem
 from wisdom_scrapy.resume import PendingPages
@@ -81,7 +81,13 @@ class WisdomRuntime:
             logger.warning("wisdom_scrapy: %s; pages it loses are found at spider close and "
                            "counted under wisdom/pages_lost", warning)
         self.models: weakref.WeakKeyDictionary[Response, PageModel] = weakref.WeakKeyDictionary()
-        self.ready: list[Any] = []  # late items, emitted with the next response's output
+        #: late items (pages that left the waits, site-level items), emitted with the next
+        #: response's output
+        self.ready: list[Any] = []
+        #: the spider's PageItem of each page taken, until the page leaves the waits
+        self.page_items: dict[str, PageItem] = {}
+        #: pages that left the waits, until the item pipeline makes their items (:meth:`clean`)
+        self.tickets: dict[str, ReadyPage] = {}
         self.fed_sites: Counter[str] = Counter()  # pages fed per site (progress, report)
         self.retry_queue = RetryQueue()  # page updates the store refused, retried later
         # URLs this crawl stored, per site: checked to be still there (check_store)
@@ -209,7 +215,9 @@ class WisdomRuntime:
             logger.warning("wisdom_scrapy: cleaner state of %s not stored: %s", site, exc)
         except Exception:
             self.failed("cleaner", response.url)
-        self.ready.extend(self.extractor.page_fetched(site, response.url, model, update.blocks))
+        self.ready.extend(
+            self.release(self.extractor.page_fetched(site, response.url, model, update.blocks))
+        )
         self.sync_pending()
         return True
 
@@ -359,8 +367,9 @@ class WisdomRuntime:
             logger.warning("wisdom_scrapy: %d pages still not stored: %s",
                            len(self.retry_queue), exc)
 
-    def extract(self, response: Response, page: PageItem) -> list[Any]:
-        """Items for a page the spider yielded (now, or later: see :mod:`.extraction`)."""
+    def take(self, response: Response, page: PageItem) -> list[Any]:
+        """A page the spider yielded: the page items that can go on to the item pipeline now
+        (this one, earlier ones of its site), or none (it waits: :mod:`.extraction`)."""
         model = self.models.get(response)
         if model is None or page.url != response.url:
             self.skip("page_item_without_page")
@@ -374,8 +383,9 @@ class WisdomRuntime:
             self.skip("duplicate_url")
             return []
         self.taken_urls.add(page.url)
-        items = self.extractor.submit(site, page.url, model, page.title, page.extra,
-                                      source=self._remodel(response))  # fmt: skip
+        self.page_items[page.url] = page
+        items = self.release(self.extractor.submit(site, page.url, model, page.title, page.extra,
+                                                   source=self._remodel(response)))  # fmt: skip
         assert self.stats is not None
         self.stats.max_value("wisdom/held/peak", self.extractor.waiting())
         self.sync_pending()
@@ -427,18 +437,33 @@ class WisdomRuntime:
             self.inc("wisdom/store_errors")
             logger.error("wisdom_scrapy: cannot read the pages left waiting: %s", exc)
 
+    def release(self, ready: list[ReadyPage]) -> list[PageItem]:
+        """The page items of pages that left the waits, for the item pipeline (:meth:`clean`)."""
+        items = []
+        for page in ready:
+            self.tickets[page.url] = page
+            item = self.page_items.pop(page.url, None)
+            items.append(item or PageItem(url=page.url, title=page.held.title,
+                                          extra=page.held.extra))  # fmt: skip
+        return items
+
+    def clean(self, item: PageItem) -> ArticleItem | TocItem | PageItem:
+        """The cleaned item of a page item that left the waits (:meth:`release`), its title and
+        own fields as they are now; any other page item unchanged."""
+        ready = self.tickets.pop(item.url, None)
+        if ready is None:
+            return item
+        return self.extractor.item(ready, item.title, item.extra)
+
+    def stamp_roles(self, item: SiteStructureItem) -> None:
+        """The SiteStructureItem's ``item_roles``: the roles of the page items made for its
+        site so far; called as it leaves, after the pages that left with it (it follows them),
+        so it states the roles of the items the crawl emitted."""
+        item.item_roles = dict(self.extractor.item_roles.get(item.site, {}))
+
     def take_ready(self) -> list[Any]:
         ready, self.ready = self.ready, []
-        return self.stamp_roles(ready)
-
-    def stamp_roles(self, items: list[Any]) -> list[Any]:
-        """``items`` with each SiteStructureItem's ``item_roles`` set to the roles of the page
-        items made for its site so far: called as the structure leaves, after the pages held
-        with it were analysed, so it states the roles of the items the feed holds."""
-        for item in items:
-            if isinstance(item, SiteStructureItem):
-                item.item_roles = dict(self.extractor.item_roles.get(item.site, {}))
-        return items
+        return ready
 
     def may_finalise(self) -> bool:
         """Whether this process should do the crawl's site-level end work now (call it at spider
@@ -473,7 +498,7 @@ class WisdomRuntime:
 
     def _late_items(self, response: Response) -> list[Any]:
         self._late_request_pending = False
-        items = self.extractor.flush() + self.take_ready()
+        items = self.release(self.extractor.flush()) + self.take_ready()
         self.sync_pending()
         self.inc("wisdom/items/late", len(items))
         return items
@@ -514,7 +539,7 @@ class WisdomRuntime:
         ``wisdom/items/flushed_at_close``. Never raises: a failing hook is counted and logged."""
         self.store.flush()
         self.retry_unstored()
-        items = self.extractor.flush() + self.take_ready()
+        items = self.release(self.extractor.flush()) + self.take_ready()
         self.sync_pending()
         self.inc("wisdom/items/flushed_at_close",
                  sum(isinstance(i, PAGE_ITEMS) for i in items))  # fmt: skip
@@ -523,7 +548,7 @@ class WisdomRuntime:
                 items = hook(items)
             except Exception:
                 self.failed("close", "(close)")
-        return self.stamp_roles(items)
+        return items
 
     def on_closed(self) -> None:
         """Last retry of the pages the store refused, then a check that the pages stored are

@@ -1,0 +1,59 @@
+"""The item pipeline: each page the spider yielded (:class:`~wisdom_scrapy.items.PageItem`)
+becomes its cleaned item — segmentation, informative-structure mining and noise removal
+(:func:`~wisdom_scrapy.analysis.analyze_page`) — an :class:`~wisdom_scrapy.items.ArticleItem`,
+a :class:`~wisdom_scrapy.items.TocItem`, or the PageItem with ``role`` "other".
+
+A pipeline must return each item at once: a page that has to wait (its site not learned yet, a
+TOC page whose link targets are not fetched yet) is therefore held before the pipelines, by the
+feed spider middleware (:class:`~wisdom_scrapy.middlewares.WisdomFeedMiddleware`), which lets
+its PageItem go on once it can be analysed. Holding it in the pipeline instead would keep its
+response in Scrapy's scraper slot (which stops downloading past ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``,
+5 MB: the pages the site needs would never come) and the spider from ever going idle.
+
+A page whose wait was decided with an analysis (a page of a warm site: is it a TOC page whose
+targets are missing?) is not analysed again; the pages that leave at spider idle, at close or
+past ``WISDOM_MAX_HELD_PAGES`` are analysed here, with what the store knows then.
+
+Pipelines before this one see the PageItem (drop it to skip its analysis; a field they set is
+carried to the cleaned item), pipelines after it the cleaned item. Every page item also gets its
+``hub`` / ``authority`` (the site's link analysis as it stands: final at idle and close), and a
+:class:`~wisdom_scrapy.items.SiteStructureItem` its ``item_roles`` (the roles of the items made
+for its site, which left before it). Other items pass untouched.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from wisdom_scrapy.extension import WisdomExtension
+from wisdom_scrapy.items import PageItem, SiteStructureItem
+from wisdom_scrapy.runtime import PAGE_ITEMS
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+__all__ = ["WisdomPipeline"]
+
+
+class WisdomPipeline:
+    """Turns each PageItem into its cleaned item (module docstring)."""
+
+    def __init__(self, wisdom: WisdomExtension) -> None:
+        self.wisdom = wisdom
+        self.runtime = wisdom.runtime
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> WisdomPipeline:
+        return cls(WisdomExtension.of(crawler))
+
+    def process_item(self, item: Any) -> Any:
+        if isinstance(item, PageItem) and not item.role:
+            try:
+                item = self.runtime.clean(item)
+            except Exception:  # never lose the page: it goes on unanalysed
+                self.runtime.failed("analysis", item.url)
+        if isinstance(item, PAGE_ITEMS):
+            self.wisdom.annotate(item)
+        elif isinstance(item, SiteStructureItem):
+            self.runtime.stamp_roles(item)
+        return item
