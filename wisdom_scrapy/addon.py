@@ -8,10 +8,10 @@
         "wisdom_scrapy.sitemap.WisdomSitemapMiddleware": 930,
     }
     ITEM_PIPELINES = {
-        "wisdom_scrapy.WisdomPipeline": 100,
+        "wisdom_scrapy.pipeline.WisdomPipeline": 100,
     }
     EXTENSIONS = {
-        "wisdom_scrapy.WisdomExtension": 100,
+        "wisdom_scrapy.extension.WisdomExtension": 100,
         "wisdom_scrapy.report.WisdomReportExtension": 500,
         "wisdom_scrapy.progress.WisdomProgress": 500,
     }
