@@ -14,7 +14,8 @@ WISDOM_STORE_URI           derived                  term-entropy store: ``memory
                                                     HTTP cache), see :func:`default_store_uri`
 WISDOM_STORE_BATCH_PAGES   32                       pages written to the store per transaction
                                                     (write-behind; 1: each page at once); a
-                                                    distributed worker writes each page at once
+                                                    distributed worker and a Redis store write
+                                                    each page at once
 WISDOM_SITE_KEY            ``host``                 how pages are grouped into sites: ``host``
                                                     (host and port) or the import path of a
                                                     function ``url -> str``

@@ -226,6 +226,10 @@ class TermStore(ABC):
         stored = self.links(site)
         return [url for url in urls if url not in stored]
 
+    #: Whether :meth:`batch` groups writes into one atomic write. A store that does not gains
+    #: nothing from pages written behind, only a later write: the crawl writes each page at once.
+    batches_writes: bool = False
+
     def batch(self) -> AbstractContextManager[None]:
         """Group the writes made inside into fewer, larger atomic writes where the backend can
         (SQLite: one transaction; a failure stores none of them). This default writes each

@@ -233,6 +233,8 @@ class SQLiteStore(TermStore):
         if version != SCHEMA_VERSION:
             raise StoreError(f"schema version {version}, this wisdom_scrapy reads {SCHEMA_VERSION}")
 
+    batches_writes = True
+
     @contextmanager
     def batch(self) -> Iterator[None]:
         """One ``BEGIN IMMEDIATE`` transaction for every write and read inside: a batch of
