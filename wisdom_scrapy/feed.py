@@ -148,7 +148,8 @@ class WriteBehind(TermStore):
                  report: Callable[[list[PageUpdate], Outcome], None]) -> None:
         self.store = store
         self.uri = store.uri
-        self.limit = limit
+        # a store that does not group writes gains nothing from a queue, only later writes
+        self.limit = limit if store.batches_writes else 1
         self.report = report
         self._queue: OrderedDict[tuple[str, str], PageUpdate] = OrderedDict()
         self._new: dict[tuple[str, str], bool] = {}  # queued page not in the store yet

@@ -207,8 +207,7 @@ class WisdomRuntime:
         if self.pending is not None:  # recorded as fed, not stored yet, until it is
             self.pending.fed(response.url, response.request and response.request.callback)
         self.retry_queue.discard(update)  # this newer version replaces it
-        at_once = self.distributed or not self.store.store.batches_writes
-        self.store.add(update, limit=1 if at_once else None)
+        self.store.add(update, limit=1 if self.distributed else None)
         try:
             self.cleaners.observe(site, response.url, model)
         except StoreError as exc:
