@@ -61,13 +61,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._common import environment, markdown_table, write_json
 from benchmarks.pydoc_quality import gold_of, mean_prf
-from wisdom_scrapy.analysis import PageAnalysis, analyze_page
+from wisdom_scrapy.analysis import PageAnalysis, analyze_page, clean_features
 from wisdom_scrapy.cleaners import (
     CLEANERS,
     Cleaners,
     SiteCleaner,
     apply_cleaned,
-    clean_features,
     site_cleaner,
 )
 from wisdom_scrapy.dom import PageModel

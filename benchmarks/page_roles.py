@@ -100,7 +100,10 @@ class RolesDump:
 
         tracker = WisdomExtension.of(self.crawler).tracker
         out: dict[str, Any] = {}
-        for site, state in tracker.sites.items():
+        for context in tracker.sites:
+            site, state = context.site, context.links
+            if state is None:
+                continue
             snapshot = tracker.store.snapshot(site)
             site_out: dict[str, Any] = {}
             for name, variant in VARIANTS.items():

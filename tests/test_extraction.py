@@ -21,6 +21,8 @@ from wisdom_scrapy.extraction import ExtractionParams, Extractor, ReadyPage, Ter
 from wisdom_scrapy.feed import feed_model
 from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
 from wisdom_scrapy.mining.repetition import BlockRepetition
+from wisdom_scrapy.site import Sites
+from wisdom_scrapy.structure import StructureTracker
 from wisdom_scrapy.testing import serve_directory
 
 from .crawling import run_crawl
@@ -255,7 +257,39 @@ def test_waiting_pages_are_compact_and_give_the_same_items(demo):
             extractor.page_fetched(SITE, model.url, model)
             source = partial(_model, site_dir, path) if compact else None
             assert extractor.submit(SITE, model.url, model, source=source) == []
-        held_models = [held.model for held in extractor._sites[SITE].held]
+        held_models = [held.model for held in extractor.sites.get(SITE).waits.held]
         assert all(m is None for m in held_models) == compact
         outputs.append([dataclasses.asdict(item) for item in _items(extractor, extractor.flush())])
     assert len(outputs[0]) == len(paths) and outputs[0] == outputs[1]
+
+
+def test_the_analysis_and_the_link_structure_share_one_snapshot_per_site(demo):
+    """One :class:`SiteContext` per site: the extractor's analysis and the site's HITS analysis
+    read the site's entropies through it, so a snapshot is read once and re-read only when the
+    store knows a tenth more pages, whoever asks."""
+    site_dir, truth = demo
+    store = open_store("memory://")
+    counts: Counter[str] = Counter()
+    sites = Sites(store, count=lambda name: counts.update([name]))
+    extractor = Extractor(store, ExtractionParams(warmup_pages=8, until_template=False),
+                          analyze_page, sites=sites)  # fmt: skip
+    tracker = StructureTracker(store, sites=sites)
+    pages = sorted(truth)[:40]
+    for path in pages[:30]:
+        model = _model(site_dir, path)
+        feed_model(store, model, site=SITE)
+        tracker.observe(SITE, model.url, model)
+        extractor.page_fetched(SITE, model.url, model)
+        _items(extractor, extractor.submit(SITE, model.url, model))
+    context = sites.get(SITE)
+    snapshot = context.snapshot()
+    reads = counts["wisdom/snapshots"]
+    assert reads >= 1 and context.waits is not None and context.links is not None
+    tracker.analyse(SITE)  # the structure's analysis: the same entropies, no read
+    assert context.snapshot() is snapshot and counts["wisdom/snapshots"] == reads
+    assert extractor.sites.get(SITE).waits is context.waits  # one state per site
+    for path in pages[30:34]:  # 34 > 30 × 1.1 pages: the next use reads the store again
+        feed_model(store, _model(site_dir, path), site=SITE)
+    fresh = context.snapshot()
+    assert fresh is not snapshot and fresh.n_pages == 34
+    assert counts["wisdom/snapshots"] == reads + 1

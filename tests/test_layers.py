@@ -20,8 +20,8 @@ PACKAGE = ROOT / "wisdom_scrapy"
 SCRAPY = ("scrapy", "twisted", "itemadapter", "scrapy_redis")  # itemadapter imports Scrapy
 # The engine floor: these modules and every module under these packages.
 ENGINE_MODULES = {
-    "analysis", "cleaners", "dom", "evaluation", "extraction", "feed", "items", "structure",
-    "svg", "text", "urls", "view",
+    "analysis", "cleaners", "dom", "evaluation", "extraction", "feed", "items", "site",
+    "structure", "svg", "text", "urls", "view",
 }  # fmt: skip
 ENGINE_PACKAGES = {"engine", "mining", "segment", "store"}
 

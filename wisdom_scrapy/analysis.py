@@ -84,7 +84,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from itertools import repeat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -114,7 +114,14 @@ if TYPE_CHECKING:
     from wisdom_scrapy.mining.repetition import BlockRepetition
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
-__all__ = ["Block", "PageAnalysis", "analyze_page"]
+__all__ = [
+    "Block",
+    "PageAnalysis",
+    "analyze_page",
+    "clean_features",
+    "owner_of",
+    "term_weights",
+]
 
 
 @dataclass(frozen=True)
@@ -135,6 +142,31 @@ class Block:
     figures: dict[str, float] = field(default_factory=dict)
 
 
+def term_weights(
+    model: PageModel, occ_keep: NDArray[np.bool_], weights: Any = None
+) -> dict[str, float]:
+    """{term: Σ weight} over the kept term occurrences (weight 1 when ``weights`` is None)."""
+    ids = model.term_ids
+    if not len(ids):
+        return {}
+    w = occ_keep.astype(np.float64) if weights is None else np.where(occ_keep, weights, 0.0)
+    sums = np.bincount(ids, w, minlength=len(model.vocab))
+    vocab = model.vocab
+    return {vocab[i]: round(float(sums[i]), 6) for i in np.flatnonzero(sums > 0).tolist()}
+
+
+def owner_of(model: PageModel) -> NDArray[np.int64]:
+    """The node owning each term occurrence of ``model``."""
+    return np.repeat(np.arange(model.n), np.diff(model.term_start))
+
+
+def clean_features(model: PageModel, keep: NDArray[np.bool_]) -> dict[str, float]:
+    """Term counts of the text of the kept nodes (a bag of words, as the thesis feeds the
+    template- and SST-cleaned pages to mining)."""
+    owner = owner_of(model)
+    return term_weights(model, keep[owner] & ~model.hidden[owner])
+
+
 @dataclass
 class PageAnalysis:
     """The informative structure of one page (see the module docstring).
@@ -147,8 +179,8 @@ class PageAnalysis:
     ``blocks``: every block found. ``single_page``: analysed without site entropy. ``figures``:
     page-level numbers (pages the entropies come from, mean term entropy of the page and of the
     article, zero-API ratio, whether TOCs were mined by API …). ``features``: the cleaned
-    page's feature vector ``{term: weight}`` when a cleaner filled it
-    (:mod:`wisdom_scrapy.cleaners`).
+    page's feature vector ``{term: weight}``: the term counts of the article body (computed on
+    first access), or what a cleaner of :mod:`wisdom_scrapy.cleaners` set.
     """
 
     url: str
@@ -159,13 +191,31 @@ class PageAnalysis:
     blocks: list[Block] = field(default_factory=list)
     single_page: bool = False
     figures: dict[str, float] = field(default_factory=dict)
-    features: dict[str, float] = field(default_factory=dict)
     model: PageModel | None = field(default=None, repr=False)
     article_node: int | None = None
     article_exclude: NDArray[np.bool_] | None = field(default=None, repr=False)
     toc_cover: NDArray[np.bool_] | None = field(default=None, repr=False)
     _html: str | None = field(default=None, repr=False)
     _toc_links: list[tuple[str, str]] | None = field(default=None, repr=False)
+    _features: dict[str, float] | None = field(default=None, repr=False)
+
+    @property
+    def features(self) -> dict[str, float]:
+        """The cleaned page's feature vector (class docstring), computed once."""
+        if self._features is None:
+            self._features = {}
+            if self.model is not None and self.article_node is not None:
+                model, body = self.model, self.article_node
+                keep = np.zeros(model.n, bool)
+                keep[body : model.subtree_end[body]] = True
+                if self.article_exclude is not None:
+                    keep &= ~self.article_exclude
+                self._features = clean_features(model, keep)
+        return self._features
+
+    @features.setter
+    def features(self, value: dict[str, float]) -> None:
+        self._features = value
 
     @property
     def toc_links(self) -> list[tuple[str, str]]:

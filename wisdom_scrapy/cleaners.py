@@ -45,7 +45,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wisdom_scrapy.analysis import Block, analyze_page
+from wisdom_scrapy.analysis import (
+    Block,
+    analyze_page,
+    clean_features,
+    owner_of,
+    term_weights,
+)
 from wisdom_scrapy.mining.infodiscoverer import (
     PageFeatures,
     informative_mask,
@@ -63,6 +69,7 @@ from wisdom_scrapy.mining.styletree import (
 )
 from wisdom_scrapy.mining.template import TemplateDetector
 from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
+from wisdom_scrapy.site import Sites
 from wisdom_scrapy.text import stable_hash
 
 if TYPE_CHECKING:
@@ -72,7 +79,7 @@ if TYPE_CHECKING:
     from wisdom_scrapy.dom import PageModel
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
-__all__ = ["CLEANERS", "Cleaned", "Cleaners", "clean_features", "site_cleaner"]
+__all__ = ["CLEANERS", "Cleaned", "Cleaners", "site_cleaner"]
 
 logger = logging.getLogger(__name__)
 
@@ -89,27 +96,6 @@ class Cleaned:
     keep: NDArray[np.bool_]
     features: dict[str, float]
     figures: dict[str, float] = field(default_factory=dict)
-
-
-def _counts(model: PageModel, occ_keep: NDArray[np.bool_], weights: Any = None) -> dict[str, float]:
-    """{term: Σ weight} over the kept term occurrences (weight 1 when ``weights`` is None)."""
-    ids = model.term_ids
-    if not len(ids):
-        return {}
-    w = occ_keep.astype(np.float64) if weights is None else np.where(occ_keep, weights, 0.0)
-    sums = np.bincount(ids, w, minlength=len(model.vocab))
-    vocab = model.vocab
-    return {vocab[i]: round(float(sums[i]), 6) for i in np.flatnonzero(sums > 0).tolist()}
-
-
-def _owner(model: PageModel) -> NDArray[np.int64]:
-    return np.repeat(np.arange(model.n), np.diff(model.term_start))
-
-
-def clean_features(model: PageModel, keep: NDArray[np.bool_]) -> dict[str, float]:
-    """Term counts of the text of the kept nodes (a bag of words, as the thesis feeds the
-    template- and SST-cleaned pages to mining)."""
-    return _counts(model, keep[_owner(model)] & ~model.hidden[_owner(model)])
 
 
 class SiteCleaner:
@@ -187,7 +173,7 @@ class SstCleaner(_TreeCleaner):
         unmatched = np.asarray(page.unmatched, np.int64)
         keep = _ranges(unmatched, end[unmatched], n)
         keep[[d for _, d in page.internal]] = True
-        owner = _owner(model)
+        owner = owner_of(model)
         occ_keep = np.zeros(len(owner), bool)
         if page.leaves:  # every virtual leaf at once
             le, ld, lens, which, occ, codes = _leaf_occurrences(page, model)
@@ -205,7 +191,7 @@ class SstCleaner(_TreeCleaner):
         keep &= ~model.hidden
         occ_keep |= keep[owner] & ~in_leaf[owner]
         figures = {"sst_threshold": marks.threshold, "sst_pages": float(self.tree.pages)}
-        return Cleaned(keep, _counts(model, occ_keep), figures)
+        return Cleaned(keep, term_weights(model, occ_keep), figures)
 
 
 def _leaf_occurrences(page: PageMap, model: PageModel) -> tuple[NDArray[np.int64], ...]:
@@ -244,7 +230,7 @@ class CstCleaner(_TreeCleaner):
         w: CstWeights = self._importance()
         page = map_page(self.tree, model, known=w.arrays.n)
         end, ts = model.subtree_end, model.term_start
-        owner = _owner(model)
+        owner = owner_of(model)
         weight = np.ones(len(owner))  # unmatched sub-trees: weight 1 (MapCST line 18)
         keep = np.ones(model.n, bool)
         for e, d in page.internal:  # own text of matched internal nodes: structure only
@@ -263,7 +249,7 @@ class CstCleaner(_TreeCleaner):
             "cst_m": w.m,
             "cst_pages": float(self.tree.pages),
         }
-        return Cleaned(keep, _counts(model, ~model.hidden[owner], weight), figures)
+        return Cleaned(keep, term_weights(model, ~model.hidden[owner], weight), figures)
 
 
 class TemplateCleaner(SiteCleaner):
@@ -422,6 +408,7 @@ class Cleaners:
         *,
         sample_pages: int = 500,
         count: Callable[[str], None] = lambda name: None,
+        sites: Sites | None = None,
     ) -> None:
         if name not in CLEANERS:
             raise ValueError(f"unknown cleaner {name!r}: use one of {', '.join(CLEANERS)}")
@@ -429,7 +416,8 @@ class Cleaners:
         self.store = store
         self.sample_pages = sample_pages
         self.count = count
-        self._sites: dict[str, SiteCleaner] = {}
+        #: each site's cleaner lives in its context (the crawl's, or a new registry)
+        self.sites = sites if sites is not None else Sites(store)
         self._dirty: set[str] = set()
         self._saved_full: set[str] = set()
 
@@ -439,9 +427,10 @@ class Cleaners:
         return f"cleaner-{self.name}"
 
     def site(self, site: str) -> SiteCleaner:
-        cleaner = self._sites.get(site)
+        context = self.sites.get(site)
+        cleaner = context.cleaner
         if cleaner is None:
-            cleaner = self._sites[site] = site_cleaner(self.name, sample_pages=self.sample_pages)
+            cleaner = context.cleaner = site_cleaner(self.name, sample_pages=self.sample_pages)
             if self.store is not None:
                 blob = self.store.records(site, self.kind).get("state")
                 if blob:
@@ -473,15 +462,9 @@ class Cleaners:
         model: PageModel,
         snapshot: EntropySnapshot | None,
     ) -> PageAnalysis:
-        """Replace ``analysis``'s article with this cleaner's (``wisdom``: add features)."""
+        """Replace ``analysis``'s article with this cleaner's (``wisdom``: the analysis' own,
+        unchanged)."""
         if self.name == "wisdom":
-            if analysis.article_node is not None:
-                keep = np.zeros(model.n, bool)
-                body = analysis.article_node
-                keep[body : model.subtree_end[body]] = True
-                if analysis.article_exclude is not None:
-                    keep &= ~analysis.article_exclude
-                analysis.features = clean_features(model, keep)
             return analysis
         cleaner = self.site(site)
         entropy = None
@@ -495,8 +478,11 @@ class Cleaners:
         """The page analysis of a crawl with this cleaner: :func:`~wisdom_scrapy.analysis.
         analyze_page` (same signature) with WISDOM's ``params``, then :meth:`apply`. The
         crawl's extractor and ``scrapy wisdom-show`` both call this one, so they give a page
-        the same item."""
+        the same item. With ``wisdom`` (the default) it is ``analyze_page`` itself: the same
+        analysis as the benchmarks' and :func:`~wisdom_scrapy.analyze_page`'s."""
         analyze = partial(analyze_page, params=params)
+        if self.name == "wisdom":
+            return analyze
 
         def analyze_and_clean(html: Any, url: str, store: Any = None, **kwargs: Any) -> Any:
             analysis = analyze(html, url, store, **kwargs)
@@ -513,7 +499,8 @@ class Cleaners:
         if self.store is None:
             return
         for s in [site] if site else sorted(self._dirty):
-            cleaner = self._sites.get(s)
+            context = self.sites.find(s)
+            cleaner = None if context is None else context.cleaner
             if cleaner is None:
                 continue
             blob = cleaner.to_bytes()

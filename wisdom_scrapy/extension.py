@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
     from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
-    from wisdom_scrapy.store import EntropySnapshot
 
 __all__ = ["LinkedPage", "WisdomExtension"]
 
@@ -82,11 +81,11 @@ class WisdomExtension:
             count=runtime.inc,
             timer=lambda name, seconds: runtime.inc(name, round(seconds * 1e6)),
             in_flight=runtime.pages_in_flight,
+            sites=runtime.sites,
         )
         self.linked: weakref.WeakKeyDictionary[Response, LinkedPage] = (
             weakref.WeakKeyDictionary()
         )
-        self._snapshots: dict[str, tuple[int, EntropySnapshot]] = {}
         #: Site-level producers, called at idle and at close (in a distributed crawl, in the
         #: finaliser only) with the stage ("idle" or "close"); each returns its items for the
         #: sites that grew since its last call. The site structure is the first.
@@ -157,17 +156,14 @@ class WisdomExtension:
 
     def _alpha(self, site: str, record: PageLinks) -> NDArray[np.float64]:
         """LAMIS link weight of each occurrence with the site's current entropies (none before
-        the site is warm); the snapshot is re-read once the site grew by a tenth."""
+        the site is warm): its context's snapshot, the one the analysis uses."""
         recorder = self.tracker.state(site).recorder
-        n = len(recorder.records)
         if not self.tracker.warm(site) or not len(record):
             return np.zeros(len(record))
-        cached = self._snapshots.get(site)
-        if cached is None or n >= cached[0] * 1.1:
-            cached = self._snapshots[site] = (n, self.runtime.store.snapshot(site))
+        snapshot = self.runtime.sites.get(site).snapshot()
         vocab = recorder.vocab_list
         ids = record.term_ids
-        weights = 1.0 - cached[1].entropy([vocab[i] for i in ids.tolist()])
+        weights = 1.0 - snapshot.entropy([vocab[i] for i in ids.tolist()])
         lengths = np.diff(record.term_start)
         owner = np.repeat(np.arange(len(record)), lengths)
         info = np.bincount(owner, weights=weights, minlength=len(record))

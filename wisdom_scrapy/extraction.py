@@ -66,6 +66,7 @@ from wisdom_scrapy.mining.repetition import (
     page_blocks,
     repeated_blocks,
 )
+from wisdom_scrapy.site import Sites
 from wisdom_scrapy.store import StoreError
 from wisdom_scrapy.text import extract_terms
 
@@ -76,7 +77,14 @@ if TYPE_CHECKING:
     from wisdom_scrapy.dom import PageModel
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
-__all__ = ["ExtractionParams", "Extractor", "ReadyPage", "TermIndex", "items_from_analysis"]
+__all__ = [
+    "ExtractionParams",
+    "Extractor",
+    "ReadyPage",
+    "SiteWaits",
+    "TermIndex",
+    "items_from_analysis",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -95,9 +103,6 @@ class ExtractionParams:
     max_held_pages: int = 256
     #: which of :data:`HEAVY_FIELDS` the items get (``WISDOM_ITEM_FIELDS``); the others are empty
     item_fields: frozenset[str] = HEAVY_FIELDS
-    # Entropies drift as pages arrive; a snapshot is re-read once the site has grown by this
-    # factor, so look-ups cost no store round trip per page and re-reads total O(N log N).
-    snapshot_growth: float = 1.1
 
 
 class _PageTerms(AbstractSet[str]):
@@ -193,9 +198,13 @@ class ReadyPage:
 
 
 @dataclass
-class _SiteState:
+class SiteWaits:
+    """The extractor's part of a site's :class:`~wisdom_scrapy.site.SiteContext`: its pages
+    waiting, whether its cold start is over, its block repetition."""
+
     held: list[_Held] = field(default_factory=list)
     pending_tocs: OrderedDict[str, tuple[_Held, list[str]]] = field(default_factory=OrderedDict)
+    #: the snapshot of the site's context last analysed with (the items state its page count)
     snapshot: EntropySnapshot | None = None
     #: the cold-start hold is over (for good): pages are analysed as they arrive
     released: bool = False
@@ -298,6 +307,8 @@ class Extractor:
     A site's block repetition starts from the store's (:func:`~wisdom_scrapy.mining.repetition.
     stored_repetition`: a resumed crawl, a worker of a distributed one, a warm store) and takes
     in the pages other processes store as the site grows (when the entropy snapshot is re-read).
+    Each site's part (:class:`SiteWaits`) lives in its context in ``sites`` (the crawl's
+    :class:`~wisdom_scrapy.site.Sites`, whose snapshots the analysis uses; a new one by default).
     """
 
     def __init__(
@@ -306,8 +317,10 @@ class Extractor:
         params: ExtractionParams,
         analyze: Callable[..., PageAnalysis],
         count: Callable[[str], None] = lambda name: None,
+        sites: Sites | None = None,
     ) -> None:
         self.store = store
+        self.sites = sites if sites is not None else Sites(store, count=count)
         self.params = params
         self.analyze = analyze
         self.count = count
@@ -315,7 +328,6 @@ class Extractor:
         #: Called with (site, analysis) for each page's final analysis, before its item is
         #: made (the site report counts the page's redundant blocks there).
         self.observers: list[Callable[[str, PageAnalysis], None]] = []
-        self._sites: dict[str, _SiteState] = {}
         # every page held or pending, oldest first: id(held) -> (site, held); a page leaves it
         # when its item is made (_item, _unanalysed)
         self._waiting: OrderedDict[int, tuple[str, _Held]] = OrderedDict()
@@ -378,10 +390,11 @@ class Extractor:
         state.held.append(held)
         self._waiting[id(held)] = (site, held)
         ready: list[Any] = self._drain(site, state) if self._hold_over(site, state, held) else []
-        held.compact()  # still waiting, or done (its item made)
+        if id(held) in self._waiting:  # a page that left has its model in its analysis
+            held.compact()
         return ready + self._release_oldest()
 
-    def _hold_over(self, site: str, state: _SiteState, held: _Held) -> bool:
+    def _hold_over(self, site: str, state: SiteWaits, held: _Held) -> bool:
         """Whether the site's held pages can be analysed now: the store knows ``warmup_pages``
         of its pages (with the crawl's settings, no later than the site is warm:
         :meth:`WisdomParams.is_warm <wisdom_scrapy.mining.wisdom.WisdomParams.is_warm>`) or,
@@ -410,7 +423,7 @@ class Extractor:
         ready: list[ReadyPage] = []
         while len(self._waiting) > self.params.max_held_pages:
             site, held = next(iter(self._waiting.values()))
-            state = self._sites[site]
+            state = self._state(site)
             pending = state.pending_tocs.get(held.url)
             if pending is not None and pending[0] is held:
                 del state.pending_tocs[held.url]
@@ -424,7 +437,7 @@ class Extractor:
         """At idle/close: everything still held or pending, each to be analysed with what is
         known when its item is made (:meth:`item`)."""
         ready: list[ReadyPage] = []
-        for site, state in self._sites.items():
+        for site, state in self._all_waits():
             ready.extend(self._ready(site, held) for held in state.held)
             state.held = []
             while state.pending_tocs:
@@ -432,7 +445,7 @@ class Extractor:
                 ready.append(self._ready(site, held))
         return ready
 
-    def _drain(self, site: str, state: _SiteState) -> list[ReadyPage]:
+    def _drain(self, site: str, state: SiteWaits) -> list[ReadyPage]:
         """Analyse the held pages of a warm site in order, up to the first store failure."""
         ready: list[ReadyPage] = []
         while state.held:
@@ -452,7 +465,7 @@ class Extractor:
     def waiting_urls(self) -> dict[str, list[str]]:
         """URLs of the pages held or pending, per site."""
         return {site: [h.url for h in s.held] + list(s.pending_tocs)
-                for site, s in self._sites.items()}
+                for site, s in self._all_waits()}
 
     def waiting(self) -> int:
         """Pages held or pending: what :meth:`flush` would emit."""
@@ -460,15 +473,18 @@ class Extractor:
 
     # -- site state ----------------------------------------------------------------------------
 
-    def _state(self, site: str) -> _SiteState:
+    def _state(self, site: str) -> SiteWaits:
         """The site's state; a new one starts with the block repetition the store holds."""
-        state = self._sites.get(site)
-        if state is None:
-            state = self._sites[site] = _SiteState()
-            self._merge_stored(site, state)
-        return state
+        context = self.sites.get(site)
+        if context.waits is None:
+            context.waits = SiteWaits()
+            self._merge_stored(site, context.waits)
+        return context.waits
 
-    def _merge_stored(self, site: str, state: _SiteState) -> None:
+    def _all_waits(self) -> list[tuple[str, SiteWaits]]:
+        return [(c.site, c.waits) for c in self.sites if c.waits is not None]
+
+    def _merge_stored(self, site: str, state: SiteWaits) -> None:
         """Add to the site's repetition the stored pages it lacks (other processes', earlier
         crawls'); a store failure leaves it as it is (counted, logged)."""
         repetition = state.repetition
@@ -489,17 +505,15 @@ class Extractor:
 
     # -- analysis ------------------------------------------------------------------------------
 
-    def _snapshot(self, site: str, state: _SiteState) -> EntropySnapshot:
-        snap = state.snapshot
-        n = self.store.page_count(site)
-        if snap is None or n > snap.n_pages * self.params.snapshot_growth:
-            snap = state.snapshot = self.store.snapshot(site)
-            self.count("wisdom/snapshots")
-            if n - state.repetition.n_pages > state.unmerged:  # other processes' pages
+    def _snapshot(self, site: str, state: SiteWaits) -> EntropySnapshot:
+        snap = self.sites.get(site).snapshot()
+        if snap is not state.snapshot:  # re-read: the store may hold other processes' pages
+            state.snapshot = snap
+            if self.store.page_count(site) - state.repetition.n_pages > state.unmerged:
                 self._merge_stored(site, state)
         return snap
 
-    def _run(self, site: str, state: _SiteState, held: _Held) -> PageAnalysis:
+    def _run(self, site: str, state: SiteWaits, held: _Held) -> PageAnalysis:
         return self.analyze(
             None,
             held.url,
@@ -515,7 +529,7 @@ class Extractor:
         fetched = sum(1 for t in targets if t in self.terms)
         return fetched >= self.params.toc_targets_ratio * len(targets)
 
-    def _analyse(self, site: str, state: _SiteState, held: _Held) -> list[ReadyPage]:
+    def _analyse(self, site: str, state: SiteWaits, held: _Held) -> list[ReadyPage]:
         analysis = self._run(site, state, held)
         if analysis.role == "toc":
             targets = list(dict.fromkeys(u for u, _ in analysis.toc_links))  # distinct pages
@@ -534,7 +548,7 @@ class Extractor:
                 return ready
         return [self._ready(site, held, analysis)]
 
-    def _finish(self, site: str, state: _SiteState, held: _Held) -> ReadyPage | None:
+    def _finish(self, site: str, state: SiteWaits, held: _Held) -> ReadyPage | None:
         """Analyse a pending TOC page again, now with its fetched targets, and let it go
         (None when the store fails: the caller keeps it pending)."""
         try:
@@ -578,7 +592,8 @@ class Extractor:
             observe(site, analysis)
         if not analysis.title and title:  # the spider's title when the page has none
             analysis.title = title
-        item = items_from_analysis(analysis, held.url, held.page(), state.snapshot, extra,
+        model = analysis.model or held.page()  # the analysis' model: no second parse
+        item = items_from_analysis(analysis, held.url, model, state.snapshot, extra,
                                    self.params.item_fields)  # fmt: skip
         self.count(f"wisdom/items/{item.role}")
         self.item_roles.setdefault(site, Counter())[item.role] += 1

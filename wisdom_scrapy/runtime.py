@@ -36,6 +36,7 @@ from wisdom_scrapy.feed import FeedResult, Outcome, PageUpdate, RetryQueue, Writ
 from wisdom_scrapy.items import ArticleItem, PageItem, SiteStructureItem, TocItem
 from wisdom_scrapy.resume import PendingPages
 from wisdom_scrapy.settings import WisdomSettings
+from wisdom_scrapy.site import Sites
 from wisdom_scrapy.store import StoreError, StoreLost, open_store, redact_uri
 from wisdom_scrapy.text import MAX_TERM_CHARS
 
@@ -112,14 +113,17 @@ class WisdomRuntime:
             max_held_pages=self.settings.max_held_pages,
             item_fields=self.settings.item_fields,
         )
+        #: each site's state, in one place: its snapshot, waits, link structure, cleaner
+        self.sites = Sites(self.store, count=self.inc)
         self.cleaners = Cleaners(
             self.settings.cleaner,
             self.store,
             sample_pages=self.settings.styletree_pages,
             count=self.inc,
+            sites=self.sites,
         )
         analyze = self.cleaners.analyzer(self.settings.wisdom)
-        self.extractor = Extractor(self.store, params, analyze, count=self.inc)
+        self.extractor = Extractor(self.store, params, analyze, count=self.inc, sites=self.sites)
         # with JOBDIR, waiting pages are mirrored in the store so a resumed crawl re-fetches them
         self.pending: PendingPages | None = None
         if crawler.settings.get("JOBDIR"):

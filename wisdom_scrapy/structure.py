@@ -123,6 +123,7 @@ import numpy as np
 from wisdom_scrapy.items import SiteStructureItem
 from wisdom_scrapy.mining.lamis import HitsResult, LinkGraph, hits
 from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
+from wisdom_scrapy.site import Sites
 from wisdom_scrapy.store import StoreError, TermStore
 from wisdom_scrapy.text import extract_terms, stable_hash
 
@@ -821,7 +822,10 @@ def analyse_site(
 
 
 @dataclass
-class _SiteState:
+class SiteLinks:
+    """The link structure's part of a site's :class:`~wisdom_scrapy.site.SiteContext`: its
+    page records, its latest analysis and scores, and the one-step estimates since."""
+
     recorder: SiteRecorder
     analysis: SiteAnalysis | None = None
     scores: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -840,6 +844,8 @@ class StructureTracker:
     site is warm (no analysis before it has records of that many pages); ``growth`` the
     factor by which a site must grow before it is analysed again; ``in_flight(site)`` the URLs
     this process has fed into the store but not observed yet (not fetched from the store).
+    Each site's part (:class:`SiteLinks`) lives in its context in ``sites`` (the crawl's
+    :class:`~wisdom_scrapy.site.Sites`, whose snapshot the analysis uses; a new one by default).
     """
 
     def __init__(
@@ -853,6 +859,7 @@ class StructureTracker:
         count: Callable[[str, int], None] = lambda name, n: None,
         timer: Callable[[str, float], None] = lambda name, seconds: None,
         in_flight: Callable[[str], Iterable[str]] = lambda site: (),
+        sites: Sites | None = None,
     ) -> None:
         self.store = store
         self.timer = timer
@@ -862,20 +869,25 @@ class StructureTracker:
         self.growth = growth
         self.max_iter = max_iter
         self.count = count
-        self.sites: dict[str, _SiteState] = {}
+        self.sites = sites if sites is not None else Sites(store)
 
     def warm(self, site: str) -> bool:
         """Whether the site is warm by the pages this tracker has records of (its own and the
         store's, :meth:`state`)."""
         return self.params.is_warm(len(self.state(site).recorder.records))
 
-    def state(self, site: str) -> _SiteState:
+    def state(self, site: str) -> SiteLinks:
         """The site's state, starting with the page records already in the store."""
-        state = self.sites.get(site)
-        if state is None:
-            state = self.sites[site] = _SiteState(SiteRecorder(min_pages=self.min_pages))
-            self._load(site, state.recorder)
-        return state
+        context = self.sites.get(site)
+        if context.links is None:
+            context.links = SiteLinks(SiteRecorder(min_pages=self.min_pages))
+            self._load(site, context.links.recorder)
+        return context.links
+
+    def _known(self, site: str) -> SiteLinks | None:
+        """The site's state if this tracker has one (nothing created)."""
+        context = self.sites.find(site)
+        return None if context is None else context.links
 
     def _load(self, site: str, recorder: SiteRecorder) -> None:
         """Add the page records that other processes (or earlier crawls) stored for the site
@@ -922,7 +934,7 @@ class StructureTracker:
         started = time.perf_counter()
         state = self.state(site)
         recorder = state.recorder
-        snapshot = self.store.snapshot(site)
+        snapshot = self.sites.get(site).snapshot()
         store_links = None
         if self._unrecorded(site, recorder):
             self._load(site, recorder)
@@ -966,7 +978,7 @@ class StructureTracker:
     def scores(self, site: str, url: str) -> tuple[float, float] | None:
         """(hub, authority) of ``url``: from the site's latest analysis, else the one-step
         estimates (module docstring); None before the site's first analysis."""
-        state = self.sites.get(site)
+        state = self._known(site)
         if state is None or state.analysis is None:
             return None
         known = state.scores.get(url)
@@ -1007,7 +1019,7 @@ class StructureTracker:
         informative: NDArray[np.bool_],
     ) -> float:
         """The page's hub score: its latest one, else one HITS step (module docstring)."""
-        state = self.sites.get(site)
+        state = self._known(site)
         if state is None or state.analysis is None:
             return 0.0
         known = state.scores.get(record.url)
@@ -1032,7 +1044,10 @@ class StructureTracker:
         """A fresh analysis and :class:`SiteStructureItem` per site (at idle); with
         ``only_changed``, only for sites that grew since their last item."""
         items = []
-        for site, state in self.sites.items():
+        for context in self.sites:
+            site, state = context.site, context.links
+            if state is None:
+                continue
             n = len(state.recorder.records)
             if not n or (only_changed and n == state.emitted_pages):
                 continue
