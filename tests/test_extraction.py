@@ -293,3 +293,8 @@ def test_the_analysis_and_the_link_structure_share_one_snapshot_per_site(demo):
     fresh = context.snapshot()
     assert fresh is not snapshot and fresh.n_pages == 34
     assert counts["wisdom/snapshots"] == reads + 1
+    feed_model(store, _model(site_dir, pages[34]), site=SITE)  # one page: not a tenth more
+    assert context.snapshot() is fresh
+    final = tracker.analyse(SITE, final=True)  # the site's items: every page's entropies
+    assert context.snapshot() is not fresh and context.snapshot().n_pages == 35
+    assert final.urls and counts["wisdom/snapshots"] == reads + 2

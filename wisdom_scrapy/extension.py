@@ -31,7 +31,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import ensure_awaitable
 
-from wisdom_scrapy.items import SiteStructureItem
+from wisdom_scrapy.items import PageItem, SiteStructureItem
 from wisdom_scrapy.runtime import WisdomRuntime
 from wisdom_scrapy.settings import SettingsError
 from wisdom_scrapy.structure import PageLinks, StructureTracker
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
+    from wisdom_scrapy.items import ArticleItem, TocItem
 
 __all__ = ["LinkedPage", "WisdomExtension"]
 
@@ -99,6 +99,7 @@ class WisdomExtension:
         crawler.signals.connect(runtime.flush_before_pipelines_close,
                                 signal=signals.spider_opened)  # fmt: skip
         crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
+        crawler.signals.connect(self._dropped, signal=signals.item_dropped)
         crawler.signals.connect(self.on_closed, signal=signals.spider_closed)
         crawler.signals.connect(runtime.close, signal=signals.engine_stopped)
 
@@ -160,7 +161,7 @@ class WisdomExtension:
         recorder = self.tracker.state(site).recorder
         if not self.tracker.warm(site) or not len(record):
             return np.zeros(len(record))
-        snapshot = self.runtime.sites.get(site).snapshot()
+        snapshot = self.runtime.sites.get(site).snapshot(n_pages=len(recorder.records))
         vocab = recorder.vocab_list
         ids = record.term_ids
         weights = 1.0 - snapshot.entropy([vocab[i] for i in ids.tolist()])
@@ -178,6 +179,14 @@ class WisdomExtension:
             return
         if scores is not None:
             item.hub, item.authority = scores
+
+    def _dropped(self, item: Any) -> None:
+        """A page item a pipeline before WisdomPipeline dropped: the analysis (and page model)
+        kept for its item is let go, counted under ``wisdom/skipped/dropped_before_cleaning``."""
+        if not isinstance(item, PageItem) or item.role:
+            return
+        if self.runtime.tickets.pop(item.url, None) is not None:
+            self.runtime.skip("dropped_before_cleaning")
 
     # -- idle and close ----------------------------------------------------------------------
 

@@ -508,9 +508,9 @@ class Extractor:
     def _snapshot(self, site: str, state: SiteWaits) -> EntropySnapshot:
         snap = self.sites.get(site).snapshot()
         if snap is not state.snapshot:  # re-read: the store may hold other processes' pages
-            state.snapshot = snap
-            if self.store.page_count(site) - state.repetition.n_pages > state.unmerged:
+            if snap.n_pages - state.repetition.n_pages > state.unmerged:
                 self._merge_stored(site, state)
+            state.snapshot = snap
         return snap
 
     def _run(self, site: str, state: SiteWaits, held: _Held) -> PageAnalysis:
@@ -592,7 +592,7 @@ class Extractor:
             observe(site, analysis)
         if not analysis.title and title:  # the spider's title when the page has none
             analysis.title = title
-        model = analysis.model or held.page()  # the analysis' model: no second parse
+        model = analysis.model if analysis.model is not None else held.page()  # no re-parse
         item = items_from_analysis(analysis, held.url, model, state.snapshot, extra,
                                    self.params.item_fields)  # fmt: skip
         self.count(f"wisdom/items/{item.role}")

@@ -50,18 +50,27 @@ class SiteContext:
     cleaner: SiteCleaner | None = field(default=None, repr=False)
     _snapshot: EntropySnapshot | None = field(default=None, repr=False)
 
-    def snapshot(self) -> EntropySnapshot:
-        """The site's entropies: read from the store the first time, and again once the store
-        knows :attr:`growth` times the pages of the snapshot held (one store call per use to
-        count the site's pages). Raises :class:`~wisdom_scrapy.store.StoreError` when the store
-        fails."""
+    def snapshot(self, *, fresh: bool = False, n_pages: int | None = None) -> EntropySnapshot:
+        """The site's entropies: read from the store the first time, and again once the site
+        has :attr:`growth` times the pages of the snapshot held — or, ``fresh``, as soon as it
+        has any page the snapshot lacks (the site-level results at idle and close: final
+        entropies, the same in every process). A fresh read replaces the one every stage uses.
+
+        ``n_pages``: the site's page count when the caller knows it (saves a store call);
+        counted in the store otherwise. Raises :class:`~wisdom_scrapy.store.StoreError` when
+        the store fails."""
         if self.store is None:
             raise ValueError(f"no store to read the entropies of {self.site} from")
         snap = self._snapshot
-        if snap is None or self.store.page_count(self.site) > snap.n_pages * self.growth:
+        if snap is None or self._grown(snap, self.growth if not fresh else 1.0, n_pages):
             snap = self._snapshot = self.store.snapshot(self.site)
             self.count("wisdom/snapshots")
         return snap
+
+    def _grown(self, snap: EntropySnapshot, factor: float, n_pages: int | None) -> bool:
+        assert self.store is not None
+        n = self.store.page_count(self.site) if n_pages is None else n_pages
+        return n > snap.n_pages * factor
 
 
 class Sites:
