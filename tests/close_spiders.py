@@ -19,3 +19,16 @@ class DemoTwiceSpider(DemoSpider):
         async for request in super().start():
             yield request
             yield request.replace(dont_filter=True)
+
+
+class DemoHomeLinksSpider(DemoSpider):
+    """The demo crawl's spider that follows the home page's links only: every page's
+    PageItem, and requests from the home page alone."""
+
+    name = "demo_home_links"
+
+    def parse(self, response, **kwargs):  # type: ignore[no-untyped-def,override]
+        home = response.url == self.base_url + "index.html"
+        for obj in super().parse(response, **kwargs):
+            if home or not isinstance(obj, scrapy.Request):
+                yield obj

@@ -147,3 +147,33 @@ class DropStoryThree:
 
 class RoleSeenAfter(RoleSeen):
     field = "seen_after"
+
+
+def test_follow_toc_links_reaches_the_pages_the_spider_does_not_follow(tmp_path: Path) -> None:
+    """``WISDOM_FOLLOW_TOC_LINKS``: the pipeline requests each TocItem's links, so a spider that
+    follows only its home page's links still crawls on along the site's TOCs (section and
+    archive pages) to the articles they list; without it the crawl stops one link deep."""
+    from sample_project.demo_site import build_demo_site
+
+    site_dir = build_demo_site(tmp_path / "demo")
+    args = {"site_dir": str(site_dir), "port": "0"}
+    settings = {"SPIDER_MODULES": "sample_project.spiders,tests.close_spiders"}
+    plain = run_crawl("demo_home_links", tmp_path / "off", args=args, settings=settings)
+    assert plain.returncode == 0, plain.log[-3000:]
+    followed = run_crawl("demo_home_links", tmp_path / "on", args=args, timeout=300,
+                         settings={**settings, "WISDOM_FOLLOW_TOC_LINKS": True})
+    assert followed.returncode == 0, followed.log[-3000:]
+    before = {_path(i["url"]) for i in plain.items if "role" in i}  # each crawl its own port
+    pages = {_path(i["url"]): i for i in followed.items if "role" in i}
+    toc_links = {_path(link["url"]) for i in pages.values() if i["role"] == "toc"
+                 for link in i["links"]}  # fmt: skip
+    reached = set(pages) - before
+    assert before <= set(pages) and reached <= toc_links  # the new pages came from TOC links
+    articles = [u for u in reached if pages[u]["role"] == "article"]
+    assert len(articles) >= 20, (len(before), len(reached), len(articles))
+    assert followed.stats["wisdom/follow/toc_links"] >= len(reached)
+    assert "wisdom/follow/toc_links" not in plain.stats
+
+
+def _path(url: str) -> str:
+    return url.split("/", 3)[-1]

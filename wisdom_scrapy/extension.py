@@ -157,11 +157,11 @@ class WisdomExtension:
 
     def _alpha(self, site: str, record: PageLinks) -> NDArray[np.float64]:
         """LAMIS link weight of each occurrence with the site's current entropies (none before
-        the site is warm): its context's snapshot, the one the analysis uses."""
+        the site is warm): the snapshot the site's pages are analysed with now."""
         recorder = self.tracker.state(site).recorder
         if not self.tracker.warm(site) or not len(record):
             return np.zeros(len(record))
-        snapshot = self.runtime.sites.get(site).snapshot(n_pages=len(recorder.records))
+        snapshot = self.runtime.sites.get(site).latest()
         vocab = recorder.vocab_list
         ids = record.term_ids
         weights = 1.0 - snapshot.entropy([vocab[i] for i in ids.tolist()])

@@ -19,20 +19,32 @@ carried to the cleaned item), pipelines after it the cleaned item. Every page it
 ``hub`` / ``authority`` (the site's link analysis as it stands: final at idle and close), and a
 :class:`~wisdom_scrapy.items.SiteStructureItem` its ``item_roles`` (the roles of the items made
 for its site, which left before it). Other items pass untouched.
+
+With ``WISDOM_FOLLOW_TOC_LINKS`` the pipeline also makes the crawl a focused one: each TocItem's
+links (the links of the page's TOC structure, its informative paths) are requested through
+``crawler.engine.crawl``, with the spider's default callback, so a spider that follows no links
+itself, or only some, still reaches the pages the site's TOCs lead to. Scrapy's duplicate filter
+drops the URLs already requested and its offsite policy the other sites' links; nothing is
+requested once the spider is closing.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from scrapy import Request
+
 from wisdom_scrapy.extension import WisdomExtension
-from wisdom_scrapy.items import PageItem, SiteStructureItem
+from wisdom_scrapy.items import PageItem, SiteStructureItem, TocItem
 from wisdom_scrapy.runtime import PAGE_ITEMS
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["WisdomPipeline"]
+__all__ = ["FOLLOWED_META", "WisdomPipeline"]
+
+#: Meta key of the requests ``WISDOM_FOLLOW_TOC_LINKS`` makes: the URL of the TOC page linking.
+FOLLOWED_META = "wisdom_toc_page"
 
 
 class WisdomPipeline:
@@ -52,8 +64,20 @@ class WisdomPipeline:
                 item = self.runtime.clean(item)
             except Exception:  # never lose the page: it goes on unanalysed
                 self.runtime.failed("analysis", item.url)
+        if isinstance(item, TocItem) and self.runtime.settings.follow_toc_links:
+            self._follow(item)
         if isinstance(item, PAGE_ITEMS):
             self.wisdom.annotate(item)
         elif isinstance(item, SiteStructureItem):
             self.runtime.stamp_roles(item)
         return item
+
+    def _follow(self, item: TocItem) -> None:
+        """Request the TOC page's links (``WISDOM_FOLLOW_TOC_LINKS``, module docstring)."""
+        engine = self.wisdom.crawler.engine
+        if engine is None or not engine.running or self.runtime.closing:
+            return
+        urls = list(dict.fromkeys(link["url"] for link in item.links))
+        for url in urls:
+            engine.crawl(Request(url, meta={FOLLOWED_META: item.url}))
+        self.runtime.inc("wisdom/follow/toc_links", len(urls))

@@ -95,6 +95,8 @@ class WisdomRuntime:
         self.stored_urls: dict[str, set[str]] = {}
         self.lost_urls: set[str] = set()  # counted under wisdom/pages_lost
         self._stopping = False  # the crawl is being stopped: the store is lost
+        #: the spider is closing: its last items are leaving, no request can be scheduled
+        self.closing = False
         self._late_request_pending = False
         #: URLs whose PageItem this crawl took: a second one for a URL is dropped (each URL
         #: leaves once, even when Scrapy fetched it twice: a start URL has ``dont_filter``)
@@ -525,6 +527,7 @@ class WisdomRuntime:
         close = scraper.close_spider_async
 
         async def flush_then_close() -> None:
+            self.closing = True
             try:
                 items = self.flush_at_close()
             except Exception:  # a bug must not keep the spider from closing

@@ -53,6 +53,10 @@ WISDOM_FOCUS_PRIORITY      100                      scale of the priority change
 WISDOM_STRUCTURE_GROWTH    1.5                      the site's link analysis (HITS) is redone when
                                                     the site has grown by this factor (and at idle)
 WISDOM_HITS_MAX_ITER       100                      bound on HITS power iterations
+WISDOM_FOLLOW_TOC_LINKS    False                    the item pipeline requests the links of every
+                                                    TocItem (the site's informative paths), with
+                                                    the spider's default callback, whatever links
+                                                    the spider follows itself
 WISDOM_SITEMAP             False                    build the site's sitemap (SMG) and emit a
                                                     SitemapItem at spider idle (on by itself
                                                     when WISDOM_SITEMAP_URI is set)
@@ -119,6 +123,7 @@ DEFAULTS: dict[str, Any] = {
     "WISDOM_FOCUS_PRIORITY": 100,
     "WISDOM_STRUCTURE_GROWTH": 1.5,
     "WISDOM_HITS_MAX_ITER": 100,
+    "WISDOM_FOLLOW_TOC_LINKS": False,
     "WISDOM_SITEMAP": False,
     "WISDOM_SITEMAP_URI": "",
     "WISDOM_SITEMAP_LEVELS": 2,
@@ -322,6 +327,7 @@ class WisdomSettings:
     focus_priority: int = 100
     structure_growth: float = 1.5
     hits_max_iter: int = 100
+    follow_toc_links: bool = False
     sitemap: bool = False
     sitemap_uri: str = ""
     sitemap_levels: int = 2
@@ -369,6 +375,7 @@ class WisdomSettings:
             focus_priority=_positive(settings, "WISDOM_FOCUS_PRIORITY", allow_zero=True),
             structure_growth=_growth(settings),
             hits_max_iter=_positive(settings, "WISDOM_HITS_MAX_ITER"),
+            follow_toc_links=_get(settings, "WISDOM_FOLLOW_TOC_LINKS", "bool"),
             **_sitemap(settings),
             report_uri=_report_uri(settings),
             cleaner=(cleaner := _cleaner(settings)),

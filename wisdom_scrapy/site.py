@@ -6,9 +6,10 @@ A crawl learns each site as it goes, and several stages need what it learned: th
 (page records, HITS scores) and the cleaner (what a thesis cleaner learned). Each stage keeps its
 part of a site here, under the site's context, rather than in a table of its own, so that
 
-* the site's **entropy snapshot** is read once and re-read by one rule (:meth:`SiteContext.
-  snapshot`): the analysis, the link weights of focusing and the site's HITS analysis see the
-  same entropies, and a snapshot is read from the store O(log N) times per site;
+* the site's **entropy snapshot** is kept once and re-read by one rule (:meth:`SiteContext.
+  snapshot`): the page analysis and the link weights of focusing see the same entropies, and a
+  snapshot is read from the store O(log N) times per site; the site-level analyses (HITS, the
+  sitemap) read the store's current entropies (:meth:`SiteContext.current`);
 * what a crawl holds of a site is found in one place, listed by site.
 
 The parts are typed here but built by their stages (each knows how to load its part from the
@@ -43,34 +44,42 @@ class SiteContext:
     site: str
     store: TermStore | None  # None: a registry of cleaners only (no snapshots)
     growth: float = SNAPSHOT_GROWTH
-    #: called with a stat name each time the snapshot is read from the store
+    #: called with a stat name each time a snapshot is read from the store
     count: Callable[[str], None] = field(default=lambda name: None, repr=False)
     waits: SiteWaits | None = field(default=None, repr=False)
     links: SiteLinks | None = field(default=None, repr=False)
     cleaner: SiteCleaner | None = field(default=None, repr=False)
     _snapshot: EntropySnapshot | None = field(default=None, repr=False)
 
-    def snapshot(self, *, fresh: bool = False, n_pages: int | None = None) -> EntropySnapshot:
-        """The site's entropies: read from the store the first time, and again once the site
-        has :attr:`growth` times the pages of the snapshot held — or, ``fresh``, as soon as it
-        has any page the snapshot lacks (the site-level results at idle and close: final
-        entropies, the same in every process). A fresh read replaces the one every stage uses.
-
-        ``n_pages``: the site's page count when the caller knows it (saves a store call);
-        counted in the store otherwise. Raises :class:`~wisdom_scrapy.store.StoreError` when
-        the store fails."""
-        if self.store is None:
-            raise ValueError(f"no store to read the entropies of {self.site} from")
+    def snapshot(self) -> EntropySnapshot:
+        """The entropies the site's pages are analysed with: read from the store the first
+        time, and again once the site has :attr:`growth` times the pages of the snapshot held.
+        Only the page analysis refreshes it; other readers take :meth:`latest` or
+        :meth:`current`, so when it is refreshed does not depend on them. Raises
+        :class:`~wisdom_scrapy.store.StoreError` when the store fails."""
         snap = self._snapshot
-        if snap is None or self._grown(snap, self.growth if not fresh else 1.0, n_pages):
-            snap = self._snapshot = self.store.snapshot(self.site)
-            self.count("wisdom/snapshots")
+        if snap is None or self._store().page_count(self.site) > snap.n_pages * self.growth:
+            snap = self._snapshot = self.current()
         return snap
 
-    def _grown(self, snap: EntropySnapshot, factor: float, n_pages: int | None) -> bool:
-        assert self.store is not None
-        n = self.store.page_count(self.site) if n_pages is None else n_pages
-        return n > snap.n_pages * factor
+    def latest(self) -> EntropySnapshot:
+        """The snapshot the site's pages are analysed with now (read when none is held yet),
+        never re-read here: readers alongside the analysis (the focusing's link weights) see
+        its entropies without changing when it is refreshed."""
+        if self._snapshot is None:
+            return self.snapshot()
+        return self._snapshot
+
+    def current(self) -> EntropySnapshot:
+        """The store's entropies of every page of the site now, read for a site-level analysis
+        (the link structure's HITS, the sitemap: O(log N) times a crawl) and not kept."""
+        self.count("wisdom/snapshots")
+        return self._store().snapshot(self.site)
+
+    def _store(self) -> TermStore:
+        if self.store is None:
+            raise ValueError(f"no store to read the entropies of {self.site} from")
+        return self.store
 
 
 class Sites:

@@ -168,7 +168,7 @@ class WisdomSitemapMiddleware:
         self._flush(site)
         blobs = self.runtime.store.records(site, RECORD_KIND)
         records = {url: PageBlocks.decode(blob) for url, blob in blobs.items()}
-        snapshot = self.runtime.sites.get(site).snapshot(fresh=True)
+        snapshot = self.runtime.sites.get(site).current()
         sitemap = build_sitemap(
             records,
             snapshot,

@@ -929,14 +929,13 @@ class StructureTracker:
             self.analyse(site)
         return record
 
-    def analyse(self, site: str, *, final: bool = False) -> SiteAnalysis:
-        """Run the site's entropy-HITS analysis now and keep its scores; ``final`` (the site's
-        items at idle and close) with every page's entropies, else with the site's current
-        snapshot (:meth:`~wisdom_scrapy.site.SiteContext.snapshot`)."""
+    def analyse(self, site: str) -> SiteAnalysis:
+        """Run the site's entropy-HITS analysis now, with the entropies of every page the store
+        holds (:meth:`~wisdom_scrapy.site.SiteContext.current`), and keep its scores."""
         started = time.perf_counter()
         state = self.state(site)
         recorder = state.recorder
-        snapshot = self.sites.get(site).snapshot(fresh=final)
+        snapshot = self.sites.get(site).current()
         store_links = None
         if self._unrecorded(site, recorder):
             self._load(site, recorder)
@@ -1053,7 +1052,7 @@ class StructureTracker:
             n = len(state.recorder.records)
             if not n or (only_changed and n == state.emitted_pages):
                 continue
-            analysis = self.analyse(site, final=True)
+            analysis = self.analyse(site)
             # the analysis may have loaded other processes' records: count them as emitted
             state.emitted_pages = len(state.recorder.records)
             items.append(structure_item(site, analysis))
