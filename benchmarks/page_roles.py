@@ -105,6 +105,7 @@ class RolesDump:
             if state is None:
                 continue
             snapshot = tracker.store.snapshot(site)
+            records = tracker.records(site)
             site_out: dict[str, Any] = {}
             for name, variant in VARIANTS.items():
                 started = time.perf_counter()
@@ -114,6 +115,7 @@ class RolesDump:
                     template=variant["template"],
                     link_analysis=variant["link_analysis"],
                     max_iter=tracker.max_iter,
+                    records=records,
                 )
                 site_out[name] = {
                     "seconds": round(time.perf_counter() - started, 3),

@@ -53,6 +53,27 @@ def test_term_index_answers_membership_compactly():
     assert index.get("http://a/3") is None and "http://a/2" in index
 
 
+def test_term_index_holds_about_a_byte_per_term_of_a_page():
+    """A page's terms are held as varint gaps between sorted ids: whatever the number of pages
+    and the size of the vocabulary, under 1.5 bytes a term for pages drawing on a common
+    vocabulary plus a few terms of their own (the shape of a site), and exactly the terms."""
+    rng = np.random.default_rng(3)
+    common = [f"w{k}" for k in range(3000)]
+    index = TermIndex()
+    pages = {}
+    for n in range(600):
+        terms = {*rng.choice(common, 300).tolist(), *(f"own{n}x{k}" for k in range(8))}
+        pages[f"http://a/{n}"] = terms
+        index.add(f"http://a/{n}", list(terms))
+        if n in (99, 599):
+            held = sum(map(len, pages.values()))
+            assert index.nbytes() < 1.5 * held
+    for url in ("http://a/0", "http://a/599"):
+        got = index.get(url)
+        assert got is not None and set(got) == pages[url] and len(got) == len(pages[url])
+        assert all(t in got for t in pages[url]) and "own1x0" not in got
+
+
 def _items(extractor: Extractor, ready: list[ReadyPage]) -> list[Any]:
     """The items of the pages that left the waits, made as the item pipeline makes them."""
     return [extractor.item(page) for page in ready]

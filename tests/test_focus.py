@@ -35,6 +35,7 @@ from wisdom_scrapy.store import open_store
 from wisdom_scrapy.structure import (
     RECORD_KIND,
     KeyCounts,
+    PageLinks,
     SiteRecorder,
     StructureTracker,
     analyse_site,
@@ -243,6 +244,16 @@ def test_key_counts_answer_as_a_counter() -> None:
     assert counts.lookup(np.zeros(0, dtype=np.int64)).tolist() == []
     with pytest.raises(KeyError):
         counts[int(keys.max()) + 1]
+    # taking keys back (a replaced page's), from the arrays and from the new keys aside
+    counts.add(np.array([2**62 + 1, 2**62 + 1, 2**62 + 2]))
+    expected.update([2**62 + 1, 2**62 + 1, 2**62 + 2])
+    for taken in (keys[::3], keys[::3], np.array([2**62 + 1, 2**62 + 2])):
+        present = taken[counts.lookup(taken) > 0]
+        counts.remove(present)
+        expected.subtract(present.tolist())
+        expected = +expected  # zeros forgotten
+        assert dict(counts) == dict(expected) and len(counts) == len(expected)
+    assert counts[2**62 + 1] == 1 and 2**62 + 2 not in counts
 
 
 def test_template_links_on_python_docs(python_doc_pages: list[tuple[str, bytes]]) -> None:
@@ -277,10 +288,9 @@ def test_shingles_estimate_copied_text() -> None:
     assert shingles(np.arange(3)).shape == (0,)
 
 
-def _site(tocs: int = 3, articles: int = 30) -> SiteRecorder:
-    """A small news site: TOC pages with teasers copied from their articles, articles with a
-    body and a related list, a login page linked only from the template."""
-    recorder = SiteRecorder(min_pages=3)
+def _news_pages(tocs: int = 3, articles: int = 30) -> dict[str, str]:
+    """A small news site (path -> HTML): TOC pages with teasers copied from their articles,
+    articles with a body and a related list, a login page linked only from the template."""
     rng = np.random.default_rng(7)
     vocab = [f"w{k}" for k in range(3000)]
     bodies = [" ".join(rng.choice(vocab, 300)) for _ in range(articles)]
@@ -308,10 +318,16 @@ def _site(tocs: int = 3, articles: int = 30) -> SiteRecorder:
             f"<ul class='related'>{related}</ul>"
         )
     pages["/login.html"] = page("<form>Email Password</form><p>Welcome back reader</p>")
+    return pages
+
+
+def _site(tocs: int = 3, articles: int = 30) -> SiteRecorder:
+    """A recorder of :func:`_news_pages`, whose ``store`` has them fed."""
+    recorder = SiteRecorder(min_pages=3)
     store = open_store("memory://")
     from wisdom_scrapy.feed import feed_model
 
-    for path, html in pages.items():
+    for path, html in _news_pages(tocs, articles).items():
         model = PageModel.from_html(html, "http://news" + path)
         feed_model(store, model, site="news")
         recorder.observe(model.url, model)
@@ -387,6 +403,40 @@ class _CountingStore:
         if name in ("links", "records"):
             self.reads[name] += 1
         return getattr(self.store, name)
+
+
+def test_tracker_holds_no_page_record_the_store_holds() -> None:
+    """A crawl's tracker keeps no record per page in memory once the store holds it, however
+    many pages it observed, and reads them back for its analyses: the same records, the same
+    template statistics and the same analysis as a recorder holding every record."""
+    from wisdom_scrapy.feed import feed_model
+
+    store = open_store("memory://")
+    tracker = StructureTracker(store, min_pages=3)
+    holding = SiteRecorder(min_pages=3)
+    held = []
+    for path, html in _news_pages(tocs=4, articles=60).items():
+        model = PageModel.from_html(html, "http://news" + path)
+        feed_model(store, model, site="news")
+        tracker.observe("news", model.url, model)
+        holding.observe(model.url, model)
+        held.append(len(tracker.state("news").recorder.records))
+    recorder = tracker.state("news").recorder
+    assert held == [0] * len(held) and recorder.n_pages == len(holding.records) == 65
+    assert tracker.sites["news"].analysed_pages > 0  # analysed while the pages came in
+    assert recorder.slot_pages == holding.slot_pages and recorder.pair_pages == holding.pair_pages
+    records = tracker.records("news")
+    assert sorted(records) == sorted(holding.records)
+    for url, want in holding.records.items():
+        for name in PageLinks.__slots__:
+            assert np.array_equal(getattr(records[url], name), getattr(want, name)), name
+    got = tracker.analyse("news")
+    want_analysis = analyse_site(holding, entropies=store.snapshot("news").entropy)
+    assert got.urls == want_analysis.urls and got.roles == want_analysis.roles
+    assert "toc" in got.roles and "article" in got.roles
+    np.testing.assert_array_equal(got.hub, want_analysis.hub)
+    np.testing.assert_array_equal(got.copied_share, want_analysis.copied_share)
+    assert recorder.records == {}
 
 
 def test_analysis_reads_the_store_only_for_pages_it_cannot_see() -> None:

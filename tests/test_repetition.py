@@ -59,6 +59,14 @@ def test_block_repetition_counts_pages_once_per_url() -> None:
     for i in range(11, 22):
         rep.add(f"http://s.test/{i}.html", _page(i, ad=""))
     assert rep.n_pages == 16 and not repeated_blocks(page, rep)[ad]
+    # a page fetched again with other blocks: its earlier ones are taken back
+    assert rep.add("http://s.test/0.html", _page(0, ad=""))
+    assert rep.n_pages == 16 and rep.pages_of(page)[ad] == 3
+    first = _page(0)
+    assert rep.pages_of(first)[_node(first, "Story number 0 about topic0 and word0.")] == 1
+    assert rep.add("http://s.test/0.html", _page(30, ad=""))  # none of its text left
+    assert rep.pages_of(first)[_node(first, "Story number 0 about topic0 and word0.")] == 0
+    assert not rep.add("http://s.test/0.html", _page(30, ad=""))  # the same: nothing changed
 
 
 def _headings_page() -> PageModel:

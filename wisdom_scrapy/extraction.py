@@ -105,6 +105,35 @@ class ExtractionParams:
     item_fields: frozenset[str] = HEAVY_FIELDS
 
 
+def _pack_ids(ids: NDArray[np.int64]) -> bytes:
+    """Sorted distinct non-negative ids as the LEB128 varints of their gaps: a page's terms are
+    a few hundred ids into a vocabulary of many thousands, most gaps under 128 (one byte)."""
+    gaps = np.diff(ids, prepend=0).astype(np.uint64)
+    size = np.ones(len(gaps), dtype=np.int64)
+    for k in range(1, 10):
+        size += gaps >= np.uint64(1) << np.uint64(7 * k)
+    start = np.cumsum(size) - size
+    out = np.zeros(int(size.sum()), dtype=np.uint8)
+    for k in range(int(size.max()) if len(size) else 0):
+        at = size > k
+        byte = (gaps[at] >> np.uint64(7 * k)) & np.uint64(0x7F)
+        more = np.where(size[at] > k + 1, 0x80, 0).astype(np.uint64)
+        out[start[at] + k] = (byte | more).astype(np.uint8)
+    return out.tobytes()
+
+
+def _unpack_ids(blob: bytes) -> NDArray[np.int64]:
+    """The ids :func:`_pack_ids` packed."""
+    data = np.frombuffer(blob, dtype=np.uint8)
+    last = (data & 0x80) == 0  # the last byte of each gap
+    owner = np.cumsum(last) - last  # which gap each byte belongs to
+    first = np.flatnonzero(np.concatenate([[True], last[:-1]]))
+    shift = (np.arange(len(data)) - first[owner]) * 7
+    gaps = np.zeros(int(last.sum()), dtype=np.int64)
+    np.add.at(gaps, owner, (data & 0x7F).astype(np.int64) << shift)
+    return np.cumsum(gaps)
+
+
 class _PageTerms(AbstractSet[str]):
     """The set of a fetched page's terms, compact: sorted ids into a shared vocabulary."""
 
@@ -132,14 +161,15 @@ class _PageTerms(AbstractSet[str]):
 class TermIndex:
     """Which terms each fetched page holds, for the anchor precision index (WISDOM §3.1.2).
 
-    About 4 bytes per distinct term of a page (a Python set of strings would take ~60), so a
-    crawl of 10⁵ pages keeps it in memory.
+    About 1 byte per distinct term of a page (its sorted ids into the index's vocabulary as
+    varint gaps: :func:`_pack_ids`; a Python set of strings would take ~60, an id array 4), so
+    a crawl of 10⁵ pages keeps it in memory; :meth:`get` unpacks a page's ids (a few µs).
     """
 
     def __init__(self) -> None:
         self.vocab: dict[str, int] = {}
         self.names: list[str] = []  # id -> term
-        self._pages: dict[str, np.ndarray] = {}
+        self._pages: dict[str, bytes] = {}
 
     def add(self, url: str, terms: Collection[str]) -> None:
         vocab, names = self.vocab, self.names
@@ -147,18 +177,22 @@ class TermIndex:
             if term not in vocab:
                 vocab[term] = len(names)
                 names.append(term)
-        ids = np.fromiter(map(vocab.__getitem__, terms), dtype=np.int32, count=len(terms))
-        self._pages[url] = np.unique(ids)
+        ids = np.fromiter(map(vocab.__getitem__, terms), dtype=np.int64, count=len(terms))
+        self._pages[url] = _pack_ids(np.unique(ids))
 
     def get(self, url: str) -> Collection[str] | None:
-        ids = self._pages.get(url)
-        return None if ids is None else _PageTerms(ids, self)
+        blob = self._pages.get(url)
+        return None if blob is None else _PageTerms(_unpack_ids(blob), self)
 
     def __contains__(self, url: str) -> bool:
         return url in self._pages
 
     def __len__(self) -> int:
         return len(self._pages)
+
+    def nbytes(self) -> int:
+        """Bytes of the pages' packed ids (what the index holds per page, besides URLs)."""
+        return sum(map(len, self._pages.values()))
 
 
 @dataclass

@@ -99,9 +99,18 @@ Persistence (restarts, several processes)
     first page and workers sharing a store (Redis) analyse every worker's pages. About 6 KB
     per page (zlib) on the Python documentation.
 
-Memory: per recorded page, about 40 bytes per link occurrence, 8 per distinct term outside
-anchors and 1 per term of its text (sampled shingles); per site, one count per distinct
-(slot, text) and (slot, target) pair and per sampled shingle, 12 bytes each (:class:`KeyCounts`).
+Memory
+    A record (about 40 bytes per link occurrence, 8 per distinct term outside anchors and 1
+    per term of its text: 4.6 KB per page of a generated news site) is needed only by the
+    page's own focusing, when it is observed, and by the analyses, a few times in a crawl
+    (every ``growth``): once the store holds it, the tracker lets it go
+    (:meth:`SiteRecorder.release`), and each analysis reads the site's records back from the
+    store in one read and decodes them (:meth:`StructureTracker.records`; decoded records equal
+    the observed ones, so the analysis is the same). Only records the store refused stay in
+    memory. What stays per site grows with what the site shows, not with its pages' records:
+    one count per distinct (slot, text) and (slot, target) pair and per sampled shingle, 12
+    bytes each (:class:`KeyCounts`), the site's URL and term tables, and per page its URL and
+    scores.
 """
 
 from __future__ import annotations
@@ -112,7 +121,7 @@ import struct
 import time
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
@@ -121,6 +130,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from wisdom_scrapy.items import SiteStructureItem
+from wisdom_scrapy.mining.counts import KeyCounts
 from wisdom_scrapy.mining.lamis import HitsResult, LinkGraph, hits
 from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
 from wisdom_scrapy.site import Sites
@@ -277,82 +287,6 @@ def slot_hashes(model: PageModel, nodes: NDArray[np.integer[Any]]) -> NDArray[np
     return h[np.asarray(nodes, dtype=np.intp)].view(np.int64)
 
 
-class KeyCounts(Mapping[int, int]):
-    """On how many pages each 64-bit key (a slot, pair or shingle hash) was seen: what a
-    ``Counter`` answers, in 12 bytes a key instead of about 100 (a dict entry and two int
-    objects), since a site's count grows with every page of new text.
-
-    The keys are a sorted array with their counts beside; :meth:`add` counts a key already
-    there in place and keeps a new one in a small dict, merged into the arrays once it holds
-    more than an eighth of them (amortised, a few array operations per key). Look-ups are
-    vectorised (:meth:`lookup`); it is a read-only ``Mapping`` otherwise (``dict(counts)``, ``==``).
-    """
-
-    __slots__ = ("_counts", "_keys", "_recent")
-
-    def __init__(self) -> None:
-        self._keys = np.zeros(0, dtype=np.int64)
-        self._counts = np.zeros(0, dtype=np.int32)
-        self._recent: dict[int, int] = {}  # keys not in _keys yet -> count
-
-    def add(self, keys: NDArray[np.int64]) -> None:
-        """Count every key of ``keys`` once more (a key listed twice, twice)."""
-        keys, n = np.unique(np.asarray(keys, dtype=np.int64), return_counts=True)
-        if len(self._keys) and len(keys):
-            at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
-            found = self._keys[at] == keys
-            self._counts[at[found]] += n[found].astype(np.int32)  # keys unique: no repeats
-            keys, n = keys[~found], n[~found]
-        recent = self._recent
-        for k, c in zip(keys.tolist(), n.tolist(), strict=True):
-            recent[k] = recent.get(k, 0) + c
-        if len(recent) > max(_MERGE_AT, len(self._keys) >> 3):
-            self._merge()
-
-    def _merge(self) -> None:
-        if not self._recent:
-            return
-        recent = self._recent
-        keys = np.concatenate([self._keys, np.fromiter(recent.keys(), np.int64, len(recent))])
-        counts = np.concatenate([self._counts,
-                                 np.fromiter(recent.values(), np.int32, len(recent))])
-        order = np.argsort(keys)  # the recent keys are not in _keys: all keys distinct
-        self._keys, self._counts, self._recent = keys[order], counts[order], {}
-
-    def arrays(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """(keys sorted, their counts)."""
-        self._merge()
-        return self._keys, self._counts.astype(np.int64)
-
-    def lookup(self, query: NDArray[np.int64]) -> NDArray[np.int64]:
-        """The count of every key of ``query`` (0 when absent)."""
-        query = np.asarray(query, dtype=np.int64)
-        out = np.zeros(len(query), dtype=np.int64)
-        if len(self._keys) and len(query):
-            at = np.minimum(np.searchsorted(self._keys, query), len(self._keys) - 1)
-            out = np.where(self._keys[at] == query, self._counts[at], 0).astype(np.int64)
-        if self._recent and len(query):
-            get = self._recent.get
-            out += np.fromiter((get(q, 0) for q in query.tolist()), np.int64, len(query))
-        return out
-
-    def __getitem__(self, key: int) -> int:
-        count = int(self.lookup(np.array([key], dtype=np.int64))[0])
-        if not count:
-            raise KeyError(key)
-        return count
-
-    def __iter__(self) -> Iterator[int]:
-        self._merge()
-        return iter(self._keys.tolist())
-
-    def __len__(self) -> int:
-        return len(self._keys) + len(self._recent)
-
-
-_MERGE_AT = 1024  # new keys a KeyCounts keeps in its dict before merging them, at least
-
-
 def _compact(counts: NDArray[np.integer[Any]]) -> NDArray[np.unsignedinteger[Any]]:
     """Non-negative ``counts`` in the smallest unsigned type that holds them (same values)."""
     top = int(counts.max()) if len(counts) else 0
@@ -394,7 +328,11 @@ class SiteRecorder:
     slot_pages: KeyCounts = field(default_factory=KeyCounts)
     pair_pages: KeyCounts = field(default_factory=KeyCounts)
     shingle_pages: KeyCounts = field(default_factory=KeyCounts)
+    #: the page records held in memory: every recorded page's, unless they are :meth:`release`\ d
+    #: once the store holds them (a tracker's recorders: module docstring, Memory)
     records: dict[str, PageLinks] = field(default_factory=dict)
+    #: every recorded page (counted in the block statistics), its record held or not
+    pages: set[str] = field(default_factory=set)
     url_ids: dict[str, int] = field(default_factory=dict)
     url_list: list[str] = field(default_factory=list)
     vocab: dict[str, int] = field(default_factory=dict)
@@ -459,13 +397,24 @@ class SiteRecorder:
         return record
 
     def _register(self, record: PageLinks) -> None:
-        if record.url not in self.records:
+        if record.url not in self.pages:
             self.slot_pages.add(np.unique(record.slot))
             self.pair_pages.add(np.unique(record.text_key))
             self.pair_pages.add(np.unique(record.url_key))
             self.shingle_pages.add(record.shingles)
+            self.pages.add(record.url)
         self.records[record.url] = record
         self.url_id(record.url)
+
+    @property
+    def n_pages(self) -> int:
+        """Pages recorded (their records held in memory or not)."""
+        return len(self.pages)
+
+    def release(self, url: str) -> None:
+        """Stop holding ``url``'s record in memory (the store holds it: :meth:`decode` reads it
+        back); the page stays recorded and counted."""
+        self.records.pop(url, None)
 
     def encode(self, record: PageLinks) -> bytes:
         """``record`` in the store's form (:data:`RECORD_KIND`): URLs and terms as strings
@@ -493,6 +442,14 @@ class SiteRecorder:
         """Record a page from its stored form (:meth:`encode`), as :meth:`observe` would have.
 
         Raises ValueError for a blob that is not a record of this version."""
+        record = self.decode(url, blob)
+        self._register(record)
+        return record
+
+    def decode(self, url: str, blob: bytes) -> PageLinks:
+        """The record of a page from its stored form (:meth:`encode`), in this recorder's ids,
+        without recording it (the block statistics unchanged): equal to the one :meth:`observe`
+        made of the page. Raises ValueError for a blob that is not a record of this version."""
         try:
             data = zlib.decompress(blob)
             version, *sizes = _RECORD_HEAD.unpack_from(data)
@@ -516,7 +473,7 @@ class SiteRecorder:
         site_ids = self._term_ids(terms)
         term_start = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lengths, out=term_start[1:])
-        record = PageLinks(
+        return PageLinks(
             url=url,
             url_id=np.fromiter(map(self.url_id, urls), np.int32, n),
             slot=slot,
@@ -528,8 +485,6 @@ class SiteRecorder:
             content_tf=_compact(content_tf),
             shingles=np.frombuffer(part[11], "<i8").astype(np.int64),
         )
-        self._register(record)
-        return record
 
     def template_mask(self, record: PageLinks) -> NDArray[np.bool_]:
         """Which occurrences of ``record`` are template links now (module docstring)."""
@@ -632,6 +587,7 @@ def _relative(v: NDArray[np.float64]) -> NDArray[np.float64]:
 
 def _copied_share(
     recorder: SiteRecorder,
+    records: Mapping[str, PageLinks],
     urls: list[str],
     src: NDArray[np.intp],
     dst: NDArray[np.intp],
@@ -646,7 +602,6 @@ def _copied_share(
     the template repeats on every page (df ≈ N) counts for nothing; unweighted (plain) when
     ``weighted`` is False.
     """
-    records = recorder.records
     copied = np.zeros(n)
     if not len(src):
         return copied, np.zeros(n, dtype=np.int64)
@@ -705,6 +660,7 @@ def analyse_site(
     link_analysis: bool = True,
     max_iter: int = 100,
     tol: float = 1e-8,
+    records: Mapping[str, PageLinks] | None = None,
 ) -> SiteAnalysis:
     """Informative link graph, (entropy-)HITS, masses and roles of one site (module docstring).
 
@@ -717,8 +673,11 @@ def analyse_site(
     Pages are taken in URL order, not in the order they were recorded: floating-point sums
     depend on their order, and roles near the TOC/article line flipped with it, so two crawls
     of one site (or one process and several) found different roles for the same pages.
+
+    ``records``: the record of every recorded page (:attr:`SiteRecorder.pages`), for a recorder
+    that does not hold them all in memory (default: the ones it holds).
     """
-    records = recorder.records
+    records = recorder.records if records is None else records
     urls = sorted(records)
     extra = sorted(u for u in (store_links or {}) if u not in records)
     urls += extra
@@ -789,7 +748,7 @@ def analyse_site(
     reach = np.minimum(authority[dst], 1.0) if link_analysis else np.ones(len(dst))
     link_mass = np.bincount(src, weights=info * reach, minlength=n).astype(np.float64)
     link_mass[len(records) :] = np.nan
-    copied, n_targets = _copied_share(recorder, urls, src, dst, n, entropies is not None)
+    copied, n_targets = _copied_share(recorder, records, urls, src, dst, n, entropies is not None)
     roles = []
     for i in range(n):
         c = content[i]
@@ -874,7 +833,7 @@ class StructureTracker:
     def warm(self, site: str) -> bool:
         """Whether the site is warm by the pages this tracker has records of (its own and the
         store's, :meth:`state`)."""
-        return self.params.is_warm(len(self.state(site).recorder.records))
+        return self.params.is_warm(self.state(site).recorder.n_pages)
 
     def state(self, site: str) -> SiteLinks:
         """The site's state, starting with the page records already in the store."""
@@ -889,22 +848,24 @@ class StructureTracker:
         context = self.sites.find(site)
         return None if context is None else context.links
 
-    def _load(self, site: str, recorder: SiteRecorder) -> None:
+    def _load(self, site: str, recorder: SiteRecorder) -> dict[str, bytes] | None:
         """Add the page records that other processes (or earlier crawls) stored for the site
         and this recorder lacks: a restarted crawl starts warm, and workers sharing a store
-        analyse every worker's pages."""
+        analyse every worker's pages. Returns the stored records read (None: the store failed).
+        """
         try:
             blobs = self.store.records(site, RECORD_KIND)
         except StoreError as exc:
             self.count("wisdom/store_errors", 1)
             logger.warning("wisdom_scrapy: cannot read the page records of %s: %s", site, exc)
-            return
+            return None
         loaded = bad = 0
         for url, blob in blobs.items():
-            if url in recorder.records:
+            if url in recorder.pages:
                 continue
             try:
                 recorder.load(url, blob)
+                recorder.release(url)  # the store has it
                 loaded += 1
             except ValueError:
                 bad += 1
@@ -913,6 +874,40 @@ class StructureTracker:
         if bad:
             self.count("wisdom/structure/bad_records", bad)
             logger.warning("wisdom_scrapy: %d unreadable page records of %s skipped", bad, site)
+        return blobs
+
+    def records(self, site: str) -> Mapping[str, PageLinks]:
+        """The record of every page of ``site`` recorded here (what :func:`analyse_site`
+        takes), read back from the store where the recorder does not hold them."""
+        return self._records(site, self.state(site).recorder, None)
+
+    def _records(
+        self, site: str, recorder: SiteRecorder, blobs: Mapping[str, bytes] | None
+    ) -> Mapping[str, PageLinks]:
+        """The record of every recorded page for an analysis: those the recorder holds (not
+        stored: the store failed), the others decoded from the store's, read at once (``blobs``,
+        when just read). StoreError when the store cannot be read."""
+        held = recorder.records
+        if len(held) >= recorder.n_pages:
+            return held
+        if blobs is None:
+            blobs = self.store.records(site, RECORD_KIND)
+        records: dict[str, PageLinks] = {}
+        lost = 0
+        for url in recorder.pages:
+            record = held.get(url)
+            if record is None:
+                try:
+                    record = recorder.decode(url, blobs[url])
+                except (KeyError, ValueError):  # gone from the store, or damaged there
+                    lost += 1
+                    continue
+            records[url] = record
+        if lost:
+            self.count("wisdom/structure/records_lost", lost)
+            logger.warning("wisdom_scrapy: %d page records of %s gone from the store", lost,
+                           site)  # fmt: skip
+        return records
 
     def observe(self, site: str, url: str, model: PageModel) -> PageLinks:
         """Record a fetched page (and store its record), re-analysing the site when it has
@@ -924,7 +919,9 @@ class StructureTracker:
         except StoreError as exc:  # the crawl goes on; this process still has the record
             self.count("wisdom/store_errors", 1)
             logger.warning("wisdom_scrapy: page record of %s not stored: %s", url, exc)
-        n = len(state.recorder.records)
+        else:  # read back from the store by the analyses: not held per page in memory
+            state.recorder.release(url)
+        n = state.recorder.n_pages
         if self.params.is_warm(n) and n >= state.analysed_pages * self.growth:
             self.analyse(site)
         return record
@@ -936,9 +933,9 @@ class StructureTracker:
         state = self.state(site)
         recorder = state.recorder
         snapshot = self.sites.get(site).current()
-        store_links = None
+        store_links = blobs = None
         if self._unrecorded(site, recorder):
-            self._load(site, recorder)
+            blobs = self._load(site, recorder)
         if self._unrecorded(site, recorder):  # pages fed without records
             store_links = self.store.links(site)
         analysis = analyse_site(
@@ -946,9 +943,10 @@ class StructureTracker:
             entropies=lambda terms: snapshot.entropy(terms),
             store_links=store_links,
             max_iter=self.max_iter,
+            records=self._records(site, recorder, blobs),
         )
         state.analysis = analysis
-        state.analysed_pages = len(recorder.records)
+        state.analysed_pages = recorder.n_pages
         state.scores = {
             u: (round(float(h), 6), round(float(a), 6))
             for u, h, a in zip(analysis.urls, analysis.hub, analysis.authority, strict=True)
@@ -969,11 +967,11 @@ class StructureTracker:
         single crawl the only such pages are usually the ones in flight, so that read is
         skipped for them.
         """
-        missing = self.store.page_count(site) - len(recorder.records)
+        missing = self.store.page_count(site) - recorder.n_pages
         if missing <= 0:
             return False
-        records = recorder.records
-        in_flight = {u for u in self.in_flight(site) if u not in records}
+        pages = recorder.pages
+        in_flight = {u for u in self.in_flight(site) if u not in pages}
         return missing > len(in_flight)
 
     def scores(self, site: str, url: str) -> tuple[float, float] | None:
@@ -1049,12 +1047,12 @@ class StructureTracker:
             site, state = context.site, context.links
             if state is None:
                 continue
-            n = len(state.recorder.records)
+            n = state.recorder.n_pages
             if not n or (only_changed and n == state.emitted_pages):
                 continue
             analysis = self.analyse(site)
             # the analysis may have loaded other processes' records: count them as emitted
-            state.emitted_pages = len(state.recorder.records)
+            state.emitted_pages = state.recorder.n_pages
             items.append(structure_item(site, analysis))
         return items
 

@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from wisdom_scrapy.dom import BLOCK_TAGS, nearest_marked
+from wisdom_scrapy.mining.counts import KeyCounts
 from wisdom_scrapy.text import stable_hash
 
 if TYPE_CHECKING:
@@ -138,13 +139,15 @@ class BlockRepetition:
     """Per site: on how many pages each block fingerprint was seen (see the module docstring).
 
     ``add`` a page (a URL added again replaces its earlier blocks: a count is the number of
-    distinct URLs holding the fingerprint); ``pages_of`` a page's nodes. About 100 bytes per
-    distinct block text of the site (Python dict entries) and 8 per block of a page.
+    distinct URLs holding the fingerprint); ``pages_of`` a page's nodes. About 12 bytes per
+    distinct block text of the site (:class:`~wisdom_scrapy.mining.counts.KeyCounts`: most of
+    a site's block texts are on one page, so their number grows with the pages) and, per page,
+    8 per block and its URL (to take a replaced page's blocks back).
     """
 
     def __init__(self) -> None:
-        self._counts: dict[int, int] = {}
-        self._pages: dict[str, NDArray[np.uint64]] = {}
+        self._counts = KeyCounts()  # fingerprint (as int64) -> pages
+        self._pages: dict[str, bytes] = {}  # URL -> its fingerprints (uint64 bytes)
         #: records skipped by :meth:`merge_records`: of another version, or damaged
         self.skipped = 0
 
@@ -161,20 +164,15 @@ class BlockRepetition:
     def add_blocks(self, url: str, prints: NDArray[np.uint64]) -> bool:
         """Count the page ``url`` with its :func:`page_blocks`, replacing what an earlier
         version of it counted; False when nothing changed."""
+        keys = np.asarray(prints, dtype=np.uint64).view(np.int64)
+        data = keys.tobytes()
         old = self._pages.get(url)
-        if old is not None and np.array_equal(old, prints):
+        if old == data:
             return False
-        counts = self._counts
         if old is not None:
-            for h in old.tolist():
-                left = counts[h] - 1
-                if left:
-                    counts[h] = left
-                else:
-                    del counts[h]
-        self._pages[url] = prints
-        for h in prints.tolist():
-            counts[h] = counts.get(h, 0) + 1
+            self._counts.remove(np.frombuffer(old, dtype=np.int64))
+        self._pages[url] = data
+        self._counts.add(keys)
         return True
 
     def merge_records(self, records: Mapping[str, bytes]) -> int:
@@ -196,9 +194,7 @@ class BlockRepetition:
 
     def pages_of(self, model: PageModel) -> NDArray[np.int64]:
         """Per node of ``model``: the pages of the site holding a block with its text."""
-        get = self._counts.get
-        prints = block_fingerprints(model).tolist()
-        return np.fromiter((get(h, 0) for h in prints), np.int64, len(prints))
+        return self._counts.lookup(block_fingerprints(model).view(np.int64))
 
 
 def merge_stored(repetition: BlockRepetition, store: TermStore, site: str) -> int:
