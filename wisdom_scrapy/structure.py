@@ -780,6 +780,26 @@ def analyse_site(
     )
 
 
+class _UrlValues:
+    """A number per URL id of a site's URL table (0 until set): 8 bytes a URL, where a dict
+    entry takes about 100, and the table grows with every link target the crawl sees."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self) -> None:
+        self._values = np.zeros(0)
+
+    def get(self, uid: int) -> float:
+        return float(self._values[uid]) if uid < len(self._values) else 0.0
+
+    def set(self, uid: int, value: float) -> None:
+        if uid >= len(self._values):
+            grown = np.zeros(max(2 * len(self._values), uid + 1, 64))
+            grown[: len(self._values)] = self._values
+            self._values = grown
+        self._values[uid] = value
+
+
 @dataclass
 class SiteLinks:
     """The link structure's part of a site's :class:`~wisdom_scrapy.site.SiteContext`: its
@@ -790,8 +810,8 @@ class SiteLinks:
     scores: dict[str, tuple[float, float]] = field(default_factory=dict)
     analysed_pages: int = 0
     emitted_pages: int = -1
-    hub_estimates: dict[str, float] = field(default_factory=dict)
-    inbound: dict[int, float] = field(default_factory=dict)
+    hub_estimates: _UrlValues = field(default_factory=_UrlValues)  # by URL id
+    inbound: _UrlValues = field(default_factory=_UrlValues)  # by URL id
 
 
 class StructureTracker:
@@ -985,8 +1005,10 @@ class StructureTracker:
             return known
         uid = state.recorder.url_ids.get(url)
         mean = state.analysis.raw_authority_mean
-        authority = state.inbound.get(uid, 0.0) / mean if uid is not None and mean > 0 else 0.0
-        return round(state.hub_estimates.get(url, 0.0), 6), round(authority, 6)
+        if uid is None:
+            return 0.0, 0.0
+        authority = state.inbound.get(uid) / mean if mean > 0 else 0.0
+        return round(state.hub_estimates.get(uid), 6), round(authority, 6)
 
     def note(
         self,
@@ -999,7 +1021,7 @@ class StructureTracker:
         """Remember a page's estimated hub score and add its informative links to their
         targets' estimated authority (Σ α · h over in-links, one HITS step)."""
         state = self.state(site)
-        state.hub_estimates[record.url] = hub
+        state.hub_estimates.set(state.recorder.url_id(record.url), hub)
         if hub <= 0 or not informative.any():
             return
         best: dict[int, float] = {}
@@ -1008,7 +1030,7 @@ class StructureTracker:
             if a > best.get(uid, 0.0):
                 best[uid] = a
         for uid, a in best.items():
-            state.inbound[uid] = state.inbound.get(uid, 0.0) + a * hub
+            state.inbound.set(uid, state.inbound.get(uid) + a * hub)
 
     def estimate_hub(
         self,
