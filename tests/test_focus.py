@@ -405,11 +405,15 @@ class _CountingStore:
         return getattr(self.store, name)
 
 
-def test_tracker_holds_no_page_record_the_store_holds() -> None:
+def test_tracker_holds_no_page_record_the_store_holds(monkeypatch: pytest.MonkeyPatch) -> None:
     """A crawl's tracker keeps no record per page in memory once the store holds it, however
-    many pages it observed, and reads them back for its analyses: the same records, the same
-    template statistics and the same analysis as a recorder holding every record."""
+    many pages it observed, and reads them back for its analyses, a chunk of records at a time:
+    the same records, the same template statistics and the same analysis as a recorder holding
+    every record."""
+    from wisdom_scrapy import structure
     from wisdom_scrapy.feed import feed_model
+
+    monkeypatch.setattr(structure, "_ANALYSIS_CHUNK", 16)  # 65 pages: 5 chunks
 
     store = open_store("memory://")
     tracker = StructureTracker(store, min_pages=3)

@@ -121,7 +121,7 @@ import struct
 import time
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
@@ -587,8 +587,8 @@ def _relative(v: NDArray[np.float64]) -> NDArray[np.float64]:
 
 def _copied_share(
     recorder: SiteRecorder,
-    records: Mapping[str, PageLinks],
-    urls: list[str],
+    page_shingles: list[NDArray[np.int64] | None],
+    n_records: int,
     src: NDArray[np.intp],
     dst: NDArray[np.intp],
     n: int,
@@ -612,24 +612,24 @@ def _copied_share(
     # document frequency of every sampled shingle, as sorted arrays for vectorised look-ups
     df_keys, df_counts = recorder.shingle_pages.arrays()
     df_vals = df_counts.astype(np.float64)
-    log_n = float(np.log(max(len(records), 2)))
+    log_n = float(np.log(max(n_records, 2)))
     for i in np.flatnonzero(n_targets >= 3).tolist():
-        rec = records.get(urls[i])
-        if rec is None or not len(rec.shingles):
+        mine = page_shingles[i]
+        if mine is None or not len(mine):
             continue
         pool = [
-            r.shingles
+            r
             for j in p_dst[bounds[i] : bounds[i + 1]].tolist()
-            if (r := records.get(urls[j])) is not None and len(r.shingles)
+            if (r := page_shingles[j]) is not None and len(r)
         ]
         if len(pool) < 3:
             continue
         if weighted:
-            at = np.minimum(np.searchsorted(df_keys, rec.shingles), max(len(df_keys) - 1, 0))
-            df = np.where(df_keys[at] == rec.shingles, df_vals[at], 1.0) if len(df_keys) else 1.0
-            w = np.clip(1.0 - np.log(df) / log_n, 0.0, 1.0) * np.ones(len(rec.shingles))
+            at = np.minimum(np.searchsorted(df_keys, mine), max(len(df_keys) - 1, 0))
+            df = np.where(df_keys[at] == mine, df_vals[at], 1.0) if len(df_keys) else 1.0
+            w = np.clip(1.0 - np.log(df) / log_n, 0.0, 1.0) * np.ones(len(mine))
         else:
-            w = np.ones(len(rec.shingles))
+            w = np.ones(len(mine))
         total = float(w.sum())
         if total <= 0:
             continue
@@ -642,13 +642,16 @@ def _copied_share(
         owner = np.repeat(np.arange(len(pool)), sizes)
         order = np.argsort(cat, kind="stable")
         cat, owner = cat[order], owner[order]
-        pos = np.minimum(np.searchsorted(cat, rec.shingles), len(cat) - 1)
-        hit = cat[pos] == rec.shingles
+        pos = np.minimum(np.searchsorted(cat, mine), len(cat) - 1)
+        hit = cat[pos] == mine
         amounts = np.bincount(owner[pos[hit]], weights=w[hit], minlength=len(pool))
         amounts = amounts[amounts > 0]
         if len(amounts) >= 3:
             copied[i] = float(np.minimum(amounts, total / len(amounts)).sum()) / total
     return copied, n_targets
+
+
+_ANALYSIS_CHUNK = 256  # records an analysis holds at once (decoded from the store)
 
 
 def analyse_site(
@@ -696,27 +699,34 @@ def analyse_site(
             node_of_url[uid] = i
     srcs, dsts, infos, alphas = [], [], [], []
     content = np.full(n, np.nan)
-    recorded = [records[u] for u in urls[: len(records)]]
-    masks = recorder.template_masks(recorded) if template else [None] * len(recorded)
-    for i, (rec, tmask) in enumerate(zip(recorded, masks, strict=True)):
-        content[i] = float((rec.content_tf * weight[rec.content_ids]).sum())
-        if not len(rec):
-            continue
-        lengths = np.diff(rec.term_start)
-        owner = np.repeat(np.arange(len(rec)), lengths)
-        occ_info = np.bincount(owner, weights=weight[rec.term_ids], minlength=len(rec))
-        if entropies is None:
-            occ_alpha = np.ones(len(rec))
-        else:
-            occ_alpha = np.divide(occ_info, lengths, out=np.zeros(len(rec)), where=lengths > 0)
-        occ_dst = node_of_url[rec.url_id]
-        keep = (occ_dst >= 0) & (occ_dst != i)
-        if tmask is not None:
-            keep &= ~tmask
-        srcs.append(np.full(int(keep.sum()), i, dtype=np.intp))
-        dsts.append(occ_dst[keep].astype(np.intp))
-        infos.append(occ_info[keep])
-        alphas.append(occ_alpha[keep])
+    n_records = len(records)
+    page_shingles: list[NDArray[np.int64] | None] = [None] * n
+    # records taken a chunk at a time: a tracker's come from the store, decoded as they are
+    # read, so an analysis never holds every page's record at once (module docstring, Memory)
+    for start in range(0, n_records, _ANALYSIS_CHUNK):
+        chunk = [records[u] for u in urls[start : min(start + _ANALYSIS_CHUNK, n_records)]]
+        masks = recorder.template_masks(chunk) if template else [None] * len(chunk)
+        for i, rec, tmask in zip(range(start, start + len(chunk)), chunk, masks, strict=True):
+            page_shingles[i] = rec.shingles
+            content[i] = float((rec.content_tf * weight[rec.content_ids]).sum())
+            if not len(rec):
+                continue
+            lengths = np.diff(rec.term_start)
+            owner = np.repeat(np.arange(len(rec)), lengths)
+            occ_info = np.bincount(owner, weights=weight[rec.term_ids], minlength=len(rec))
+            if entropies is None:
+                occ_alpha = np.ones(len(rec))
+            else:
+                occ_alpha = np.divide(occ_info, lengths, out=np.zeros(len(rec)),
+                                      where=lengths > 0)  # fmt: skip
+            occ_dst = node_of_url[rec.url_id]
+            keep = (occ_dst >= 0) & (occ_dst != i)
+            if tmask is not None:
+                keep &= ~tmask
+            srcs.append(np.full(int(keep.sum()), i, dtype=np.intp))
+            dsts.append(occ_dst[keep].astype(np.intp))
+            infos.append(occ_info[keep])
+            alphas.append(occ_alpha[keep])
     cache: dict[str, list[str]] = {}
     for u in extra:
         i = index[u]
@@ -747,8 +757,9 @@ def analyse_site(
     raw_hub = graph.weights @ authority
     reach = np.minimum(authority[dst], 1.0) if link_analysis else np.ones(len(dst))
     link_mass = np.bincount(src, weights=info * reach, minlength=n).astype(np.float64)
-    link_mass[len(records) :] = np.nan
-    copied, n_targets = _copied_share(recorder, records, urls, src, dst, n, entropies is not None)
+    link_mass[n_records:] = np.nan
+    copied, n_targets = _copied_share(recorder, page_shingles, n_records, src, dst, n,
+                                      entropies is not None)  # fmt: skip
     roles = []
     for i in range(n):
         c = content[i]
@@ -778,6 +789,46 @@ def analyse_site(
         result=result,
         n_links=graph.n_links,
     )
+
+
+class _StoredRecords(Mapping[str, PageLinks]):
+    """The records of a recorder's pages for one analysis: those it holds, the others decoded
+    from their stored form when asked for (:func:`analyse_site` takes them a chunk at a
+    time). A stored record that does not decode counts as a page without links or text
+    (``bad(1)``)."""
+
+    def __init__(self, recorder: SiteRecorder, blobs: Mapping[str, bytes],
+                 bad: Callable[[int], None]) -> None:
+        self.recorder, self.blobs, self.bad = recorder, blobs, bad
+        held = recorder.records
+        self.urls = [u for u in recorder.pages if u in held or u in blobs]
+
+    def __getitem__(self, url: str) -> PageLinks:
+        record = self.recorder.records.get(url)
+        if record is not None:
+            return record
+        try:
+            return self.recorder.decode(url, self.blobs[url])
+        except ValueError:
+            self.bad(1)
+            logger.warning("wisdom_scrapy: the stored page record of %s is unreadable", url)
+            return _empty_record(url)
+
+    def __contains__(self, url: object) -> bool:
+        return isinstance(url, str) and url in self.recorder.pages and (
+            url in self.recorder.records or url in self.blobs)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.urls)
+
+    def __len__(self) -> int:
+        return len(self.urls)
+
+
+def _empty_record(url: str) -> PageLinks:
+    ints = np.zeros(0, dtype=np.int64)
+    return PageLinks(url, np.zeros(0, np.int32), ints, ints, ints, np.zeros(1, np.int64),
+                     np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.uint8), ints)
 
 
 class _UrlValues:
@@ -912,22 +963,13 @@ class StructureTracker:
             return held
         if blobs is None:
             blobs = self.store.records(site, RECORD_KIND)
-        records: dict[str, PageLinks] = {}
-        lost = 0
-        for url in recorder.pages:
-            record = held.get(url)
-            if record is None:
-                try:
-                    record = recorder.decode(url, blobs[url])
-                except (KeyError, ValueError):  # gone from the store, or damaged there
-                    lost += 1
-                    continue
-            records[url] = record
-        if lost:
+        lost = sum(1 for url in recorder.pages if url not in held and url not in blobs)
+        if lost:  # gone from the store (deleted, or a store that lost data)
             self.count("wisdom/structure/records_lost", lost)
             logger.warning("wisdom_scrapy: %d page records of %s gone from the store", lost,
                            site)  # fmt: skip
-        return records
+        return _StoredRecords(recorder, blobs, lambda n: self.count(
+            "wisdom/structure/bad_records", n))
 
     def observe(self, site: str, url: str, model: PageModel) -> PageLinks:
         """Record a fetched page (and store its record), re-analysing the site when it has
