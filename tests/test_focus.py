@@ -427,7 +427,7 @@ def test_tracker_holds_no_page_record_the_store_holds(monkeypatch: pytest.Monkey
         held.append(len(tracker.state("news").recorder.records))
     recorder = tracker.state("news").recorder
     assert held == [0] * len(held) and recorder.n_pages == len(holding.records) == 65
-    assert tracker.sites["news"].analysed_pages > 0  # analysed while the pages came in
+    assert tracker.state("news").analysed_pages > 0  # analysed while the pages came in
     assert recorder.slot_pages == holding.slot_pages and recorder.pair_pages == holding.pair_pages
     records = tracker.records("news")
     assert sorted(records) == sorted(holding.records)
