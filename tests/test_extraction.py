@@ -17,7 +17,7 @@ from wisdom_scrapy import open_store
 from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.evaluation import shingle_prf
-from wisdom_scrapy.extraction import ExtractionParams, Extractor, ReadyPage, TermIndex
+from wisdom_scrapy.extraction import ExtractionParams, Extractor, ReadyPage, TermIndex, run_sync
 from wisdom_scrapy.feed import feed_model
 from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
 from wisdom_scrapy.mining.repetition import BlockRepetition
@@ -76,7 +76,22 @@ def test_term_index_holds_about_a_byte_per_term_of_a_page():
 
 def _items(extractor: Extractor, ready: list[ReadyPage]) -> list[Any]:
     """The items of the pages that left the waits, made as the item pipeline makes them."""
-    return [extractor.item(page) for page in ready]
+    return [run_sync(extractor.item(page)) for page in ready]
+
+
+def _submit(extractor: Extractor, *args: Any, **kwargs: Any) -> list[Any]:
+    return run_sync(extractor.submit(*args, **kwargs))
+
+
+def _flush(extractor: Extractor) -> list[ReadyPage]:
+    return run_sync(extractor.flush())
+
+
+def _fetched(extractor: Extractor, site: str, url: str, model: PageModel) -> list[ReadyPage]:
+    """Record a fetched page, and the pending TOC pages it completes, analysed (as the crawl's
+    spider middleware does)."""
+    extractor.page_fetched(site, url, model)
+    return run_sync(extractor.finish_completed())
 
 
 def test_pages_are_held_until_the_site_is_warm_then_all_come_out(demo):
@@ -95,7 +110,7 @@ def test_pages_are_held_until_the_site_is_warm_then_all_come_out(demo):
         model = _model(site_dir, path)
         feed_model(store, model, site=SITE)
         extractor.page_fetched(SITE, model.url, model)
-        out = _items(extractor, extractor.submit(SITE, model.url, model))
+        out = _items(extractor, _submit(extractor, SITE, model.url, model))
         if i < 7:
             assert out == [], "held while the store knows fewer than 8 pages"
         emitted.extend(out)
@@ -121,7 +136,7 @@ def test_a_new_site_is_held_only_until_its_template_shows(demo):
         model = _model(site_dir, path)
         feed_model(store, model, site=SITE)
         extractor.page_fetched(SITE, model.url, model)
-        emitted.append(_items(extractor, extractor.submit(SITE, model.url, model)))
+        emitted.append(_items(extractor, _submit(extractor, SITE, model.url, model)))
     assert [len(out) for out in emitted[:3]] == [0, 0, 3]
     assert all(len(out) == 1 for out in emitted[3:])
     assert counts["wisdom/warmup/held"] == 2 and extractor.waiting() == 0
@@ -141,9 +156,9 @@ def test_flush_emits_held_pages_of_a_site_smaller_than_the_warm_up(demo):
     for path in paths:
         model = _model(site_dir, path)
         feed_model(store, model, site=SITE)
-        assert extractor.submit(SITE, model.url, model) == []
+        assert _submit(extractor, SITE, model.url, model) == []
     assert extractor.waiting() == 5
-    items = _items(extractor, extractor.flush())
+    items = _items(extractor, _flush(extractor))
     assert len(items) == 5 and extractor.waiting() == 0
     assert all(isinstance(i, (ArticleItem, TocItem, PageItem)) for i in items)
 
@@ -180,7 +195,7 @@ def test_toc_page_waits_for_its_link_targets(demo):
         feed_model(store, _model(site_dir, path), site=SITE)
     home = _model(site_dir, "/index.html")
     feed_model(store, home, site=SITE)
-    assert extractor.submit(SITE, home.url, home) == []  # waiting for its articles
+    assert _submit(extractor, SITE, home.url, home) == []  # waiting for its articles
     assert extractor.waiting() == 1
     waited_for = [
         url for url, _ in analyze_page(None, home.url, store, site=SITE, model=home).toc_links
@@ -193,7 +208,7 @@ def test_toc_page_waits_for_its_link_targets(demo):
     for url in waited_for:
         fetched += 1
         path = url[len(BASE) - 1 :]
-        released += _items(extractor, extractor.page_fetched(SITE, url, _model(site_dir, path)))
+        released += _items(extractor, _fetched(extractor, SITE, url, _model(site_dir, path)))
         if released:
             break
     assert fetched >= 5  # released once enough of its TOC links were fetched, not at once
@@ -214,9 +229,9 @@ def test_demo_articles_leave_ads_and_orphan_headings_out(demo) -> None:
         url = model.url
         feed_model(store, model, site=SITE)
         repetition.add(url, model)
-        items += _items(extractor, extractor.page_fetched(SITE, url, model))
-        items += _items(extractor, extractor.submit(SITE, url, model, ""))
-    items += _items(extractor, extractor.flush())
+        items += _items(extractor, _fetched(extractor, SITE, url, model))
+        items += _items(extractor, _submit(extractor, SITE, url, model, ""))
+    items += _items(extractor, _flush(extractor))
     articles = {it.url[len(BASE) - 1 :]: it for it in items if isinstance(it, ArticleItem)}
     gold = {p: truth[p] for p in articles if truth[p]["role"] == "article"}
     assert len(gold) >= 30
@@ -277,10 +292,10 @@ def test_waiting_pages_are_compact_and_give_the_same_items(demo):
             feed_model(store, model, site=SITE)
             extractor.page_fetched(SITE, model.url, model)
             source = partial(_model, site_dir, path) if compact else None
-            assert extractor.submit(SITE, model.url, model, source=source) == []
+            assert _submit(extractor, SITE, model.url, model, source=source) == []
         held_models = [held.model for held in extractor.sites.get(SITE).waits.held]
         assert all(m is None for m in held_models) == compact
-        outputs.append([dataclasses.asdict(item) for item in _items(extractor, extractor.flush())])
+        outputs.append([dataclasses.asdict(item) for item in _items(extractor, _flush(extractor))])
     assert len(outputs[0]) == len(paths) and outputs[0] == outputs[1]
 
 
@@ -302,7 +317,7 @@ def test_one_snapshot_per_site_refreshed_by_one_rule(demo):
         feed_model(store, model, site=SITE)
         tracker.observe(SITE, model.url, model)
         extractor.page_fetched(SITE, model.url, model)
-        _items(extractor, extractor.submit(SITE, model.url, model))
+        _items(extractor, _submit(extractor, SITE, model.url, model))
     context = sites.get(SITE)
     snapshot = context.snapshot()
     reads = counts["wisdom/snapshots"]

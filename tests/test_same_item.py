@@ -22,7 +22,7 @@ from tests.crawling import CrawlResult, run_crawl
 from tests.test_report import scrapy
 from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.extraction import ExtractionParams, Extractor
+from wisdom_scrapy.extraction import ExtractionParams, Extractor, run_sync
 from wisdom_scrapy.feed import feed_model
 from wisdom_scrapy.items import xml_safe
 from wisdom_scrapy.mining.repetition import (
@@ -157,5 +157,5 @@ def test_blocks_record_of_another_version_is_skipped_and_counted(
         # the crawl's extractor counts them in its stats
         counted: list[Any] = []
         extractor = Extractor(store, ExtractionParams(), analyze_page, count=counted.append)
-        extractor.submit(site, models[3].url, models[3], now=True)
+        run_sync(extractor.submit(site, models[3].url, models[3], now=True))
         assert counted.count("wisdom/repetition/bad_records") == 2

@@ -41,16 +41,19 @@ leaves with that analysis, so it is analysed once.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Coroutine, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from parsel import Selector
 
+from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.items import (
     HEAVY_FIELDS,
     ArticleItem,
@@ -74,16 +77,19 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from wisdom_scrapy.analysis import PageAnalysis
-    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.remote import RemoteAnalyzer
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
 __all__ = [
     "ExtractionParams",
     "Extractor",
+    "PageSource",
     "ReadyPage",
+    "RemoteAnalysis",
     "SiteWaits",
     "TermIndex",
     "items_from_analysis",
+    "run_sync",
 ]
 
 logger = logging.getLogger(__name__)
@@ -181,8 +187,13 @@ class TermIndex:
         self._pages[url] = _pack_ids(np.unique(ids))
 
     def get(self, url: str) -> Collection[str] | None:
+        ids = self.ids(url)
+        return None if ids is None else _PageTerms(ids, self)
+
+    def ids(self, url: str) -> NDArray[np.int64] | None:
+        """The page's term ids (sorted, into :attr:`names`), or None for a page not added."""
         blob = self._pages.get(url)
-        return None if blob is None else _PageTerms(_unpack_ids(blob), self)
+        return None if blob is None else _unpack_ids(blob)
 
     def __contains__(self, url: str) -> bool:
         return url in self._pages
@@ -195,15 +206,48 @@ class TermIndex:
         return sum(map(len, self._pages.values()))
 
 
+def run_sync(step: Coroutine[Any, Any, Any]) -> Any:
+    """The result of one of the :class:`Extractor`'s steps run where nothing can wait for a
+    worker process (no ``remote``, or ``now``): such a step never suspends, so it is driven
+    to its end here without an event loop (tools, tests). RuntimeError if it did suspend."""
+    try:
+        step.send(None)
+    except StopIteration as done:
+        return done.value
+    step.close()
+    raise RuntimeError("an extractor step waited for a worker: await it in the event loop")
+
+
+@dataclass(frozen=True, slots=True)
+class PageSource:
+    """What a page's model is rebuilt from, as the crawl built it: the response's text and
+    base URL, parsed as Scrapy parses it (``response.selector``: parsel's HTML parser with the
+    response's base URL), so the model is identical. A waiting page keeps this, not its model
+    and parsed tree (a tenth of the memory: module docstring), and a worker process
+    (:mod:`wisdom_scrapy.remote`) models the page from it."""
+
+    url: str
+    text: str
+    base_url: str
+    keep_numbers: bool = False
+
+    def __call__(self) -> PageModel:
+        root = Selector(text=self.text, type="html", base_url=self.base_url).root
+        return PageModel.from_tree(root, self.url, keep_numbers=self.keep_numbers)
+
+
 @dataclass
 class _Held:
     url: str
     model: PageModel | None  # None while compact: rebuilt by ``source`` when analysed
     title: str
     extra: dict[str, Any] = field(default_factory=dict)  # the spider's fields (items module)
-    #: rebuilds the page's model (e.g. from the response's body) so that a waiting page keeps
-    #: its body, not its model and parsed tree (a tenth of the memory: module docstring)
+    #: rebuilds the page's model (a :class:`PageSource`, or any function) so that a waiting
+    #: page keeps its body, not its model and parsed tree (a tenth of the memory)
     source: Callable[[], PageModel] | None = None
+    #: the distinct URLs the page links to (:func:`~wisdom_scrapy.mining.wisdom.link_targets`),
+    #: kept when its analysis may run in a worker process, which needs their terms
+    links: list[str] | None = None
 
     def page(self) -> PageModel:
         if self.model is None:
@@ -218,13 +262,43 @@ class _Held:
 
 
 @dataclass(slots=True)
+class RemoteAnalysis:
+    """A page's analysis made in a worker process (:mod:`wisdom_scrapy.remote`): what the
+    waits read of a :class:`~wisdom_scrapy.analysis.PageAnalysis` and the item made from it
+    there, with no title of the spider's and no fields of its own yet (:meth:`finished_item`).
+    ``redundant``: the page's redundant blocks for the site report
+    (:func:`~wisdom_scrapy.view.redundant_summary`), when it asked for them."""
+
+    url: str
+    role: str
+    title: str
+    toc_links: list[tuple[str, str]]
+    item: ArticleItem | TocItem | PageItem
+    redundant: list[tuple[str, int, str, str]] | None = None
+    model: None = None  # no page model here: it stayed in the worker
+
+    def finished_item(
+        self, title: str, extra: dict[str, Any]
+    ) -> ArticleItem | TocItem | PageItem:
+        """The item as :func:`items_from_analysis` makes it here: the spider's title when
+        the page has none, the spider's fields."""
+        item = self.item
+        if not self.title and title:
+            item.title = xml_safe(title)
+        item.extra = dict(extra)
+        return item
+
+
+@dataclass(slots=True)
 class ReadyPage:
     """A page whose item can be made now (:meth:`Extractor.item`), with its analysis when the
-    wait was decided with one (None: analysed when its item is made)."""
+    wait was decided with one (None: analysed when its item is made) and the site's entropy
+    snapshot that analysis used (the item states it)."""
 
     site: str
     held: _Held
-    analysis: PageAnalysis | None = None
+    analysis: PageAnalysis | RemoteAnalysis | None = None
+    snapshot: EntropySnapshot | None = None
 
     @property
     def url(self) -> str:
@@ -336,7 +410,15 @@ class Extractor:
     """Turns a crawl's pages into items, per site, with the waits the module docstring explains.
 
     ``analyze`` is :func:`wisdom_scrapy.analysis.analyze_page` (a parameter so the waits can be
-    tested on their own); ``count`` receives stat names to increment.
+    tested on their own); ``count`` receives stat names to increment. With ``remote`` (a
+    :class:`~wisdom_scrapy.remote.RemoteAnalyzer`, ``WISDOM_WORKERS``) the analyses run in
+    worker processes, each sent what it reads of the site's state, so the items are the ones
+    made here.
+
+    The steps that may analyse a page (:meth:`submit`, :meth:`finish_completed`,
+    :meth:`flush`, :meth:`item`) are coroutines, run one at a time (one lock): a step waiting
+    for a worker lets the crawl go on, and no other step changes the waits meanwhile. Without
+    ``remote`` they never wait (:func:`run_sync` runs them outside an event loop).
 
     A site's block repetition starts from the store's (:func:`~wisdom_scrapy.mining.repetition.
     stored_repetition`: a resumed crawl, a worker of a distributed one, a warm store) and takes
@@ -352,46 +434,62 @@ class Extractor:
         analyze: Callable[..., PageAnalysis],
         count: Callable[[str], None] = lambda name: None,
         sites: Sites | None = None,
+        remote: RemoteAnalyzer | None = None,
     ) -> None:
         self.store = store
         self.sites = sites if sites is not None else Sites(store, count=count)
         self.params = params
         self.analyze = analyze
         self.count = count
+        self.remote = remote
         self.terms = TermIndex()
         #: Called with (site, analysis) for each page's final analysis, before its item is
         #: made (the site report counts the page's redundant blocks there).
-        self.observers: list[Callable[[str, PageAnalysis], None]] = []
+        self.observers: list[Callable[[str, PageAnalysis | RemoteAnalysis], None]] = []
         # every page held or pending, oldest first: id(held) -> (site, held); a page leaves it
         # when its item is made (_item, _unanalysed)
         self._waiting: OrderedDict[int, tuple[str, _Held]] = OrderedDict()
+        #: pending TOC pages whose targets a fetched page completed (:meth:`finish_completed`)
+        self._completed: OrderedDict[int, tuple[str, _Held]] = OrderedDict()
         #: page items made per site and role (the SiteStructureItem states them: ``item_roles``)
         self.item_roles: dict[str, Counter[str]] = {}
+        self._lock = asyncio.Lock()
 
     # -- pages arriving ---------------------------------------------------------------------
 
     def page_fetched(
         self, site: str, url: str, model: PageModel, blocks: NDArray[np.uint64] | None = None
-    ) -> list[ReadyPage]:
+    ) -> None:
         """Record a fetched page's terms and blocks (its :func:`~wisdom_scrapy.mining.
-        repetition.page_blocks`, computed when not given); return the pending TOC pages it
-        completes."""
+        repetition.page_blocks`, computed when not given), and which pending TOC pages it
+        completes: :meth:`finish_completed` analyses them."""
         self.terms.add(url, model.vocab)
         state = self._state(site)
         state.repetition.add_blocks(url, page_blocks(model) if blocks is None else blocks)
-        if not state.pending_tocs:
-            return []
-        ready = []
-        for toc_url, (held, targets) in list(state.pending_tocs.items()):
+        for held, targets in state.pending_tocs.values():
             if url in targets and self._targets_ready(targets):
-                page = self._finish(site, state, held)
-                if page is None:  # the store failed: it stays pending
-                    break
-                del state.pending_tocs[toc_url]
-                ready.append(page)
-        return ready
+                self._completed[id(held)] = (site, held)
 
-    def submit(
+    async def finish_completed(self) -> list[ReadyPage]:
+        """The pending TOC pages fetched pages completed (:meth:`page_fetched`), analysed again
+        with their targets; a store failure leaves the rest pending."""
+        async with self._lock:
+            ready = []
+            while self._completed:
+                _, (site, held) = self._completed.popitem(last=False)
+                state = self._state(site)
+                pending = state.pending_tocs.get(held.url)
+                if pending is None or pending[0] is not held:  # it left meanwhile
+                    continue
+                page = await self._finish(site, state, held)
+                if page is None:  # the store failed: it stays pending
+                    self._completed.clear()
+                    break
+                del state.pending_tocs[held.url]
+                ready.append(page)
+            return ready
+
+    async def submit(
         self,
         site: str,
         url: str,
@@ -410,23 +508,29 @@ class Extractor:
 
         Never raises :class:`StoreError`: when the store fails, the page is held (counted under
         ``wisdom/analysis/store_errors``) and analysed with a later page of its site or at idle.
-        With ``now`` (tools that show one page's item), the page's item itself at once, with the
-        entropies the store has (single-page mode when it knows too few pages of the site),
-        nothing held and no wait for TOC targets; a store failure raises.
+        With ``now`` (tools that show one page's item), the page's item itself at once, analysed
+        in this process with the entropies the store has (single-page mode when it knows too
+        few pages of the site), nothing held and no wait for TOC targets; a store failure raises.
         ``source`` rebuilds ``model``: while the page waits only it is kept (:class:`_Held`).
         """
-        state = self._state(site)
-        if url not in state.repetition:  # page_fetched counted it, as a rule
-            state.repetition.add(url, model)
-        held = _Held(url, model, title, dict(extra or {}), source)
-        if now:
-            return [self.item(ReadyPage(site, held, self._run(site, state, held)))]
-        state.held.append(held)
-        self._waiting[id(held)] = (site, held)
-        ready: list[Any] = self._drain(site, state) if self._hold_over(site, state, held) else []
-        if id(held) in self._waiting:  # a page that left has its model in its analysis
-            held.compact()
-        return ready + self._release_oldest()
+        async with self._lock:
+            state = self._state(site)
+            if url not in state.repetition:  # page_fetched counted it, as a rule
+                state.repetition.add(url, model)
+            held = _Held(url, model, title, dict(extra or {}), source)
+            if now:
+                analysis, snapshot = await self._run(site, state, held, here=True)
+                return [await self._item(ReadyPage(site, held, analysis, snapshot))]
+            if self.remote is not None:
+                held.links = self.remote.links_of(model)
+            state.held.append(held)
+            self._waiting[id(held)] = (site, held)
+            ready: list[Any] = []
+            if self._hold_over(site, state, held):
+                ready = await self._drain(site, state)
+            if id(held) in self._waiting:  # a page that left has its model in its analysis
+                held.compact()
+            return ready + self._release_oldest()
 
     def _hold_over(self, site: str, state: SiteWaits, held: _Held) -> bool:
         """Whether the site's held pages can be analysed now: the store knows ``warmup_pages``
@@ -467,24 +571,26 @@ class Extractor:
             self.count("wisdom/held/released_early")
         return ready
 
-    def flush(self) -> list[ReadyPage]:
+    async def flush(self) -> list[ReadyPage]:
         """At idle/close: everything still held or pending, each to be analysed with what is
         known when its item is made (:meth:`item`)."""
-        ready: list[ReadyPage] = []
-        for site, state in self._all_waits():
-            ready.extend(self._ready(site, held) for held in state.held)
-            state.held = []
-            while state.pending_tocs:
-                _, (held, _) = state.pending_tocs.popitem(last=False)
-                ready.append(self._ready(site, held))
-        return ready
+        async with self._lock:
+            ready: list[ReadyPage] = []
+            for site, state in self._all_waits():
+                ready.extend(self._ready(site, held) for held in state.held)
+                state.held = []
+                while state.pending_tocs:
+                    _, (held, _) = state.pending_tocs.popitem(last=False)
+                    ready.append(self._ready(site, held))
+            self._completed.clear()
+            return ready
 
-    def _drain(self, site: str, state: SiteWaits) -> list[ReadyPage]:
+    async def _drain(self, site: str, state: SiteWaits) -> list[ReadyPage]:
         """Analyse the held pages of a warm site in order, up to the first store failure."""
         ready: list[ReadyPage] = []
         while state.held:
             try:
-                ready.extend(self._analyse(site, state, state.held[0]))
+                ready.extend(await self._analyse(site, state, state.held[0]))
             except StoreError as exc:
                 self._store_failed(state.held[0].url, exc)
                 state.held[0].compact()
@@ -547,24 +653,37 @@ class Extractor:
             state.snapshot = snap
         return snap
 
-    def _run(self, site: str, state: SiteWaits, held: _Held) -> PageAnalysis:
-        return self.analyze(
+    async def _run(
+        self, site: str, state: SiteWaits, held: _Held, *, here: bool = False
+    ) -> tuple[PageAnalysis | RemoteAnalysis, EntropySnapshot]:
+        """The page's analysis with the site's snapshot, and that snapshot: in a worker
+        process when there are some (unless ``here``), else (or when the page cannot be
+        sent) in this one."""
+        snapshot = self._snapshot(site, state)
+        if self.remote is not None and not here:
+            remote = await self.remote.analyse(site, held, snapshot, state.repetition,
+                                               report=bool(self.observers))  # fmt: skip
+            if remote is not None:
+                held.compact()
+                return remote, snapshot
+        analysis = self.analyze(
             None,
             held.url,
             self.store,
             site=site,
             model=held.page(),
-            snapshot=self._snapshot(site, state),
+            snapshot=snapshot,
             target_terms=self.terms.get,
             repetition=state.repetition,
         )
+        return analysis, snapshot
 
     def _targets_ready(self, targets: list[str]) -> bool:
         fetched = sum(1 for t in targets if t in self.terms)
         return fetched >= self.params.toc_targets_ratio * len(targets)
 
-    def _analyse(self, site: str, state: SiteWaits, held: _Held) -> list[ReadyPage]:
-        analysis = self._run(site, state, held)
+    async def _analyse(self, site: str, state: SiteWaits, held: _Held) -> list[ReadyPage]:
+        analysis, snapshot = await self._run(site, state, held)
         if analysis.role == "toc":
             targets = list(dict.fromkeys(u for u, _ in analysis.toc_links))  # distinct pages
             if targets and not self._targets_ready(targets):
@@ -574,34 +693,40 @@ class Extractor:
                 ready = []
                 while len(state.pending_tocs) > self.params.max_pending_tocs:
                     oldest_url, (oldest, _) = next(iter(state.pending_tocs.items()))
-                    page = self._finish(site, state, oldest)
+                    page = await self._finish(site, state, oldest)
                     if page is None:  # the store failed: the oldest stays pending
                         break
                     del state.pending_tocs[oldest_url]
                     ready.append(page)
                 return ready
-        return [self._ready(site, held, analysis)]
+        return [self._ready(site, held, analysis, snapshot)]
 
-    def _finish(self, site: str, state: SiteWaits, held: _Held) -> ReadyPage | None:
+    async def _finish(self, site: str, state: SiteWaits, held: _Held) -> ReadyPage | None:
         """Analyse a pending TOC page again, now with its fetched targets, and let it go
         (None when the store fails: the caller keeps it pending)."""
         try:
-            analysis = self._run(site, state, held)
+            analysis, snapshot = await self._run(site, state, held)
         except StoreError as exc:
             self._store_failed(held.url, exc)
             held.compact()
             return None
         self.count("wisdom/toc/completed")
-        return self._ready(site, held, analysis)
+        return self._ready(site, held, analysis, snapshot)
 
-    def _ready(self, site: str, held: _Held, analysis: PageAnalysis | None = None) -> ReadyPage:
+    def _ready(
+        self,
+        site: str,
+        held: _Held,
+        analysis: PageAnalysis | RemoteAnalysis | None = None,
+        snapshot: EntropySnapshot | None = None,
+    ) -> ReadyPage:
         """The page leaves the waits (no longer counted by :meth:`waiting`)."""
         self._waiting.pop(id(held), None)
         if analysis is None:
             held.compact()
-        return ReadyPage(site, held, analysis)
+        return ReadyPage(site, held, analysis, snapshot)
 
-    def item(
+    async def item(
         self, ready: ReadyPage, title: str | None = None, extra: dict[str, Any] | None = None
     ) -> ArticleItem | TocItem | PageItem:
         """The item of a page that left the waits: ArticleItem, TocItem or a PageItem with
@@ -611,24 +736,32 @@ class Extractor:
         pipeline before the analysis may have changed them); the ones the spider yielded when
         not given. A page the store fails for leaves unanalysed (its PageItem with role ""),
         counted under ``wisdom/analysis/unanalysed``: it is never dropped."""
-        site, held, analysis = ready.site, ready.held, ready.analysis
+        async with self._lock:
+            return await self._item(ready, title, extra)
+
+    async def _item(
+        self, ready: ReadyPage, title: str | None = None, extra: dict[str, Any] | None = None
+    ) -> ArticleItem | TocItem | PageItem:
+        site, held, analysis, snapshot = ready.site, ready.held, ready.analysis, ready.snapshot
         title = held.title if title is None else title
         extra = held.extra if extra is None else extra
-        state = self._state(site)
         if analysis is None:
             try:
-                analysis = self._run(site, state, held)
+                analysis, snapshot = await self._run(site, self._state(site), held)
             except StoreError as exc:
                 self._store_failed(held.url, exc)
                 self.count("wisdom/analysis/unanalysed")
                 return PageItem(url=held.url, title=title, extra=extra)
         for observe in self.observers:
             observe(site, analysis)
-        if not analysis.title and title:  # the spider's title when the page has none
-            analysis.title = title
-        model = analysis.model if analysis.model is not None else held.page()  # no re-parse
-        item = items_from_analysis(analysis, held.url, model, state.snapshot, extra,
-                                   self.params.item_fields)  # fmt: skip
+        if isinstance(analysis, RemoteAnalysis):
+            item = analysis.finished_item(title, extra)
+        else:
+            if not analysis.title and title:  # the spider's title when the page has none
+                analysis.title = title
+            model = analysis.model if analysis.model is not None else held.page()  # no re-parse
+            item = items_from_analysis(analysis, held.url, model, snapshot, extra,
+                                       self.params.item_fields)  # fmt: skip
         self.count(f"wisdom/items/{item.role}")
         self.item_roles.setdefault(site, Counter())[item.role] += 1
         return item

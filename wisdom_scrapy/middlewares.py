@@ -76,10 +76,14 @@ class WisdomFeedMiddleware:
         # the page joins its site's link structure, whether or not focusing is on
         self.wisdom.linked_page(response)
         late = response.meta.get(LATE_ITEMS_META)  # pages that left the waits already
+        try:
+            await self.runtime.finish_completed()
+        except Exception:  # the pages stay pending: they leave at idle or close
+            self.runtime.failed("analysis", response.url)
         async for obj in result:
             if isinstance(obj, PageItem) and not obj.role and not late:
                 try:
-                    items = self.runtime.take(response, obj)
+                    items = await self.runtime.take(response, obj)
                 except Exception:  # never lose the page: it goes on, to be passed unanalysed
                     self.runtime.failed("analysis", response.url)
                     items = [obj]

@@ -58,10 +58,10 @@ class WisdomPipeline:
     def from_crawler(cls, crawler: Crawler) -> WisdomPipeline:
         return cls(WisdomExtension.of(crawler))
 
-    def process_item(self, item: Any) -> Any:
+    async def process_item(self, item: Any) -> Any:
         if isinstance(item, PageItem) and not item.role:
             try:
-                item = self.runtime.clean(item)
+                item = await self.runtime.clean(item)
             except Exception:  # never lose the page: it goes on unanalysed
                 self.runtime.failed("analysis", item.url)
         if isinstance(item, TocItem) and self.runtime.settings.follow_toc_links:

@@ -56,11 +56,12 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from wisdom_scrapy.extension import WisdomExtension
+from wisdom_scrapy.extraction import RemoteAnalysis
 from wisdom_scrapy.items import ArticleItem, SitemapItem, SiteStructureItem, TocItem
 from wisdom_scrapy.settings import SettingsError, WisdomSettings
 from wisdom_scrapy.store import StoreError, TermStore, redact_uri
 from wisdom_scrapy.svg import bars_svg, histogram_svg
-from wisdom_scrapy.view import ROLE_COLOURS, block_name, redundant_roots
+from wisdom_scrapy.view import ROLE_COLOURS, redundant_summary
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -90,7 +91,6 @@ MAX_TOCS = 5000
 _STORED_TOCS = 200
 _SHOWN_TOCS = 30
 _CHARTED_TOCS = 20
-_SAMPLE_CHARS = 160
 _TOP_REDUNDANT = 15
 #: Stats shown as the crawl's figures, in this order, with their labels.
 CRAWL_FIGURES = (
@@ -134,25 +134,23 @@ class SiteReportData:
         self._toc_targets: dict[str, tuple[float | None, frozenset[str]]] = {}
         self._article_urls: set[str] = set()
 
-    def observe(self, analysis: PageAnalysis) -> None:
-        """Count one analysed page's redundant blocks (once per path and page)."""
-        model = analysis.model
-        if model is None:
+    def observe(self, analysis: PageAnalysis | RemoteAnalysis) -> None:
+        """Count one analysed page's redundant blocks (once per path and page); a page analysed
+        in a worker process brings them (:func:`~wisdom_scrapy.view.redundant_summary`)."""
+        if isinstance(analysis, RemoteAnalysis):
+            summary = analysis.redundant
+        else:
+            summary = redundant_summary(analysis) if analysis.model is not None else None
+        if summary is None:
             return
         self.pages_analysed += 1
-        seen: dict[str, list[int]] = {}  # path -> [chars, first root]
-        for root in redundant_roots(analysis):
-            path = model.path(root)
-            entry_seen = seen.setdefault(path, [0, root])
-            entry_seen[0] += int(model.tlen[root])
-        for path, (chars, root) in seen.items():
+        for path, chars, sample, name in summary:
             entry = self.redundant.get(path)
             if entry is None:
                 if len(self.redundant) >= MAX_PATHS:
                     self.paths_dropped += 1
                     continue
-                sample = " ".join(model.text_of(root).split())[:_SAMPLE_CHARS]
-                entry = self.redundant[path] = [0, 0, sample, block_name(model, root)]
+                entry = self.redundant[path] = [0, 0, sample, name]
             entry[0] += 1
             entry[1] += chars
 
@@ -547,7 +545,7 @@ class WisdomReportExtension:
             found = self.sites[site] = SiteReportData(site)
         return found
 
-    def on_analysis(self, site: str, analysis: PageAnalysis) -> None:
+    def on_analysis(self, site: str, analysis: PageAnalysis | RemoteAnalysis) -> None:
         try:
             self.data(site).observe(analysis)
         except Exception:  # the report must never cost the crawl a page

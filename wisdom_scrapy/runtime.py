@@ -21,6 +21,7 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import load_object
+from scrapy.utils.response import get_base_url
 
 import wisdom_scrapy.adapter  # noqa: F401  (registers the page items' ItemAdapter)
 from wisdom_scrapy.cleaners import Cleaners
@@ -31,17 +32,19 @@ from wisdom_scrapy.dom import (
     PageTooComplex,
     looks_binary,
 )
-from wisdom_scrapy.extraction import ExtractionParams, Extractor, ReadyPage
+from wisdom_scrapy.extraction import ExtractionParams, Extractor, PageSource, ReadyPage, run_sync
 from wisdom_scrapy.feed import FeedResult, Outcome, PageUpdate, RetryQueue, WriteBehind
 from wisdom_scrapy.items import ArticleItem, PageItem, SiteStructureItem, TocItem
+from wisdom_scrapy.remote import RemoteAnalyzer, analyse_job
 from wisdom_scrapy.resume import PendingPages
 from wisdom_scrapy.settings import WisdomSettings
 from wisdom_scrapy.site import Sites
 from wisdom_scrapy.store import StoreError, StoreLost, open_store, redact_uri
 from wisdom_scrapy.text import MAX_TERM_CHARS
+from wisdom_scrapy.workers import WorkerPool
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import AsyncIterator
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
@@ -126,6 +129,7 @@ class WisdomRuntime:
         )
         analyze = self.cleaners.analyzer(self.settings.wisdom)
         self.extractor = Extractor(self.store, params, analyze, count=self.inc, sites=self.sites)
+        self.extractor.remote = self._remote(analyze)
         # with JOBDIR, waiting pages are mirrored in the store so a resumed crawl re-fetches them
         self.pending: PendingPages | None = None
         if crawler.settings.get("JOBDIR"):
@@ -138,6 +142,23 @@ class WisdomRuntime:
         self.distributed = bool(
             scheduler and getattr(load_object(scheduler), "wisdom_distributed", False)
         )
+
+    def _remote(self, analyze: Callable[..., Any]) -> RemoteAnalyzer | None:
+        """The worker processes the page analyses run in (``WISDOM_WORKERS``), or None: in
+        this process. The thesis cleaners keep state of the site's pages in this process, so
+        with them the analyses stay here (logged)."""
+        workers = self.settings.workers
+        if not workers:
+            return None
+        if self.settings.cleaner != "wisdom":
+            logger.info("wisdom_scrapy: WISDOM_WORKERS=%d unused: WISDOM_CLEANER=%r analyses "
+                        "in the crawl process", workers, self.settings.cleaner)  # fmt: skip
+            return None
+        pool = WorkerPool(workers, analyse_job)
+        logger.info("wisdom_scrapy: page analyses in %d worker processes (WISDOM_WORKERS)",
+                    workers)  # fmt: skip
+        return RemoteAnalyzer(pool, self.extractor.terms, analyze, self.settings.item_fields,
+                              count=self.inc)  # fmt: skip
 
     def inc(self, name: str, n: int = 1) -> None:
         assert self.stats is not None
@@ -221,9 +242,7 @@ class WisdomRuntime:
             logger.warning("wisdom_scrapy: cleaner state of %s not stored: %s", site, exc)
         except Exception:
             self.failed("cleaner", response.url)
-        self.ready.extend(
-            self.release(self.extractor.page_fetched(site, response.url, model, update.blocks))
-        )
+        self.extractor.page_fetched(site, response.url, model, update.blocks)
         self.sync_pending()
         return True
 
@@ -373,7 +392,12 @@ class WisdomRuntime:
             logger.warning("wisdom_scrapy: %d pages still not stored: %s",
                            len(self.retry_queue), exc)
 
-    def take(self, response: Response, page: PageItem) -> list[Any]:
+    async def finish_completed(self) -> None:
+        """Pending TOC pages whose targets the last fetched pages completed: analysed, their
+        page items emitted with the next output (:meth:`take_ready`)."""
+        self.ready.extend(self.release(await self.extractor.finish_completed()))
+
+    async def take(self, response: Response, page: PageItem) -> list[Any]:
         """A page the spider yielded: the page items that can go on to the item pipeline now
         (this one, earlier ones of its site), or none (it waits: :mod:`.extraction`)."""
         model = self.models.get(response)
@@ -390,24 +414,21 @@ class WisdomRuntime:
             return []
         self.taken_urls.add(page.url)
         self.page_items[page.url] = page
-        items = self.release(self.extractor.submit(site, page.url, model, page.title, page.extra,
-                                                   source=self._remodel(response)))  # fmt: skip
+        submitted = await self.extractor.submit(site, page.url, model, page.title, page.extra,
+                                                source=self._source(response))  # fmt: skip
+        items = self.release(submitted)
         assert self.stats is not None
         self.stats.max_value("wisdom/held/peak", self.extractor.waiting())
         self.sync_pending()
         return items
 
-    def _remodel(self, response: Response) -> Callable[[], PageModel]:
-        """Rebuilds the response's model as :meth:`feed_response` built it, from a copy of the
-        response that shares its body but not its parsed tree: what a waiting page keeps."""
-        kept, keep_numbers = response.replace(), self.settings.keep_numbers
-
-        def remodel() -> PageModel:
-            fresh = kept.replace()  # a response caches its selector: the tree goes with the model
-            assert isinstance(fresh, HtmlResponse)  # only HTML responses have a model
-            return PageModel.from_tree(fresh.selector.root, fresh.url, keep_numbers=keep_numbers)
-
-        return remodel
+    def _source(self, response: Response) -> PageSource:
+        """What the response's model is rebuilt from as :meth:`feed_response` built it (its
+        text, parsed as ``response.selector`` parses it): what a waiting page keeps, and what
+        a worker process analyses."""
+        assert isinstance(response, HtmlResponse)  # only HTML responses have a model
+        return PageSource(response.url, response.text, get_base_url(response),
+                          self.settings.keep_numbers)  # fmt: skip
 
     def clean_now(self, response: Response, output: list[Any]) -> list[Any]:
         """A callback's output with each PageItem of the response replaced by its cleaned item
@@ -423,8 +444,8 @@ class WisdomRuntime:
                 cleaned.append(obj)
                 continue
             try:
-                cleaned += self.extractor.submit(
-                    self.site_of(obj.url), obj.url, model, obj.title, obj.extra, now=True)
+                cleaned += run_sync(self.extractor.submit(
+                    self.site_of(obj.url), obj.url, model, obj.title, obj.extra, now=True))
             except Exception:  # as in a crawl: the page goes on unanalysed
                 self.failed("analysis", obj.url)
                 cleaned.append(obj)
@@ -453,13 +474,13 @@ class WisdomRuntime:
                                           extra=page.held.extra))  # fmt: skip
         return items
 
-    def clean(self, item: PageItem) -> ArticleItem | TocItem | PageItem:
+    async def clean(self, item: PageItem) -> ArticleItem | TocItem | PageItem:
         """The cleaned item of a page item that left the waits (:meth:`release`), its title and
         own fields as they are now; any other page item unchanged."""
         ready = self.tickets.pop(item.url, None)
         if ready is None:
             return item
-        return self.extractor.item(ready, item.title, item.extra)
+        return await self.extractor.item(ready, item.title, item.extra)
 
     def stamp_roles(self, item: SiteStructureItem) -> None:
         """The SiteStructureItem's ``item_roles``: the roles of the page items made for its
@@ -502,12 +523,14 @@ class WisdomRuntime:
         self.crawler.engine.crawl(request)
         raise DontCloseSpider("wisdom_scrapy: emitting late items")
 
-    def _late_items(self, response: Response) -> list[Any]:
+    async def _late_items(self, response: Response) -> AsyncIterator[Any]:
         self._late_request_pending = False
-        items = self.release(self.extractor.flush()) + self.take_ready()
+        await self.finish_completed()
+        items = self.release(await self.extractor.flush()) + self.take_ready()
         self.sync_pending()
         self.inc("wisdom/items/late", len(items))
-        return items
+        for item in items:
+            yield item
 
     def flush_before_pipelines_close(self) -> None:
         """Make the spider's close emit what is still held or pending (:meth:`flush_at_close`)
@@ -529,7 +552,7 @@ class WisdomRuntime:
         async def flush_then_close() -> None:
             self.closing = True
             try:
-                items = self.flush_at_close()
+                items = await self.flush_at_close()
             except Exception:  # a bug must not keep the spider from closing
                 self.failed("close", "(close)")
                 items = []
@@ -539,14 +562,15 @@ class WisdomRuntime:
 
         scraper.close_spider_async = flush_then_close  # type: ignore[method-assign]
 
-    def flush_at_close(self) -> list[Any]:
+    async def flush_at_close(self) -> list[Any]:
         """The items still held, pending or ready at close, each page analysed with what the
         store knows now (a cold store: single-page mode, the item's ``single_page`` says so),
         then what the close hooks add; page items counted under
         ``wisdom/items/flushed_at_close``. Never raises: a failing hook is counted and logged."""
         self.store.flush()
         self.retry_unstored()
-        items = self.release(self.extractor.flush()) + self.take_ready()
+        await self.finish_completed()
+        items = self.release(await self.extractor.flush()) + self.take_ready()
         self.sync_pending()
         self.inc("wisdom/items/flushed_at_close",
                  sum(isinstance(i, PAGE_ITEMS) for i in items))  # fmt: skip
@@ -568,7 +592,10 @@ class WisdomRuntime:
             self.check_store(site, final=True)
 
     def close(self) -> None:
-        """Save the cleaner's state and close the store (engine stopped); its data stays."""
+        """Save the cleaner's state, stop the worker processes and close the store (engine
+        stopped); its data stays."""
+        if self.extractor.remote is not None:
+            self.extractor.remote.close()
         try:
             self.cleaners.save()
         except StoreError as exc:

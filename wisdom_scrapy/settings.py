@@ -79,6 +79,9 @@ WISDOM_STYLETREE_PAGES     500                      pages a site's style tree is
 WISDOM_WORKER_TIMEOUT      60.0                     distributed crawl: seconds without a heartbeat
                                                     after which a worker is dead and its
                                                     in-flight requests are crawled again
+WISDOM_WORKERS             derived (cores − 1, ≤ 4) worker processes the page analyses run in
+                                                    (:mod:`wisdom_scrapy.remote`), off the
+                                                    crawl's thread; 0: in the crawl process
 =========================  =======================  =============================================
 """
 
@@ -95,6 +98,7 @@ from scrapy.utils.project import data_path
 from wisdom_scrapy.items import HEAVY_FIELDS
 from wisdom_scrapy.mining.wisdom import WisdomParams
 from wisdom_scrapy.urls import host_key
+from wisdom_scrapy.workers import default_workers
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -132,6 +136,7 @@ DEFAULTS: dict[str, Any] = {
     "WISDOM_ITEM_FIELDS": None,  # derived from WISDOM_CLEANER, see _item_fields
     "WISDOM_STYLETREE_PAGES": 500,
     "WISDOM_WORKER_TIMEOUT": 60.0,
+    "WISDOM_WORKERS": None,  # default_workers(): from the machine's cores
 }
 
 #: Values of ``WISDOM_FOCUS``.
@@ -259,6 +264,12 @@ def _worker_timeout(settings: BaseSettings) -> float:
     return value
 
 
+def _workers(settings: BaseSettings) -> int:
+    if settings.get("WISDOM_WORKERS") is None:
+        return default_workers()
+    return _positive(settings, "WISDOM_WORKERS", allow_zero=True)
+
+
 def _optional_float(settings: BaseSettings, name: str) -> float | None:
     return None if settings.get(name) is None else float(_get(settings, name, "float"))
 
@@ -336,6 +347,7 @@ class WisdomSettings:
     item_fields: frozenset[str] = frozenset()
     styletree_pages: int = 500
     worker_timeout: float = 60.0
+    workers: int = 0
     #: WISDOM_WARMUP_PAGES not set: a site's pages are held only until its template shows
     warmup_derived: bool = True
 
@@ -382,4 +394,5 @@ class WisdomSettings:
             item_fields=_item_fields(settings, cleaner),
             styletree_pages=_positive(settings, "WISDOM_STYLETREE_PAGES"),
             worker_timeout=_worker_timeout(settings),
+            workers=_workers(settings),
         )

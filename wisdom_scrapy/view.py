@@ -46,6 +46,7 @@ __all__ = [
     "block_name",
     "element_name",
     "page_view",
+    "redundant_summary",
     "removed_mask",
     "render_page_view",
 ]
@@ -176,6 +177,27 @@ def redundant_roots(analysis: PageAnalysis) -> list[int]:
         else:
             roots.append(node)
     return sorted(roots)
+
+
+#: Characters of a redundant block's text kept as its sample (:func:`redundant_summary`).
+SAMPLE_CHARS = 160
+
+
+def redundant_summary(analysis: PageAnalysis) -> list[tuple[str, int, str, str]]:
+    """The page's redundant blocks (:func:`redundant_roots`) as the site report counts them,
+    once per block path: ``(path, characters, sample text, block name)``, the sample and name
+    those of the path's first block. Plain data: a worker process sends it back."""
+    model = analysis.model
+    assert model is not None
+    first: dict[str, list[int]] = {}  # path -> [characters, first root]
+    for root in redundant_roots(analysis):
+        entry = first.setdefault(model.path(root), [0, root])
+        entry[0] += int(model.tlen[root])
+    return [
+        (path, chars, " ".join(model.text_of(root).split())[:SAMPLE_CHARS],
+         block_name(model, root))
+        for path, (chars, root) in first.items()
+    ]  # fmt: skip
 
 
 _NAME_PART = re.compile(r"[^\w-]+")

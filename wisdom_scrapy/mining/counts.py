@@ -37,6 +37,15 @@ class KeyCounts(Mapping[int, int]):
         self._counts = np.zeros(0, dtype=np.int32)
         self._recent: dict[int, int] = {}  # keys not in _keys yet -> count
 
+    @classmethod
+    def from_arrays(cls, keys: NDArray[np.int64], counts: NDArray[np.int64]) -> KeyCounts:
+        """The counts ``counts`` of the distinct keys ``keys`` (any order)."""
+        made = cls()
+        order = np.argsort(keys)
+        made._keys = np.asarray(keys, dtype=np.int64)[order]
+        made._counts = np.asarray(counts, dtype=np.int32)[order]
+        return made
+
     def add(self, keys: NDArray[np.int64]) -> None:
         """Count every key of ``keys`` once more (a key listed twice, twice)."""
         keys, n = np.unique(np.asarray(keys, dtype=np.int64), return_counts=True)

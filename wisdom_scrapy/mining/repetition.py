@@ -72,6 +72,7 @@ __all__ = [
     "MIN_PAGES",
     "RECORD_KIND",
     "BlockRepetition",
+    "PageRepetition",
     "block_fingerprints",
     "decode_blocks",
     "embedded_lines",
@@ -195,6 +196,32 @@ class BlockRepetition:
     def pages_of(self, model: PageModel) -> NDArray[np.int64]:
         """Per node of ``model``: the pages of the site holding a block with its text."""
         return self._counts.lookup(block_fingerprints(model).view(np.int64))
+
+    def page_view(self, url: str) -> PageRepetition | None:
+        """What an analysis of the counted page ``url`` reads of this repetition, compact
+        enough to send to a worker process (:class:`PageRepetition`); None for a page it has
+        not counted."""
+        data = self._pages.get(url)
+        if data is None:
+            return None
+        keys = np.frombuffer(data, dtype=np.int64)
+        return PageRepetition(keys.copy(), self._counts.lookup(keys), self.n_pages)
+
+
+class PageRepetition(BlockRepetition):
+    """A :class:`BlockRepetition` reduced to one page's blocks: the counts of the page's own
+    :func:`page_blocks` and the site's page count. For that page, :func:`repeated_text` (all
+    an analysis reads) gives what the whole repetition gives: it keeps only block nodes that
+    hold terms, and such a node's fingerprint is one of the page's blocks."""
+
+    def __init__(self, keys: NDArray[np.int64], counts: NDArray[np.int64], n_pages: int) -> None:
+        super().__init__()
+        self._counts = KeyCounts.from_arrays(keys, counts)
+        self._n_pages = n_pages
+
+    @property
+    def n_pages(self) -> int:
+        return self._n_pages
 
 
 def merge_stored(repetition: BlockRepetition, store: TermStore, site: str) -> int:

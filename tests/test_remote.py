@@ -1,0 +1,140 @@
+"""Page analyses in worker processes (``WISDOM_WORKERS``) make the items the crawl process makes:
+the same pages replayed in one order through an extractor analysing here and one analysing in
+real worker processes, on the demo site and on the Python documentation, give identical items
+(every heavy field) and identical site-report observations; a worker killed mid-replay changes
+nothing but the stats."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import signal
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sample_project.demo_site import build_demo_site
+from wisdom_scrapy import open_store
+from wisdom_scrapy.analysis import analyze_page
+from wisdom_scrapy.extraction import ExtractionParams, Extractor, PageSource, RemoteAnalysis
+from wisdom_scrapy.feed import feed_model
+from wisdom_scrapy.items import HEAVY_FIELDS
+from wisdom_scrapy.remote import RemoteAnalyzer, analyse_job
+from wisdom_scrapy.view import redundant_summary
+from wisdom_scrapy.workers import WorkerLost, WorkerPool, default_workers
+
+from .conftest import PYTHON_DOC
+
+SITE = "site.test"
+
+
+def _sources(root: Path, base: str, paths: list[str]) -> list[PageSource]:
+    return [PageSource(base + p, (root / p).read_bytes().decode("utf-8"), base + p) for p in paths]
+
+
+@pytest.fixture(scope="module")
+def demo_pages(tmp_path_factory: pytest.TempPathFactory) -> list[PageSource]:
+    root = build_demo_site(tmp_path_factory.mktemp("demo"))
+    paths = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.html"))
+    return _sources(root, "http://demo.test/", paths)
+
+
+@pytest.fixture(scope="module")
+def pydoc_pages() -> list[PageSource]:
+    """The library index and its first chapters' pages, index pages first: TOC pages wait for
+    their targets and are completed by later pages."""
+    library = PYTHON_DOC / "library"
+    if not library.is_dir():
+        pytest.fail(f"{PYTHON_DOC} is missing: apt-get install python3.11-doc", pytrace=False)
+    first = ["index.html", "text.html", "datatypes.html", "numeric.html"]
+    rest = sorted(p.name for p in library.glob("*.html") if p.name not in first)[:90]
+    return _sources(library, "https://docs.python.org/3.11/library/", first + rest)
+
+
+def _replay(
+    pages: list[PageSource], workers: int, kill_after: int | None = None
+) -> tuple[list[dict[str, Any]], list[Any], Counter[str]]:
+    """The items and report observations of ``pages`` fed and submitted in order, as the
+    crawl's middleware and pipeline do; analysed in ``workers`` processes (0: here)."""
+    counts: Counter[str] = Counter()
+
+    async def run() -> tuple[list[dict[str, Any]], list[Any]]:
+        store = open_store("memory://")
+        params = ExtractionParams(warmup_pages=12, until_template=True, max_pending_tocs=3,
+                                  item_fields=HEAVY_FIELDS)  # fmt: skip
+        def count(name: str) -> None:
+            counts[name] += 1
+
+        extractor = Extractor(store, params, analyze_page, count=count)
+        pool = WorkerPool(workers, analyse_job) if workers else None
+        if pool is not None:
+            extractor.remote = RemoteAnalyzer(pool, extractor.terms, analyze_page, HEAVY_FIELDS,
+                                              count=count)
+        observed: list[Any] = []
+        extractor.observers.append(lambda site, a: observed.append(
+            a.redundant if isinstance(a, RemoteAnalysis) else redundant_summary(a)))
+        items = []
+        try:
+            for n, source in enumerate(pages):
+                if pool is not None and n == kill_after:
+                    os.kill(pool._workers[0].process.pid, signal.SIGKILL)
+                model = source()
+                feed_model(store, model, site=SITE)
+                extractor.page_fetched(SITE, source.url, model)
+                ready = await extractor.finish_completed()
+                ready += await extractor.submit(SITE, source.url, model, source=source)
+                items += [await extractor.item(page) for page in ready]
+            items += [await extractor.item(page) for page in await extractor.flush()]
+        finally:
+            if pool is not None:
+                pool.close()
+        return [dataclasses.asdict(item) for item in items], observed
+
+    items, observed = asyncio.run(run())
+    return items, observed, counts
+
+
+@pytest.mark.parametrize("fixture", ["demo_pages", "pydoc_pages"])
+def test_workers_make_the_items_made_here(fixture: str, request: pytest.FixtureRequest) -> None:
+    pages = request.getfixturevalue(fixture)
+    here, observed_here, counts_here = _replay(pages, workers=0)
+    remote, observed_remote, counts = _replay(pages, workers=2)
+    assert len(here) == len(pages)
+    roles = Counter(item["role"] for item in here)
+    assert roles["article"] > 10 and roles["toc"] >= 2, roles
+    assert counts_here["wisdom/toc/completed"] >= 1, "a TOC page waited for its targets"
+    assert [item["url"] for item in remote] == [item["url"] for item in here]
+    for mine, theirs in zip(remote, here, strict=True):
+        assert mine == theirs, mine["url"]
+    assert observed_remote == observed_here
+    analyses = counts["wisdom/workers/analysed"]
+    assert analyses >= len(pages) and counts["wisdom/workers/analysed_here"] == 0
+    assert counts["wisdom/toc/completed"] == counts_here["wisdom/toc/completed"]
+
+
+def test_a_killed_worker_costs_time_not_items(demo_pages: list[PageSource]) -> None:
+    here, _, _ = _replay(demo_pages, workers=0)
+    remote, _, counts = _replay(demo_pages, workers=1, kill_after=len(demo_pages) // 2)
+    assert remote == here
+    assert counts["wisdom/workers/lost"] >= 1
+    assert counts["wisdom/workers/analysed"] >= len(demo_pages) // 2
+
+
+def test_a_worker_exception_reaches_the_caller() -> None:
+    pool = WorkerPool(1, analyse_job)
+    try:
+        future = pool.call(pool.pick(), "not a job")
+        with pytest.raises(AttributeError):
+            future.result(timeout=60)
+        assert pool.call(pool.pick(), "again").exception(timeout=60) is not None
+    finally:
+        pool.close()
+    with pytest.raises(WorkerLost):
+        pool.pick()
+
+
+def test_default_workers_leave_a_core_to_the_crawl() -> None:
+    assert [default_workers(n) for n in (1, 2, 4, 16)] == [0, 1, 3, 4]

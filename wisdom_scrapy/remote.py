@@ -1,0 +1,201 @@
+"""Page analyses in worker processes (``WISDOM_WORKERS``), with the items the crawl process
+would make.
+
+A page's analysis (:func:`~wisdom_scrapy.analysis.analyze_page`) reads, besides the page, three
+things of its site's state, all kept by the crawl process's :class:`~wisdom_scrapy.extraction.
+Extractor`; each :class:`AnalysisJob` carries what it reads of them, so the worker's analysis
+is the one the crawl process would make (a test compares them):
+
+* **the entropy snapshot** the extractor picked. A worker keeps each site's latest; a job
+  carries the snapshot only when that worker does not have it yet (once per worker and
+  re-read, a few dozen times in a crawl).
+* **the block repetition**: only the counts of the page's own blocks
+  (:class:`~wisdom_scrapy.mining.repetition.PageRepetition`), all the analysis reads.
+* **the fetched link targets' terms** (WISDOM's anchor precision index): for each target the
+  crawl process has fetched, the ids of its terms that the page also holds (an anchor's terms
+  are the page's), into the crawl's term vocabulary (:class:`~wisdom_scrapy.extraction.
+  TermIndex`); a job carries the vocabulary's terms that worker has not been sent yet.
+
+The worker models the page from its text (:class:`~wisdom_scrapy.extraction.PageSource`: as
+Scrapy parsed it), analyses it and makes its item; it sends back a :class:`~wisdom_scrapy.
+extraction.RemoteAnalysis` (the role, the TOC links the waits read, the item, the redundant
+blocks for the report). A worker that dies costs nothing but time: the page is analysed in the
+crawl process (``wisdom/workers/lost``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from wisdom_scrapy.extraction import (
+    PageSource,
+    RemoteAnalysis,
+    TermIndex,
+    items_from_analysis,
+)
+from wisdom_scrapy.mining.wisdom import link_targets
+from wisdom_scrapy.view import redundant_summary
+from wisdom_scrapy.workers import WorkerLost, WorkerPool
+
+if TYPE_CHECKING:
+    from collections.abc import Set as AbstractSet
+
+    from numpy.typing import NDArray
+
+    from wisdom_scrapy.analysis import PageAnalysis
+    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.extraction import _Held
+    from wisdom_scrapy.mining.repetition import BlockRepetition, PageRepetition
+    from wisdom_scrapy.store import EntropySnapshot
+
+__all__ = ["AnalysisJob", "RemoteAnalyzer", "analyse_job"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class AnalysisJob:
+    """One page's analysis as sent to a worker (module docstring)."""
+
+    site: str
+    source: PageSource
+    analyze: Callable[..., PageAnalysis]
+    #: the snapshot to analyse with: its ``id`` in the crawl process (the worker's is a copy)
+    snapshot_key: int
+    #: that snapshot, when this worker does not have it yet
+    snapshot: EntropySnapshot | None
+    #: the vocabulary's terms from the worker's last one on (their ids continue its list)
+    names: list[str]
+    #: per fetched link target: the ids of its terms the page also holds
+    targets: dict[str, NDArray[np.int64]]
+    repetition: PageRepetition
+    fields: AbstractSet[str]
+    report: bool
+
+
+def analyse_job(state: dict[str, Any], job: AnalysisJob) -> RemoteAnalysis:
+    """A worker's handler (:class:`~wisdom_scrapy.workers.WorkerPool`): the page's analysis and
+    item, from the job and what earlier jobs left in ``state``."""
+    names: list[str] = state.setdefault("names", [])
+    names.extend(job.names)
+    snapshots: dict[str, tuple[int, EntropySnapshot]] = state.setdefault("snapshots", {})
+    if job.snapshot is not None:
+        snapshots[job.site] = (job.snapshot_key, job.snapshot)
+    key, snapshot = snapshots[job.site]
+    if key != job.snapshot_key:
+        raise RuntimeError(f"worker has snapshot {key} of {job.site}, job wants "
+                           f"{job.snapshot_key}")  # fmt: skip
+    targets = {url: frozenset(names[i] for i in ids.tolist()) for url, ids in job.targets.items()}
+    url = job.source.url
+    model = job.source()
+    analysis = job.analyze(None, url, None, site=job.site, model=model, snapshot=snapshot,
+                           target_terms=targets.get, repetition=job.repetition)  # fmt: skip
+    item = items_from_analysis(analysis, url, model, snapshot, None, job.fields)
+    return RemoteAnalysis(
+        url=url,
+        role=analysis.role,
+        title=analysis.title,
+        toc_links=analysis.toc_links if analysis.role == "toc" else [],
+        item=item,
+        redundant=redundant_summary(analysis) if job.report else None,
+    )
+
+
+class _Sent:
+    """What the crawl process has sent one worker (since it started)."""
+
+    def __init__(self, generation: int) -> None:
+        self.generation = generation
+        self.names = 0  # terms of the vocabulary sent
+        self.snapshots: dict[str, EntropySnapshot] = {}  # per site, the last one sent
+
+
+class RemoteAnalyzer:
+    """The crawl process's side (module docstring): builds each page's job for the worker it
+    goes to and awaits its analysis. ``count`` receives stat names to increment."""
+
+    def __init__(
+        self,
+        pool: WorkerPool,
+        terms: TermIndex,
+        analyze: Callable[..., PageAnalysis],
+        fields: AbstractSet[str],
+        count: Callable[[str], None] = lambda name: None,
+    ) -> None:
+        self.pool = pool
+        self.terms = terms
+        self.analyze = analyze
+        self.fields = fields
+        self.count = count
+        self._sent = [_Sent(pool.generation(i)) for i in range(len(pool))]
+
+    @staticmethod
+    def links_of(model: PageModel) -> list[str]:
+        """The distinct URLs the page links to: whose terms its job carries."""
+        return list(dict.fromkeys(link_targets(model)[1]))
+
+    async def analyse(
+        self,
+        site: str,
+        held: _Held,
+        snapshot: EntropySnapshot,
+        repetition: BlockRepetition,
+        *,
+        report: bool,
+    ) -> RemoteAnalysis | None:
+        """The page's analysis made by a worker, or None when it cannot be sent (a page given
+        no :class:`PageSource`, or not fetched in this crawl) or its worker died twice: the
+        caller analyses it here. A worker's exception is raised, as the analysis here would."""
+        page_ids = self.terms.ids(held.url)
+        counts = repetition.page_view(held.url)
+        if not isinstance(held.source, PageSource) or page_ids is None or counts is None:
+            self.count("wisdom/workers/analysed_here")
+            return None
+        targets = self._targets(page_ids, held.links or [])
+        for _ in range(2):  # a worker that died is started again: one more try
+            job = AnalysisJob(site, held.source, self.analyze, id(snapshot), None, [], targets,
+                              counts, self.fields, report)  # fmt: skip
+            index = -1
+            try:
+                index = self.pool.pick()
+                self._fill(index, job, snapshot)
+                result: RemoteAnalysis = await asyncio.wrap_future(self.pool.call(index, job))
+            except WorkerLost as exc:
+                self.count("wisdom/workers/lost")
+                logger.warning("wisdom_scrapy: analysis of %s lost: %s", held.url, exc)
+                if index >= 0:
+                    self._sent[index] = _Sent(-1)  # whatever it was sent is gone
+                continue
+            self.count("wisdom/workers/analysed")
+            return result
+        self.count("wisdom/workers/analysed_here")
+        return None
+
+    def _targets(self, page_ids: NDArray[np.int64], links: list[str]) -> dict[str, Any]:
+        targets = {}
+        for url in links:
+            ids = self.terms.ids(url)
+            if ids is not None:
+                targets[url] = np.intersect1d(page_ids, ids, assume_unique=True)
+        return targets
+
+    def _fill(self, index: int, job: AnalysisJob, snapshot: EntropySnapshot) -> None:
+        """Add to ``job`` what worker ``index`` lacks: vocabulary terms, the snapshot."""
+        sent = self._sent[index]
+        if sent.generation != self.pool.generation(index):  # a new process: it knows nothing
+            sent = self._sent[index] = _Sent(self.pool.generation(index))
+        names = self.terms.names
+        job.names = names[sent.names:]
+        sent.names = len(names)
+        if sent.snapshots.get(job.site) is not snapshot:
+            job.snapshot = snapshot
+            sent.snapshots[job.site] = snapshot
+
+    def close(self) -> None:
+        self.pool.close()

@@ -1,0 +1,209 @@
+"""Worker processes that take the per-page work off the crawl process (``WISDOM_WORKERS``).
+
+Scrapy runs every callback, middleware and pipeline in one thread, which also drives every
+download: CPU spent there on a page delays all the others. A :class:`WorkerPool` runs a
+handler function in separate processes, so that work uses the machine's other cores.
+
+Each worker is one process with its own pipe, not a slot of a shared executor, so a caller can
+tell which worker a call goes to and keep, per worker, what it has already sent there (a site's
+entropies, a vocabulary): a call then carries only what is new. The handler receives a dict
+that lives as long as its worker, for exactly that.
+
+Workers start from a fork server (a clean process, never a fork of the crawl with its reactor
+threads). A worker that dies fails its calls in flight with :class:`WorkerLost` and is started
+again at the next call; :attr:`WorkerPool.generation` tells the caller that the new one knows
+nothing yet. This module knows nothing of Scrapy nor of what the handler does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import pickle
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+__all__ = ["WorkerLost", "WorkerPool", "default_workers"]
+
+logger = logging.getLogger(__name__)
+
+#: Seconds a worker is given to exit after it was asked to, before it is terminated.
+JOIN_TIMEOUT = 5.0
+
+Handler = Callable[[dict[str, Any], Any], Any]
+
+
+class WorkerLost(RuntimeError):
+    """The worker process running a call died (killed, out of memory) before it answered."""
+
+
+def default_workers(cpus: int | None = None) -> int:
+    """``WISDOM_WORKERS`` when not set: one worker per core beyond the one the crawl process
+    needs, at most 4 (a page's work is done by one worker; more cores help a crawl of many
+    pages in flight), and none on a one-core machine, where a worker would only add the cost
+    of sending the page."""
+    cpus = cpus or os.cpu_count() or 1
+    return max(0, min(cpus - 1, 4))
+
+
+def _serve(conn: Connection, handler: Handler) -> None:
+    """A worker's loop: answer each ``(call id, payload)`` with ``(call id, ok, result or
+    exception)`` until ``None`` or the pipe closes."""
+    state: dict[str, Any] = {}
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        call_id, payload = message
+        try:
+            answer = (call_id, True, handler(state, payload))
+        except Exception as exc:  # sent back: the caller decides what a failure means
+            answer = (call_id, False, _portable(exc))
+        try:
+            conn.send(answer)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            conn.send((call_id, False, RuntimeError(f"result not picklable: {exc}")))
+
+
+def _portable(exc: Exception) -> Exception:
+    """``exc`` if it survives pickling, else a RuntimeError with its text."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+@dataclass
+class _Worker:
+    process: Any  # multiprocessing's Process of the context used
+    conn: Connection
+    generation: int
+    pending: dict[int, Future[Any]] = field(default_factory=dict)
+    alive: bool = True
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class WorkerPool:
+    """``size`` worker processes running ``handler(state, payload)`` (module docstring).
+
+    :meth:`pick` chooses the worker with the fewest calls in flight, :meth:`call` sends it a
+    payload and returns a :class:`concurrent.futures.Future` of the result, resolved from a
+    reader thread (``asyncio.wrap_future`` awaits it in an event loop). Thread-safe for one
+    calling thread."""
+
+    def __init__(self, size: int, handler: Handler, *, name: str = "wisdom-worker") -> None:
+        if size < 1:
+            raise ValueError(f"a worker pool needs at least one worker, not {size}")
+        self.handler = handler
+        self.name = name
+        self.size = size
+        self._context = multiprocessing.get_context("forkserver")
+        self._next_id = 0
+        self._closed = False
+        #: workers started again after one died (each death fails its calls in flight)
+        self.restarts = 0
+        self._workers: list[_Worker] = []  # started at the first call: a crawl may make none
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _start(self, index: int, generation: int) -> _Worker:
+        mine, theirs = self._context.Pipe()
+        process = self._context.Process(
+            target=_serve, args=(theirs, self.handler), name=f"{self.name}-{index}", daemon=True
+        )
+        process.start()
+        theirs.close()
+        worker = _Worker(process, mine, generation)
+        threading.Thread(target=self._read, args=(worker,), name=f"{self.name}-{index}-reader",
+                         daemon=True).start()  # fmt: skip
+        return worker
+
+    def generation(self, index: int) -> int:
+        """Changes when worker ``index`` was started again: what was sent to it is gone."""
+        return self._workers[index].generation if self._workers else 0
+
+    def pick(self) -> int:
+        """The index of the worker to call next (the least busy; a dead one is started again)."""
+        if self._closed:
+            raise WorkerLost("the worker pool is closed")
+        if not self._workers:
+            self._workers = [self._start(i, 0) for i in range(self.size)]
+        index = min(range(len(self._workers)), key=lambda i: len(self._workers[i].pending))
+        worker = self._workers[index]
+        if not worker.alive:
+            self.restarts += 1
+            logger.warning("wisdom_scrapy: worker process %s died (exit code %s); starting "
+                           "another", worker.process.name, worker.process.exitcode)
+            self._close_worker(worker)
+            self._workers[index] = self._start(index, worker.generation + 1)
+        return index
+
+    def call(self, index: int, payload: Any) -> Future[Any]:
+        """Send ``payload`` to worker ``index``; the future holds the handler's result, its
+        exception, or :class:`WorkerLost`."""
+        worker = self._workers[index]
+        future: Future[Any] = Future()
+        call_id, self._next_id = self._next_id, self._next_id + 1
+        with worker.lock:
+            if not worker.alive:
+                future.set_exception(WorkerLost(f"worker process {worker.process.name} died"))
+                return future
+            worker.pending[call_id] = future
+        try:
+            worker.conn.send((call_id, payload))
+        except (OSError, ValueError) as exc:  # the pipe broke: the reader fails the call
+            self._lost(worker, f"cannot send to it: {exc}")
+        return future
+
+    def _read(self, worker: _Worker) -> None:
+        while True:
+            try:
+                call_id, ok, result = worker.conn.recv()
+            except (EOFError, OSError, pickle.UnpicklingError) as exc:
+                self._lost(worker, f"{type(exc).__name__} {exc}".strip())
+                return
+            with worker.lock:
+                future = worker.pending.pop(call_id, None)
+            if future is None:
+                continue
+            if ok:
+                future.set_result(result)
+            else:
+                future.set_exception(result)
+
+    def _lost(self, worker: _Worker, why: str) -> None:
+        with worker.lock:
+            worker.alive = False
+            pending, worker.pending = worker.pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(WorkerLost(f"worker process {worker.process.name}: {why}"))
+
+    def _close_worker(self, worker: _Worker) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            worker.conn.send(None)
+        worker.process.join(JOIN_TIMEOUT)
+        if worker.process.is_alive():
+            worker.process.terminate()
+            worker.process.join(JOIN_TIMEOUT)
+        worker.conn.close()
+
+    def close(self) -> None:
+        """Ask every worker to exit (calls in flight fail with :class:`WorkerLost`)."""
+        if self._closed:
+            return
+        self._closed = True
+        for worker in self._workers:
+            self._close_worker(worker)
+            self._lost(worker, "the pool closed")
