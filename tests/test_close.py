@@ -137,3 +137,27 @@ def test_crawl_without_focusing_keeps_the_site_structure(
     pages = _assert_one_item_per_page(result, "finished")
     assert "wisdom/focus/kept" not in result.stats  # nothing was focused
     assert sum(i["hub"] is not None for i in pages) >= 0.8 * len(pages)
+
+
+@pytest.mark.parametrize(
+    ("settings", "reason"),
+    [
+        ({}, "finished"),
+        ({**HOLD_ALL, "CLOSESPIDER_PAGECOUNT": 20}, "closespider_pagecount"),
+    ],
+    ids=["finished", "closespider_pagecount"],
+)
+def test_worker_processes_lose_no_page_at_any_close(
+    site_dir: Path, tmp_path: Path, settings: dict[str, Any], reason: str
+) -> None:
+    """``WISDOM_WORKERS``: the analyses run in two worker processes, each page leaves once,
+    cleaned, whether the crawl finishes (pages analysed as they arrive, their items leaving
+    with later responses or at idle) or closes early (every page analysed at the close)."""
+    result = run_crawl("demo", tmp_path, args=_args(site_dir), timeout=180,
+                       settings={**settings, "WISDOM_WORKERS": 2})
+    pages = _assert_one_item_per_page(result, reason)
+    stats = result.stats
+    assert stats["wisdom/workers/analysed"] >= len(pages)
+    assert stats.get("wisdom/workers/analysed_here", 0) == 0
+    assert stats["wisdom/workers/cpu_seconds"] > 0 and stats["wisdom/workers/restarted"] == 0
+    assert "page analyses in 2 worker processes" in result.log

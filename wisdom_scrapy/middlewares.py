@@ -80,17 +80,20 @@ class WisdomFeedMiddleware:
             await self.runtime.finish_completed()
         except Exception:  # the pages stay pending: they leave at idle or close
             self.runtime.failed("analysis", response.url)
+        pages = []  # taken after the rest of the output: its requests are not kept waiting
         async for obj in result:
             if isinstance(obj, PageItem) and not obj.role and not late:
-                try:
-                    items = await self.runtime.take(response, obj)
-                except Exception:  # never lose the page: it goes on, to be passed unanalysed
-                    self.runtime.failed("analysis", response.url)
-                    items = [obj]
-                for item in items:
-                    yield item
+                pages.append(obj)
             else:
                 yield obj
+        for page in pages:
+            try:
+                items = await self.runtime.take(response, page)
+            except Exception:  # never lose the page: it goes on, to be passed unanalysed
+                self.runtime.failed("analysis", response.url)
+                items = [page]
+            for item in items:
+                yield item
         for item in self.runtime.take_ready():
             yield item
 

@@ -79,9 +79,10 @@ WISDOM_STYLETREE_PAGES     500                      pages a site's style tree is
 WISDOM_WORKER_TIMEOUT      60.0                     distributed crawl: seconds without a heartbeat
                                                     after which a worker is dead and its
                                                     in-flight requests are crawled again
-WISDOM_WORKERS             derived (cores − 1, ≤ 4) worker processes the page analyses run in
+WISDOM_WORKERS             0                        worker processes the page analyses run in
                                                     (:mod:`wisdom_scrapy.remote`), off the
-                                                    crawl's thread; 0: in the crawl process
+                                                    crawl's thread; ``"auto"``: one per core
+                                                    but one, at most 4; 0: in the crawl process
 =========================  =======================  =============================================
 """
 
@@ -136,7 +137,7 @@ DEFAULTS: dict[str, Any] = {
     "WISDOM_ITEM_FIELDS": None,  # derived from WISDOM_CLEANER, see _item_fields
     "WISDOM_STYLETREE_PAGES": 500,
     "WISDOM_WORKER_TIMEOUT": 60.0,
-    "WISDOM_WORKERS": None,  # default_workers(): from the machine's cores
+    "WISDOM_WORKERS": 0,  # "auto": default_workers(), from the machine's cores
 }
 
 #: Values of ``WISDOM_FOCUS``.
@@ -265,9 +266,15 @@ def _worker_timeout(settings: BaseSettings) -> float:
 
 
 def _workers(settings: BaseSettings) -> int:
-    if settings.get("WISDOM_WORKERS") is None:
+    """``WISDOM_WORKERS``: 0 by default, while the crawl process still models every page for
+    the feed (a worker then halves the crawl's own analysis time, not its page time: see
+    docs/settings.md); ``"auto"`` derives it from the machine's cores."""
+    if str(settings.get("WISDOM_WORKERS", 0)).strip().lower() == "auto":
         return default_workers()
-    return _positive(settings, "WISDOM_WORKERS", allow_zero=True)
+    try:
+        return _positive(settings, "WISDOM_WORKERS", allow_zero=True)
+    except SettingsError as exc:
+        raise SettingsError(f'{exc}, or "auto"') from exc
 
 
 def _optional_float(settings: BaseSettings, name: str) -> float | None:

@@ -9,20 +9,29 @@ tell which worker a call goes to and keep, per worker, what it has already sent 
 entropies, a vocabulary): a call then carries only what is new. The handler receives a dict
 that lives as long as its worker, for exactly that.
 
-Workers start from a fork server (a clean process, never a fork of the crawl with its reactor
-threads). A worker that dies fails its calls in flight with :class:`WorkerLost` and is started
-again at the next call; :attr:`WorkerPool.generation` tells the caller that the new one knows
-nothing yet. This module knows nothing of Scrapy nor of what the handler does.
+A worker is a new Python process (``python -m wisdom_scrapy.workers``) talking over a socket
+pair: never a fork of the crawl process (its reactor threads, its memory), and never one that
+imports the crawl's main script, as multiprocessing's spawn and fork-server methods do (a script
+that starts a crawl without an ``if __name__ == "__main__":`` guard would start it again in
+every worker). It imports the handler's module and the handler's payloads' classes, nothing of
+the caller's. A worker that dies fails its calls in flight with :class:`WorkerLost` and is
+started again at the next call; :meth:`WorkerPool.generation` tells the caller that the new one
+knows nothing yet; a worker whose crawl process dies reads the end of its socket and exits.
+This module knows nothing of Scrapy nor of what the handler does.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
-import multiprocessing
 import os
 import pickle
+import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -52,6 +61,10 @@ def default_workers(cpus: int | None = None) -> int:
     return max(0, min(cpus - 1, 4))
 
 
+#: A payload asking a worker for its CPU seconds so far (:meth:`WorkerPool.cpu_seconds`).
+_CPU = "wisdom_scrapy.workers:cpu"
+
+
 def _serve(conn: Connection, handler: Handler) -> None:
     """A worker's loop: answer each ``(call id, payload)`` with ``(call id, ok, result or
     exception)`` until ``None`` or the pipe closes."""
@@ -65,7 +78,8 @@ def _serve(conn: Connection, handler: Handler) -> None:
             return
         call_id, payload = message
         try:
-            answer = (call_id, True, handler(state, payload))
+            result = time.process_time() if payload == _CPU else handler(state, payload)
+            answer = (call_id, True, result)
         except Exception as exc:  # sent back: the caller decides what a failure means
             answer = (call_id, False, _portable(exc))
         try:
@@ -85,7 +99,8 @@ def _portable(exc: Exception) -> Exception:
 
 @dataclass
 class _Worker:
-    process: Any  # multiprocessing's Process of the context used
+    name: str
+    process: subprocess.Popen[bytes]
     conn: Connection
     generation: int
     pending: dict[int, Future[Any]] = field(default_factory=dict)
@@ -107,7 +122,6 @@ class WorkerPool:
         self.handler = handler
         self.name = name
         self.size = size
-        self._context = multiprocessing.get_context("forkserver")
         self._next_id = 0
         self._closed = False
         #: workers started again after one died (each death fails its calls in flight)
@@ -118,13 +132,15 @@ class WorkerPool:
         return self.size
 
     def _start(self, index: int, generation: int) -> _Worker:
-        mine, theirs = self._context.Pipe()
-        process = self._context.Process(
-            target=_serve, args=(theirs, self.handler), name=f"{self.name}-{index}", daemon=True
-        )
-        process.start()
+        mine, theirs = socket.socketpair()
+        handler = f"{self.handler.__module__}:{self.handler.__qualname__}"
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        process = subprocess.Popen(
+            [sys.executable, "-m", "wisdom_scrapy.workers", str(theirs.fileno()), handler],
+            pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
         theirs.close()
-        worker = _Worker(process, mine, generation)
+        worker = _Worker(f"{self.name}-{index}", process, Connection(mine.detach()), generation)
         threading.Thread(target=self._read, args=(worker,), name=f"{self.name}-{index}-reader",
                          daemon=True).start()  # fmt: skip
         return worker
@@ -144,7 +160,7 @@ class WorkerPool:
         if not worker.alive:
             self.restarts += 1
             logger.warning("wisdom_scrapy: worker process %s died (exit code %s); starting "
-                           "another", worker.process.name, worker.process.exitcode)
+                           "another", worker.name, worker.process.poll())
             self._close_worker(worker)
             self._workers[index] = self._start(index, worker.generation + 1)
         return index
@@ -157,7 +173,7 @@ class WorkerPool:
         call_id, self._next_id = self._next_id, self._next_id + 1
         with worker.lock:
             if not worker.alive:
-                future.set_exception(WorkerLost(f"worker process {worker.process.name} died"))
+                future.set_exception(WorkerLost(f"worker process {worker.name} died"))
                 return future
             worker.pending[call_id] = future
         try:
@@ -165,6 +181,19 @@ class WorkerPool:
         except (OSError, ValueError) as exc:  # the pipe broke: the reader fails the call
             self._lost(worker, f"cannot send to it: {exc}")
         return future
+
+    def cpu_seconds(self, timeout: float = JOIN_TIMEOUT) -> float:
+        """CPU seconds the live workers have used (0 before the first call): what the crawl's
+        work cost beside the crawl process's own time. A worker that does not answer within
+        ``timeout`` counts 0."""
+        futures = [self.call(i, _CPU) for i, w in enumerate(self._workers) if w.alive]
+        total = 0.0
+        for future in futures:
+            try:
+                total += float(future.result(timeout=timeout))
+            except Exception:  # a dead or stuck worker: its time is unknown
+                continue
+        return total
 
     def _read(self, worker: _Worker) -> None:
         while True:
@@ -188,15 +217,16 @@ class WorkerPool:
             pending, worker.pending = worker.pending, {}
         for future in pending.values():
             if not future.done():
-                future.set_exception(WorkerLost(f"worker process {worker.process.name}: {why}"))
+                future.set_exception(WorkerLost(f"worker process {worker.name}: {why}"))
 
     def _close_worker(self, worker: _Worker) -> None:
         with contextlib.suppress(OSError, ValueError):
             worker.conn.send(None)
-        worker.process.join(JOIN_TIMEOUT)
-        if worker.process.is_alive():
-            worker.process.terminate()
-            worker.process.join(JOIN_TIMEOUT)
+        try:
+            worker.process.wait(JOIN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            worker.process.kill()
+            worker.process.wait(JOIN_TIMEOUT)
         worker.conn.close()
 
     def close(self) -> None:
@@ -207,3 +237,15 @@ class WorkerPool:
         for worker in self._workers:
             self._close_worker(worker)
             self._lost(worker, "the pool closed")
+
+
+def main(argv: list[str]) -> None:
+    """A worker's process: ``python -m wisdom_scrapy.workers FD MODULE:FUNCTION``."""
+    fd, handler = int(argv[0]), argv[1]
+    module, _, name = handler.partition(":")
+    function = getattr(importlib.import_module(module), name)
+    _serve(Connection(fd), function)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
