@@ -781,10 +781,11 @@ def report(result: dict[str, Any], base_url: str, early: int) -> str:
     out.append("### Crawl speed (same server, same run; pages = HTML pages fetched)\n")
     out.append(markdown_table(
         ["crawl", "extension", "HTML pages", "responses", "page items", "elapsed s", "pages/s",
-         "CPU ms/page", "wall s", "load avg before"],
+         "CPU ms/page", "worker CPU ms/page", "wall s", "load avg before"],
         [[r["crawl"], r["mode"], r["html_pages"], r["responses"], r["page_items"],
           _f(r["elapsed_time_seconds"], 1), _f(r["pages_per_second"], 1),
-          _f(r["cpu_ms_per_page"], 1), _f(r["wall_seconds"], 1), _f(r["load_before"], 2)]
+          _f(r["cpu_ms_per_page"], 1), _f(r.get("worker_cpu_ms_per_page", 0.0), 1),
+          _f(r["wall_seconds"], 1), _f(r["load_before"], 2)]
          for r in runs]))
     summary = result["speed_summary"]
     medians = summary["median_pages_per_second"]
@@ -793,8 +794,9 @@ def report(result: dict[str, Any], base_url: str, early: int) -> str:
                f"on/off throughput ratio {_f(summary['ratio_of_medians'], 2)}; CPU ms per page "
                f"of the crawl process: on {_f(summary['median_cpu_ms_per_page']['on'], 1)}, off "
                f"{_f(summary['median_cpu_ms_per_page']['off'], 1)}, on/off "
-               f"{_f(summary['cpu_ratio_of_medians'], 2)}; the extension's CPU per page "
-               f"(on − off) / lxml parse per page "
+               f"{_f(summary['cpu_ratio_of_medians'], 2)}; worker processes' CPU ms per page "
+               f"{_f(summary.get('median_worker_cpu_ms_per_page', {}).get('on', 0.0), 1)}; "
+               f"the extension's CPU per page (on − off + workers) / lxml parse per page "
                f"({_f(summary.get('parse_ms_per_page'), 2)} ms): "
                f"{_f(_extension_over_parse(summary), 1)}\n")
 
@@ -934,6 +936,9 @@ def crawl_speed(crawl: Crawl, base_url: str) -> dict[str, Any]:
         "pages_per_second": len(pages) / elapsed if elapsed else float("nan"),
         "cpu_seconds": crawl.cpu_seconds,
         "cpu_ms_per_page": 1000 * crawl.cpu_seconds / len(pages) if pages else float("nan"),
+        # WISDOM_WORKERS: the add-on's CPU outside the crawl process
+        "worker_cpu_ms_per_page": (1000 * float(crawl.stats.get("wisdom/workers/cpu_seconds", 0))
+                                   / len(pages) if pages else float("nan")),
         "wall_seconds": crawl.wall_seconds,
         "load_before": crawl.load_before,
         "items": len(crawl.items),
@@ -944,21 +949,26 @@ def crawl_speed(crawl: Crawl, base_url: str) -> dict[str, Any]:
 def speed_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Median pages/s and CPU ms per page of the on and off crawls over all runs, and their
     ratios (on/off)."""
-    medians, cpu = {}, {}
+    medians, cpu, workers = {}, {}, {}
     for mode in ("on", "off"):
         values = [r["pages_per_second"] for r in runs if r["mode"] == mode]
         medians[mode] = statistics.median(values) if values else float("nan")
         values = [r["cpu_ms_per_page"] for r in runs if r["mode"] == mode]
         cpu[mode] = statistics.median(values) if values else float("nan")
+        values = [r.get("worker_cpu_ms_per_page", 0.0) for r in runs if r["mode"] == mode]
+        workers[mode] = statistics.median(values) if values else float("nan")
     return {"median_pages_per_second": medians,
             "ratio_of_medians": medians["on"] / medians["off"] if medians["off"] else None,
             "median_cpu_ms_per_page": cpu,
+            "median_worker_cpu_ms_per_page": workers,
             "cpu_ratio_of_medians": cpu["on"] / cpu["off"] if cpu["off"] else None}
 
 
 def _extension_over_parse(summary: Mapping[str, Any]) -> float:
+    """The add-on's CPU per page, in the crawl process and its workers, over the lxml parse."""
     cpu, parse = summary["median_cpu_ms_per_page"], summary.get("parse_ms_per_page")
-    return (cpu["on"] - cpu["off"]) / parse if parse else float("nan")
+    workers = summary.get("median_worker_cpu_ms_per_page", {}).get("on", 0.0)
+    return (cpu["on"] - cpu["off"] + workers) / parse if parse else float("nan")
 
 
 def parse_ms_per_page(files: list[Path], runs: int = 3) -> float:

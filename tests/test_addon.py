@@ -1,3 +1,5 @@
+import os
+
 import pytest
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
@@ -12,6 +14,7 @@ from wisdom_scrapy.settings import WisdomSettings, default_store_uri
 from wisdom_scrapy.store import open_store
 from wisdom_scrapy.structure import StructureTracker
 from wisdom_scrapy.urls import host_key
+from wisdom_scrapy.workers import default_workers
 
 
 def test_addon_inserts_every_component():
@@ -65,11 +68,20 @@ def test_settings_defaults():
         ("WISDOM_WARMUP_PAGES", -3),
         ("WISDOM_STORE_URI", "wisdom.db"),
         ("WISDOM_SITE_KEY", "no.such.module.func"),
+        ("WISDOM_WORKERS", "many"),
+        ("WISDOM_WORKERS", -1),
     ],
 )
 def test_bad_settings_are_errors_that_name_the_setting(name, value):
     with pytest.raises(SettingsError, match=name):
         WisdomSettings.from_settings(Settings({name: value}))
+
+
+def test_workers_are_off_by_default_and_auto_follows_the_cores():
+    assert WisdomSettings.from_settings(Settings()).workers == 0
+    auto = WisdomSettings.from_settings(Settings({"WISDOM_WORKERS": "auto"})).workers
+    assert auto == default_workers() == max(0, min((os.cpu_count() or 1) - 1, 4))
+    assert WisdomSettings.from_settings(Settings({"WISDOM_WORKERS": "3"})).workers == 3
 
 
 def test_site_key_can_be_a_function_path():

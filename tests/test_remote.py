@@ -55,16 +55,19 @@ def pydoc_pages() -> list[PageSource]:
 
 
 def _replay(
-    pages: list[PageSource], workers: int, kill_after: int | None = None
+    pages: list[PageSource], workers: int, kill_after: int | None = None, *,
+    until_template: bool = True,
 ) -> tuple[list[dict[str, Any]], list[Any], Counter[str]]:
     """The items and report observations of ``pages`` fed and submitted in order, as the
-    crawl's middleware and pipeline do; analysed in ``workers`` processes (0: here)."""
+    crawl's middleware and pipeline do; analysed in ``workers`` processes (0: here). The
+    counts include ``calls/N``: the calls worker N got. Without ``until_template`` the first
+    12 pages are held, then analysed together."""
     counts: Counter[str] = Counter()
 
     async def run() -> tuple[list[dict[str, Any]], list[Any]]:
         store = open_store("memory://")
-        params = ExtractionParams(warmup_pages=12, until_template=True, max_pending_tocs=3,
-                                  item_fields=HEAVY_FIELDS)  # fmt: skip
+        params = ExtractionParams(warmup_pages=12, until_template=until_template,
+                                  max_pending_tocs=3, item_fields=HEAVY_FIELDS)  # fmt: skip
         def count(name: str) -> None:
             counts[name] += 1
 
@@ -91,17 +94,22 @@ def _replay(
         finally:
             if pool is not None:
                 pool.close()
+                counts.update({f"calls/{i}": n for i, n in enumerate(pool.calls)})
         return [dataclasses.asdict(item) for item in items], observed
 
     items, observed = asyncio.run(run())
     return items, observed, counts
 
 
-@pytest.mark.parametrize("fixture", ["demo_pages", "pydoc_pages"])
-def test_workers_make_the_items_made_here(fixture: str, request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize(
+    ("fixture", "until_template"), [("demo_pages", False), ("pydoc_pages", True)]
+)
+def test_workers_make_the_items_made_here(
+    fixture: str, until_template: bool, request: pytest.FixtureRequest
+) -> None:
     pages = request.getfixturevalue(fixture)
-    here, observed_here, counts_here = _replay(pages, workers=0)
-    remote, observed_remote, counts = _replay(pages, workers=2)
+    here, observed_here, counts_here = _replay(pages, workers=0, until_template=until_template)
+    remote, observed_remote, counts = _replay(pages, workers=2, until_template=until_template)
     assert len(here) == len(pages)
     roles = Counter(item["role"] for item in here)
     assert roles["article"] > 10 and roles["toc"] >= 2, roles
@@ -112,6 +120,8 @@ def test_workers_make_the_items_made_here(fixture: str, request: pytest.FixtureR
     assert observed_remote == observed_here
     analyses = counts["wisdom/workers/analysed"]
     assert analyses >= len(pages) and counts["wisdom/workers/analysed_here"] == 0
+    if not until_template:  # the held pages leave together: their analyses go to both workers
+        assert min(counts["calls/0"], counts["calls/1"]) >= 5, counts
     assert counts["wisdom/toc/completed"] == counts_here["wisdom/toc/completed"]
 
 

@@ -248,6 +248,8 @@ class _Held:
     #: the distinct URLs the page links to (:func:`~wisdom_scrapy.mining.wisdom.link_targets`),
     #: kept when its analysis may run in a worker process, which needs their terms
     links: list[str] | None = None
+    #: its analysis is in a worker: it is neither held nor pending, and cannot be released
+    analysing: bool = False
 
     def page(self) -> PageModel:
         if self.model is None:
@@ -287,6 +289,20 @@ class RemoteAnalysis:
             item.title = xml_safe(title)
         item.extra = dict(extra)
         return item
+
+
+@dataclass(slots=True)
+class _Started:
+    """A page's analysis begun with its site's state (:meth:`Extractor._start`): made here
+    (``analysis``), sent to a worker (``job``: :meth:`~wisdom_scrapy.remote.RemoteAnalyzer.job`)
+    or failed before it could be (``error``)."""
+
+    site: str
+    held: _Held
+    snapshot: EntropySnapshot | None
+    analysis: PageAnalysis | None = None
+    job: Any = None
+    error: Exception | None = None
 
 
 @dataclass(slots=True)
@@ -473,19 +489,35 @@ class Extractor:
     async def finish_completed(self) -> list[ReadyPage]:
         """The pending TOC pages fetched pages completed (:meth:`page_fetched`), analysed again
         with their targets; a store failure leaves the rest pending."""
+        if not self._completed:  # as a rule: no wait for the steps under way
+            return []
         async with self._lock:
-            ready = []
+            started = []
             while self._completed:
                 _, (site, held) = self._completed.popitem(last=False)
                 state = self._state(site)
                 pending = state.pending_tocs.get(held.url)
                 if pending is None or pending[0] is not held:  # it left meanwhile
                     continue
-                page = await self._finish(site, state, held)
-                if page is None:  # the store failed: it stays pending
+                try:
+                    started.append(self._start(site, state, held))
+                except StoreError as exc:  # it stays pending, and so do the others
+                    self._store_failed(held.url, exc)
+                    held.compact()
                     self._completed.clear()
                     break
+                except Exception as exc:  # this page only: it leaves unanalysed
+                    started.append(_Started(site, held, None, error=exc))
                 del state.pending_tocs[held.url]
+        if not started:
+            return []
+        results = await self._results(started)
+        async with self._lock:
+            ready = []
+            for begun, result in zip(started, results, strict=True):
+                page = self._settled(begun, result)
+                if page.analysis is not None:
+                    self.count("wisdom/toc/completed")
                 ready.append(page)
             return ready
 
@@ -519,16 +551,20 @@ class Extractor:
                 state.repetition.add(url, model)
             held = _Held(url, model, title, dict(extra or {}), source)
             if now:
-                analysis, snapshot = await self._run(site, state, held, here=True)
-                return [await self._item(ReadyPage(site, held, analysis, snapshot))]
+                begun = self._start(site, state, held, here=True)
+                assert begun.analysis is not None
+                return [await self._item(ReadyPage(site, held, begun.analysis, begun.snapshot))]
             if self.remote is not None:
                 held.links = self.remote.links_of(model)
             state.held.append(held)
             self._waiting[id(held)] = (site, held)
+            started = self._start_held(site, state) if self._hold_over(site, state, held) else []
+        results = await self._results(started)  # outside the lock: other steps go on
+        async with self._lock:
             ready: list[Any] = []
-            if self._hold_over(site, state, held):
-                ready = await self._drain(site, state)
-            if id(held) in self._waiting:  # a page that left has its model in its analysis
+            for begun, result in zip(started, results, strict=True):
+                ready += await self._decide(begun, result)
+            if id(held) in self._waiting and not held.analysing:  # one that left keeps its model
                 held.compact()
             return ready + self._release_oldest()
 
@@ -557,10 +593,12 @@ class Extractor:
 
     def _release_oldest(self) -> list[ReadyPage]:
         """Past ``max_held_pages`` waiting pages, the oldest leave, to be analysed with what
-        is known when their items are made (module docstring)."""
+        is known when their items are made (module docstring); a page being analysed leaves
+        when its analysis is back."""
         ready: list[ReadyPage] = []
-        while len(self._waiting) > self.params.max_held_pages:
-            site, held = next(iter(self._waiting.values()))
+        excess = len(self._waiting) - self.params.max_held_pages
+        oldest = [(site, held) for site, held in self._waiting.values() if not held.analysing]
+        for site, held in oldest[: max(0, excess)]:
             state = self._state(site)
             pending = state.pending_tocs.get(held.url)
             if pending is not None and pending[0] is held:
@@ -585,27 +623,33 @@ class Extractor:
             self._completed.clear()
             return ready
 
-    async def _drain(self, site: str, state: SiteWaits) -> list[ReadyPage]:
-        """Analyse the held pages of a warm site in order, up to the first store failure."""
-        ready: list[ReadyPage] = []
+    def _start_held(self, site: str, state: SiteWaits) -> list[_Started]:
+        """Begin the analyses of the held pages of a warm site, in order, up to the first store
+        failure (the rest stay held); they leave the held list."""
+        started: list[_Started] = []
         while state.held:
+            held = state.held[0]
             try:
-                ready.extend(await self._analyse(site, state, state.held[0]))
+                started.append(self._start(site, state, held))
             except StoreError as exc:
-                self._store_failed(state.held[0].url, exc)
-                state.held[0].compact()
+                self._store_failed(held.url, exc)
+                held.compact()
                 break
+            except Exception as exc:  # this page only: it leaves unanalysed
+                started.append(_Started(site, held, None, error=exc))
             state.held.pop(0)
-        return ready
+        return started
 
     def _store_failed(self, url: str, exc: StoreError) -> None:
         self.count("wisdom/analysis/store_errors")
         logger.warning("wisdom_scrapy: analysis of %s postponed, the store failed: %s", url, exc)
 
     def waiting_urls(self) -> dict[str, list[str]]:
-        """URLs of the pages held or pending, per site."""
-        return {site: [h.url for h in s.held] + list(s.pending_tocs)
-                for site, s in self._all_waits()}
+        """URLs of the pages held, pending or being analysed, per site."""
+        urls: dict[str, list[str]] = {}
+        for site, held in self._waiting.values():
+            urls.setdefault(site, []).append(held.url)
+        return urls
 
     def waiting(self) -> int:
         """Pages held or pending: what :meth:`flush` would emit."""
@@ -653,20 +697,26 @@ class Extractor:
             state.snapshot = snap
         return snap
 
-    async def _run(
+    def _start(
         self, site: str, state: SiteWaits, held: _Held, *, here: bool = False
-    ) -> tuple[PageAnalysis | RemoteAnalysis, EntropySnapshot]:
-        """The page's analysis with the site's snapshot, and that snapshot: in a worker
-        process when there are some (unless ``here``), else (or when the page cannot be
-        sent) in this one."""
+    ) -> _Started:
+        """Begin the page's analysis with the site's state now (the caller holds the lock):
+        a job for a worker process when there are some (unless ``here``; :meth:`_results`
+        awaits it, without the lock), else the analysis itself. StoreError when the site's
+        snapshot cannot be read."""
         snapshot = self._snapshot(site, state)
         if self.remote is not None and not here:
-            remote = await self.remote.analyse(site, held, snapshot, state.repetition,
-                                               report=bool(self.observers))  # fmt: skip
-            if remote is not None:
-                held.compact()
-                return remote, snapshot
-        analysis = self.analyze(
+            job = self.remote.job(site, held, snapshot, state.repetition,
+                                  report=bool(self.observers))  # fmt: skip
+            if job is not None:
+                held.analysing = True
+                return _Started(site, held, snapshot, job=job)
+        return _Started(site, held, snapshot, self._analyse_here(site, state, held, snapshot))
+
+    def _analyse_here(
+        self, site: str, state: SiteWaits, held: _Held, snapshot: EntropySnapshot
+    ) -> PageAnalysis:
+        return self.analyze(
             None,
             held.url,
             self.store,
@@ -676,42 +726,84 @@ class Extractor:
             target_terms=self.terms.get,
             repetition=state.repetition,
         )
-        return analysis, snapshot
+
+    async def _results(self, started: list[_Started]) -> list[Any]:
+        """The analyses begun (:meth:`_start`), in order, the workers' all at once; a failed
+        one is its exception. Awaited without the lock."""
+        if all(begun.job is None for begun in started):  # made here: nothing to wait for
+            return [begun.error or begun.analysis for begun in started]
+        return await asyncio.gather(*map(self._result, started), return_exceptions=True)
+
+    async def _result(self, begun: _Started) -> PageAnalysis | RemoteAnalysis:
+        if begun.error is not None:
+            raise begun.error
+        if begun.job is None:
+            assert begun.analysis is not None
+            return begun.analysis
+        assert self.remote is not None and begun.snapshot is not None
+        remote = await self.remote.run(begun.job)
+        if remote is None:  # its workers died: analysed here, with the site's state now
+            site = begun.site
+            return self._analyse_here(site, self._state(site), begun.held, begun.snapshot)
+        begun.held.compact()
+        return remote
+
+    def _settled(self, begun: _Started, result: Any) -> ReadyPage:
+        """The page of an analysis that is back leaves the waits: with it, or without it
+        when it failed (counted, logged; its item tries again)."""
+        begun.held.analysing = False
+        if isinstance(result, BaseException):
+            self.count("wisdom/errors/analysis")
+            logger.error("wisdom_scrapy: analysis of %s failed (its item tries again): %r",
+                         begun.held.url, result)  # fmt: skip
+            return self._ready(begun.site, begun.held)
+        return self._ready(begun.site, begun.held, result, begun.snapshot)
 
     def _targets_ready(self, targets: list[str]) -> bool:
         fetched = sum(1 for t in targets if t in self.terms)
         return fetched >= self.params.toc_targets_ratio * len(targets)
 
-    async def _analyse(self, site: str, state: SiteWaits, held: _Held) -> list[ReadyPage]:
-        analysis, snapshot = await self._run(site, state, held)
-        if analysis.role == "toc":
-            targets = list(dict.fromkeys(u for u, _ in analysis.toc_links))  # distinct pages
-            if targets and not self._targets_ready(targets):
-                state.pending_tocs[held.url] = (held, targets)
-                held.compact()
-                self.count("wisdom/toc/pending")
-                ready = []
-                while len(state.pending_tocs) > self.params.max_pending_tocs:
-                    oldest_url, (oldest, _) = next(iter(state.pending_tocs.items()))
-                    page = await self._finish(site, state, oldest)
-                    if page is None:  # the store failed: the oldest stays pending
-                        break
-                    del state.pending_tocs[oldest_url]
-                    ready.append(page)
-                return ready
-        return [self._ready(site, held, analysis, snapshot)]
+    async def _decide(self, begun: _Started, result: Any) -> list[ReadyPage]:
+        """The page whose analysis is back (:meth:`submit`) leaves, or waits when it is a TOC
+        page whose targets are not fetched yet (the caller holds the lock)."""
+        site, held = begun.site, begun.held
+        state = self._state(site)
+        if isinstance(result, BaseException) or result.role != "toc":
+            return [self._settled(begun, result)]
+        targets = list(dict.fromkeys(u for u, _ in result.toc_links))  # distinct pages
+        if not targets or self._targets_ready(targets):
+            return [self._settled(begun, result)]
+        held.analysing = False
+        state.pending_tocs[held.url] = (held, targets)
+        held.compact()
+        self.count("wisdom/toc/pending")
+        ready = []
+        while len(state.pending_tocs) > self.params.max_pending_tocs:
+            oldest_url, (oldest, _) = next(iter(state.pending_tocs.items()))
+            page = await self._finish(site, state, oldest)
+            if page is None:  # the store failed: the oldest stays pending
+                break
+            del state.pending_tocs[oldest_url]
+            ready.append(page)
+        return ready
 
     async def _finish(self, site: str, state: SiteWaits, held: _Held) -> ReadyPage | None:
         """Analyse a pending TOC page again, now with its fetched targets, and let it go
-        (None when the store fails: the caller keeps it pending)."""
+        (None when the store fails: the caller keeps it pending). The caller holds the lock:
+        for the rare TOC page past ``max_pending_tocs``."""
         try:
-            analysis, snapshot = await self._run(site, state, held)
+            begun = self._start(site, state, held)
         except StoreError as exc:
             self._store_failed(held.url, exc)
             held.compact()
             return None
-        self.count("wisdom/toc/completed")
-        return self._ready(site, held, analysis, snapshot)
+        except Exception as exc:
+            begun = _Started(site, held, None, error=exc)
+        (result,) = await self._results([begun])
+        page = self._settled(begun, result)
+        if page.analysis is not None:
+            self.count("wisdom/toc/completed")
+        return page
 
     def _ready(
         self,
@@ -735,23 +827,32 @@ class Extractor:
         ``title`` and ``extra``: the page item's title and own fields as they are now (a
         pipeline before the analysis may have changed them); the ones the spider yielded when
         not given. A page the store fails for leaves unanalysed (its PageItem with role ""),
-        counted under ``wisdom/analysis/unanalysed``: it is never dropped."""
-        async with self._lock:
-            return await self._item(ready, title, extra)
+        counted under ``wisdom/analysis/unanalysed``: it is never dropped; an analysis that
+        fails raises."""
+        if ready.analysis is None:
+            site, held = ready.site, ready.held
+            async with self._lock:  # the analysis begins with the site's state now
+                try:
+                    begun = self._start(site, self._state(site), held)
+                except StoreError as exc:
+                    self._store_failed(held.url, exc)
+                    self.count("wisdom/analysis/unanalysed")
+                    return PageItem(url=held.url, title=held.title if title is None else title,
+                                    extra=held.extra if extra is None else extra)  # fmt: skip
+            try:
+                analysis = await self._result(begun)
+            finally:
+                held.analysing = False
+            ready = ReadyPage(site, held, analysis, begun.snapshot)
+        return await self._item(ready, title, extra)
 
     async def _item(
         self, ready: ReadyPage, title: str | None = None, extra: dict[str, Any] | None = None
     ) -> ArticleItem | TocItem | PageItem:
-        site, held, analysis, snapshot = ready.site, ready.held, ready.analysis, ready.snapshot
+        site, held, analysis = ready.site, ready.held, ready.analysis
+        assert analysis is not None
         title = held.title if title is None else title
         extra = held.extra if extra is None else extra
-        if analysis is None:
-            try:
-                analysis, snapshot = await self._run(site, self._state(site), held)
-            except StoreError as exc:
-                self._store_failed(held.url, exc)
-                self.count("wisdom/analysis/unanalysed")
-                return PageItem(url=held.url, title=title, extra=extra)
         for observe in self.observers:
             observe(site, analysis)
         if isinstance(analysis, RemoteAnalysis):
@@ -760,7 +861,7 @@ class Extractor:
             if not analysis.title and title:  # the spider's title when the page has none
                 analysis.title = title
             model = analysis.model if analysis.model is not None else held.page()  # no re-parse
-            item = items_from_analysis(analysis, held.url, model, snapshot, extra,
+            item = items_from_analysis(analysis, held.url, model, ready.snapshot, extra,
                                        self.params.item_fields)  # fmt: skip
         self.count(f"wisdom/items/{item.role}")
         self.item_roles.setdefault(site, Counter())[item.role] += 1

@@ -76,16 +76,16 @@ class WisdomFeedMiddleware:
         # the page joins its site's link structure, whether or not focusing is on
         self.wisdom.linked_page(response)
         late = response.meta.get(LATE_ITEMS_META)  # pages that left the waits already
-        try:
-            await self.runtime.finish_completed()
-        except Exception:  # the pages stay pending: they leave at idle or close
-            self.runtime.failed("analysis", response.url)
         pages = []  # taken after the rest of the output: its requests are not kept waiting
         async for obj in result:
             if isinstance(obj, PageItem) and not obj.role and not late:
                 pages.append(obj)
             else:
                 yield obj
+        try:
+            await self.runtime.finish_completed()
+        except Exception:  # the pages stay pending: they leave at idle or close
+            self.runtime.failed("analysis", response.url)
         for page in pages:
             try:
                 items = await self.runtime.take(response, page)

@@ -69,7 +69,7 @@ class WisdomPipeline:
         if isinstance(item, PAGE_ITEMS):
             self.wisdom.annotate(item)
         elif isinstance(item, SiteStructureItem):
-            self.runtime.stamp_roles(item)
+            await self.runtime.stamp_roles(item)
         return item
 
     def _follow(self, item: TocItem) -> None:

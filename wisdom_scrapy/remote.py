@@ -140,7 +140,7 @@ class RemoteAnalyzer:
         """The distinct URLs the page links to: whose terms its job carries."""
         return list(dict.fromkeys(link_targets(model)[1]))
 
-    async def analyse(
+    def job(
         self,
         site: str,
         held: _Held,
@@ -148,27 +148,33 @@ class RemoteAnalyzer:
         repetition: BlockRepetition,
         *,
         report: bool,
-    ) -> RemoteAnalysis | None:
-        """The page's analysis made by a worker, or None when it cannot be sent (a page given
-        no :class:`PageSource`, or not fetched in this crawl) or its worker died twice: the
-        caller analyses it here. A worker's exception is raised, as the analysis here would."""
+    ) -> tuple[AnalysisJob, EntropySnapshot] | None:
+        """The page's job with what its analysis reads of the site now (module docstring), or
+        None when it cannot be sent (a page given no :class:`PageSource`, or not fetched in
+        this crawl): the caller analyses it here."""
         page_ids = self.terms.ids(held.url)
         counts = repetition.page_view(held.url)
         if not isinstance(held.source, PageSource) or page_ids is None or counts is None:
             self.count("wisdom/workers/analysed_here")
             return None
         targets = self._targets(page_ids, held.links or [])
+        job = AnalysisJob(site, held.source, self.analyze, id(snapshot), None, [], targets,
+                          counts, self.fields, report)  # fmt: skip
+        return job, snapshot
+
+    async def run(self, job: tuple[AnalysisJob, EntropySnapshot]) -> RemoteAnalysis | None:
+        """The job's analysis made by a worker, or None when its worker died twice (the caller
+        analyses it here); a worker's exception is raised, as the analysis here would."""
+        sent, snapshot = job
         for _ in range(2):  # a worker that died is started again: one more try
-            job = AnalysisJob(site, held.source, self.analyze, id(snapshot), None, [], targets,
-                              counts, self.fields, report)  # fmt: skip
             index = -1
             try:
                 index = self.pool.pick()
-                self._fill(index, job, snapshot)
-                result: RemoteAnalysis = await asyncio.wrap_future(self.pool.call(index, job))
+                self._fill(index, sent, snapshot)
+                result: RemoteAnalysis = await asyncio.wrap_future(self.pool.call(index, sent))
             except WorkerLost as exc:
                 self.count("wisdom/workers/lost")
-                logger.warning("wisdom_scrapy: analysis of %s lost: %s", held.url, exc)
+                logger.warning("wisdom_scrapy: analysis of %s lost: %s", sent.source.url, exc)
                 if index >= 0:
                     self._sent[index] = _Sent(-1)  # whatever it was sent is gone
                 continue
@@ -193,6 +199,7 @@ class RemoteAnalyzer:
         names = self.terms.names
         job.names = names[sent.names:]
         sent.names = len(names)
+        job.snapshot = None
         if sent.snapshots.get(job.site) is not snapshot:
             job.snapshot = snapshot
             sent.snapshots[job.site] = snapshot

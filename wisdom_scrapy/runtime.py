@@ -13,7 +13,7 @@ import asyncio
 import logging
 import weakref
 from collections import Counter
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
@@ -22,6 +22,7 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import load_object
+from scrapy.utils.reactor import is_asyncio_reactor_installed
 from scrapy.utils.response import get_base_url
 
 import wisdom_scrapy.adapter  # noqa: F401  (registers the page items' ItemAdapter)
@@ -139,7 +140,10 @@ class WisdomRuntime:
         #: the task submitting it; at most SUBMITTING_PER_WORKER a worker (the crawl waits
         #: past that: each holds its page's model)
         self.submitting: dict[str, asyncio.Future[None]] = {}
-        self._submit_slots = asyncio.Semaphore(SUBMITTING_PER_WORKER * self.settings.workers)
+        self.max_submitting = SUBMITTING_PER_WORKER * self.settings.workers
+        self._submitted = asyncio.Condition()  # notified as each leaves ``submitting``
+        self._cleaning = 0  # page items being cleaned (:meth:`clean`) ...
+        self._cleaned = asyncio.Condition()  # ... notified when none is
         # with JOBDIR, waiting pages are mirrored in the store so a resumed crawl re-fetches them
         self.pending: PendingPages | None = None
         if crawler.settings.get("JOBDIR"):
@@ -159,6 +163,11 @@ class WisdomRuntime:
         with them the analyses stay here (logged)."""
         workers = self.settings.workers
         if not workers:
+            return None
+        if not is_asyncio_reactor_installed():
+            logger.warning("wisdom_scrapy: WISDOM_WORKERS=%d unused: it needs Scrapy's asyncio "
+                           "reactor (TWISTED_REACTOR); the analyses run in the crawl process",
+                           workers)  # fmt: skip
             return None
         if self.settings.cleaner != "wisdom":
             logger.info("wisdom_scrapy: WISDOM_WORKERS=%d unused: WISDOM_CLEANER=%r analyses "
@@ -427,13 +436,15 @@ class WisdomRuntime:
             return []
         self.taken_urls.add(page.url)
         self.page_items[page.url] = page
-        submit = self._submit(site, page, model, self._source(response))
+        source = self._source(response)
         if self.extractor.remote is None:
-            return await submit
+            return await self._submit(site, page, model, source)
         # Analysed in a worker: the response's output does not wait for it (its items leave
         # with a later output, or at idle), unless too many pages are being analysed already.
-        await self._submit_slots.acquire()
-        self.submitting[page.url] = asyncio.ensure_future(self._submit_later(page, submit))
+        self.submitting[page.url] = asyncio.ensure_future(
+            self._submit_later(site, page, model, source))
+        async with self._submitted:
+            await self._submitted.wait_for(lambda: len(self.submitting) <= self.max_submitting)
         return []
 
     async def _submit(
@@ -447,15 +458,18 @@ class WisdomRuntime:
         self.sync_pending()
         return items
 
-    async def _submit_later(self, page: PageItem, submit: Coroutine[Any, Any, list[Any]]) -> None:
+    async def _submit_later(
+        self, site: str, page: PageItem, model: PageModel, source: PageSource
+    ) -> None:
         try:
-            items = await submit
+            items = await self._submit(site, page, model, source)
         except Exception:  # never lose the page: it goes on, to be passed unanalysed
             self.failed("analysis", page.url)
             items = [self.page_items.pop(page.url, page)]
         finally:
             del self.submitting[page.url]
-            self._submit_slots.release()
+            async with self._submitted:
+                self._submitted.notify_all()
         self.ready += items
 
     async def settle(self) -> None:
@@ -521,12 +535,22 @@ class WisdomRuntime:
         ready = self.tickets.pop(item.url, None)
         if ready is None:
             return item
-        return await self.extractor.item(ready, item.title, item.extra)
+        self._cleaning += 1
+        try:
+            return await self.extractor.item(ready, item.title, item.extra)
+        finally:
+            self._cleaning -= 1
+            if not self._cleaning:
+                async with self._cleaned:
+                    self._cleaned.notify_all()
 
-    def stamp_roles(self, item: SiteStructureItem) -> None:
+    async def stamp_roles(self, item: SiteStructureItem) -> None:
         """The SiteStructureItem's ``item_roles``: the roles of the page items made for its
-        site so far; called as it leaves, after the pages that left with it (it follows them),
-        so it states the roles of the items the crawl emitted."""
+        site so far; called as it leaves, after the pages that left with it (it follows them;
+        Scrapy cleans an output's items at once, so it waits for those being cleaned), so it
+        states the roles of the items the crawl emitted."""
+        async with self._cleaned:
+            await self._cleaned.wait_for(lambda: not self._cleaning)
         item.item_roles = dict(self.extractor.item_roles.get(item.site, {}))
 
     def take_ready(self) -> list[Any]:
@@ -570,7 +594,7 @@ class WisdomRuntime:
         self._late_request_pending = False
         await self.settle()
         await self.finish_completed()
-        items = self.release(await self.extractor.flush()) + self.take_ready()
+        items = _pages_first(self.release(await self.extractor.flush()) + self.take_ready())
         self.sync_pending()
         self.inc("wisdom/items/late", len(items))
         for item in items:
@@ -615,7 +639,7 @@ class WisdomRuntime:
         self.retry_unstored()
         await self.settle()
         await self.finish_completed()
-        items = self.release(await self.extractor.flush()) + self.take_ready()
+        items = _pages_first(self.release(await self.extractor.flush()) + self.take_ready())
         self.sync_pending()
         self.inc("wisdom/items/flushed_at_close",
                  sum(isinstance(i, PAGE_ITEMS) for i in items))  # fmt: skip
@@ -651,3 +675,9 @@ class WisdomRuntime:
             self.inc("wisdom/store_errors")
             logger.warning("wisdom_scrapy: cleaner state not stored: %s", exc)
         self.store.close()
+
+
+def _pages_first(items: list[Any]) -> list[Any]:
+    """``items`` with the page items before the site-level ones (which state the roles of the
+    page items before them: :meth:`WisdomRuntime.stamp_roles`), each kind in its order."""
+    return sorted(items, key=lambda item: not isinstance(item, PageItem))

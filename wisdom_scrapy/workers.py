@@ -23,17 +23,19 @@ This module knows nothing of Scrapy nor of what the handler does.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib
 import logging
 import os
 import pickle
+import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
@@ -53,7 +55,7 @@ class WorkerLost(RuntimeError):
 
 
 def default_workers(cpus: int | None = None) -> int:
-    """``WISDOM_WORKERS`` when not set: one worker per core beyond the one the crawl process
+    """``WISDOM_WORKERS = "auto"``: one worker per core beyond the one the crawl process
     needs, at most 4 (a page's work is done by one worker; more cores help a crawl of many
     pages in flight), and none on a one-core machine, where a worker would only add the cost
     of sending the page."""
@@ -84,7 +86,9 @@ def _serve(conn: Connection, handler: Handler) -> None:
             answer = (call_id, False, _portable(exc))
         try:
             conn.send(answer)
-        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+        except OSError:  # the crawl process is gone
+            return
+        except Exception as exc:  # the result does not pickle
             conn.send((call_id, False, RuntimeError(f"result not picklable: {exc}")))
 
 
@@ -126,6 +130,8 @@ class WorkerPool:
         self._closed = False
         #: workers started again after one died (each death fails its calls in flight)
         self.restarts = 0
+        #: calls sent to each worker (index), over its restarts
+        self.calls = [0] * size
         self._workers: list[_Worker] = []  # started at the first call: a crawl may make none
 
     def __len__(self) -> int:
@@ -136,7 +142,8 @@ class WorkerPool:
         handler = f"{self.handler.__module__}:{self.handler.__qualname__}"
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         process = subprocess.Popen(
-            [sys.executable, "-m", "wisdom_scrapy.workers", str(theirs.fileno()), handler],
+            # -P: the crawl's own sys.path (PYTHONPATH below), not the current directory first
+            [sys.executable, "-P", "-m", "wisdom_scrapy.workers", str(theirs.fileno()), handler],
             pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL,
         )  # fmt: skip
         theirs.close()
@@ -176,10 +183,12 @@ class WorkerPool:
                 future.set_exception(WorkerLost(f"worker process {worker.name} died"))
                 return future
             worker.pending[call_id] = future
+        self.calls[index] += 1
         try:
             worker.conn.send((call_id, payload))
-        except (OSError, ValueError) as exc:  # the pipe broke: the reader fails the call
-            self._lost(worker, f"cannot send to it: {exc}")
+        except Exception as exc:  # a broken pipe, a payload that does not pickle
+            # what the caller sent it before may be out of step now: the worker is lost
+            self._lost(worker, f"cannot send to it: {type(exc).__name__} {exc}")
         return future
 
     def cpu_seconds(self, timeout: float = JOIN_TIMEOUT) -> float:
@@ -196,20 +205,23 @@ class WorkerPool:
         return total
 
     def _read(self, worker: _Worker) -> None:
+        """The worker's reader thread: resolves its calls' futures until the pipe ends or an
+        answer cannot be read (the worker is then lost: its calls fail, never hang)."""
         while True:
             try:
                 call_id, ok, result = worker.conn.recv()
-            except (EOFError, OSError, pickle.UnpicklingError) as exc:
+            except Exception as exc:  # EOF, a broken pipe, an answer that does not unpickle
                 self._lost(worker, f"{type(exc).__name__} {exc}".strip())
                 return
             with worker.lock:
                 future = worker.pending.pop(call_id, None)
             if future is None:
                 continue
-            if ok:
-                future.set_result(result)
-            else:
-                future.set_exception(result)
+            with contextlib.suppress(InvalidStateError):  # the caller cancelled it
+                if ok:
+                    future.set_result(result)
+                else:
+                    future.set_exception(result)
 
     def _lost(self, worker: _Worker, why: str) -> None:
         with worker.lock:
@@ -240,11 +252,26 @@ class WorkerPool:
 
 
 def main(argv: list[str]) -> None:
-    """A worker's process: ``python -m wisdom_scrapy.workers FD MODULE:FUNCTION``."""
+    """A worker's process: ``python -m wisdom_scrapy.workers FD MODULE:FUNCTION``.
+
+    Ctrl-C in the crawl's terminal reaches the whole process group: the crawl closes gracefully
+    and tells its workers when, so they ignore it. A worker ends when its crawl process does
+    (on Linux at once, by the kernel's parent-death signal; elsewhere at its next read)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
     fd, handler = int(argv[0]), argv[1]
     module, _, name = handler.partition(":")
     function = getattr(importlib.import_module(module), name)
     _serve(Connection(fd), function)
+
+
+def _die_with_parent() -> None:
+    with contextlib.suppress(Exception):  # not Linux: the end of the socket ends the worker
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+#: Linux prctl(2) option: the signal the process gets when its parent dies.
+_PR_SET_PDEATHSIG = 1
 
 
 if __name__ == "__main__":
