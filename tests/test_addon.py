@@ -80,7 +80,7 @@ def test_bad_settings_are_errors_that_name_the_setting(name, value):
 def test_workers_are_off_by_default_and_auto_follows_the_cores():
     assert WisdomSettings.from_settings(Settings()).workers == 0
     auto = WisdomSettings.from_settings(Settings({"WISDOM_WORKERS": "auto"})).workers
-    assert auto == default_workers() == max(0, min((os.cpu_count() or 1) - 1, 4))
+    assert auto == default_workers() == max(0, min(len(os.sched_getaffinity(0)) - 1, 4))
     assert WisdomSettings.from_settings(Settings({"WISDOM_WORKERS": "3"})).workers == 3
 
 

@@ -432,9 +432,13 @@ class Extractor:
     made here.
 
     The steps that may analyse a page (:meth:`submit`, :meth:`finish_completed`,
-    :meth:`flush`, :meth:`item`) are coroutines, run one at a time (one lock): a step waiting
-    for a worker lets the crawl go on, and no other step changes the waits meanwhile. Without
-    ``remote`` they never wait (:func:`run_sync` runs them outside an event loop).
+    :meth:`flush`, :meth:`item`) are coroutines that change the waits under one lock. An
+    analysis begins under it, with the site's state at that moment (:meth:`_start`), and is
+    awaited without it, so other steps go on and several pages are analysed at once; the page
+    is marked ``analysing`` meanwhile (neither held nor pending: no other step can let it go)
+    and its result is applied under the lock again. The waits decide with what they know when
+    the analysis is back (a TOC page's fetched targets). Without ``remote`` nothing waits
+    (:func:`run_sync` runs a step outside an event loop).
 
     A site's block repetition starts from the store's (:func:`~wisdom_scrapy.mining.repetition.
     stored_repetition`: a resumed crawl, a worker of a distributed one, a warm store) and takes

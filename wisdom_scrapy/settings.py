@@ -267,8 +267,8 @@ def _worker_timeout(settings: BaseSettings) -> float:
 
 def _workers(settings: BaseSettings) -> int:
     """``WISDOM_WORKERS``: 0 by default, while the crawl process still models every page for
-    the feed (a worker then halves the crawl's own analysis time, not its page time: see
-    docs/settings.md); ``"auto"`` derives it from the machine's cores."""
+    the feed (a worker takes the analysis off it, not the modelling: see docs/settings.md);
+    ``"auto"`` derives it from the machine's cores."""
     if str(settings.get("WISDOM_WORKERS", 0)).strip().lower() == "auto":
         return default_workers()
     try:

@@ -59,7 +59,9 @@ def default_workers(cpus: int | None = None) -> int:
     needs, at most 4 (a page's work is done by one worker; more cores help a crawl of many
     pages in flight), and none on a one-core machine, where a worker would only add the cost
     of sending the page."""
-    cpus = cpus or os.cpu_count() or 1
+    if cpus is None:  # the cores this process may run on, not the machine's
+        affinity = getattr(os, "sched_getaffinity", None)
+        cpus = len(affinity(0)) if affinity else os.cpu_count() or 1
     return max(0, min(cpus - 1, 4))
 
 
@@ -144,7 +146,9 @@ class WorkerPool:
         process = subprocess.Popen(
             # -P: the crawl's own sys.path (PYTHONPATH below), not the current directory first
             [sys.executable, "-P", "-m", "wisdom_scrapy.workers", str(theirs.fileno()), handler],
+            # stdout may be the crawl's feed (-o -): a worker writes only errors, to stderr
             pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
         )  # fmt: skip
         theirs.close()
         worker = _Worker(f"{self.name}-{index}", process, Connection(mine.detach()), generation)
