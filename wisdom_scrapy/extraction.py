@@ -304,6 +304,10 @@ class _Started:
     job: Any = None
     error: Exception | None = None
 
+    def __post_init__(self) -> None:
+        # out of the held and pending lists until it is settled: nothing else lets it go
+        self.held.analysing = True
+
 
 @dataclass(slots=True)
 class ReadyPage:
@@ -515,7 +519,7 @@ class Extractor:
                 del state.pending_tocs[held.url]
         if not started:
             return []
-        results = await self._results(started)
+        results = await self._awaited(started)
         async with self._lock:
             ready = []
             for begun, result in zip(started, results, strict=True):
@@ -563,7 +567,7 @@ class Extractor:
             state.held.append(held)
             self._waiting[id(held)] = (site, held)
             started = self._start_held(site, state) if self._hold_over(site, state, held) else []
-        results = await self._results(started)  # outside the lock: other steps go on
+        results = await self._awaited(started)  # outside the lock: other steps go on
         async with self._lock:
             ready: list[Any] = []
             for begun, result in zip(started, results, strict=True):
@@ -600,9 +604,8 @@ class Extractor:
         is known when their items are made (module docstring); a page being analysed leaves
         when its analysis is back."""
         ready: list[ReadyPage] = []
-        excess = len(self._waiting) - self.params.max_held_pages
-        oldest = [(site, held) for site, held in self._waiting.values() if not held.analysing]
-        for site, held in oldest[: max(0, excess)]:
+        waiting = [(site, held) for site, held in self._waiting.values() if not held.analysing]
+        for site, held in waiting[: max(0, len(waiting) - self.params.max_held_pages)]:
             state = self._state(site)
             pending = state.pending_tocs.get(held.url)
             if pending is not None and pending[0] is held:
@@ -713,7 +716,6 @@ class Extractor:
             job = self.remote.job(site, held, snapshot, state.repetition,
                                   report=bool(self.observers))  # fmt: skip
             if job is not None:
-                held.analysing = True
                 return _Started(site, held, snapshot, job=job)
         return _Started(site, held, snapshot, self._analyse_here(site, state, held, snapshot))
 
@@ -737,6 +739,18 @@ class Extractor:
         if all(begun.job is None for begun in started):  # made here: nothing to wait for
             return [begun.error or begun.analysis for begun in started]
         return await asyncio.gather(*map(self._result, started), return_exceptions=True)
+
+    async def _awaited(self, started: list[_Started]) -> list[Any]:
+        """:meth:`_results`, for pages out of the waits; should the wait itself fail (the step
+        cancelled), they go back to the head of their sites' held lists, never lost in
+        between."""
+        try:
+            return await self._results(started)
+        except BaseException:
+            for begun in reversed(started):
+                begun.held.analysing = False
+                self._state(begun.site).held.insert(0, begun.held)
+            raise
 
     async def _result(self, begun: _Started) -> PageAnalysis | RemoteAnalysis:
         if begun.error is not None:

@@ -76,26 +76,36 @@ class WisdomFeedMiddleware:
         # the page joins its site's link structure, whether or not focusing is on
         self.wisdom.linked_page(response)
         late = response.meta.get(LATE_ITEMS_META)  # pages that left the waits already
-        pages = []  # taken after the rest of the output: its requests are not kept waiting
+        # With worker processes a page is taken after the rest of the output: its requests
+        # never wait for the analyses under way.
+        deferred = self.runtime.extractor.remote is not None
+        pages = []
         async for obj in result:
             if isinstance(obj, PageItem) and not obj.role and not late:
-                pages.append(obj)
+                if deferred:
+                    pages.append(obj)
+                    continue
+                for item in await self._take(response, obj):
+                    yield item
             else:
                 yield obj
-        try:
-            await self.runtime.finish_completed()
-        except Exception:  # the pages stay pending: they leave at idle or close
-            self.runtime.failed("analysis", response.url)
-        for page in pages:
+        if deferred:
             try:
-                items = await self.runtime.take(response, page)
-            except Exception:  # never lose the page: it goes on, to be passed unanalysed
+                await self.runtime.finish_completed()
+            except Exception:  # the pages stay pending: they leave at idle or close
                 self.runtime.failed("analysis", response.url)
-                items = [page]
-            for item in items:
+        for page in pages:
+            for item in await self._take(response, page):
                 yield item
         for item in self.runtime.take_ready():
             yield item
+
+    async def _take(self, response: Response, page: PageItem) -> list[Any]:
+        try:
+            return await self.runtime.take(response, page)
+        except Exception:  # never lose the page: it goes on, to be passed unanalysed
+            self.runtime.failed("analysis", response.url)
+            return [page]
 
 
 class WisdomAnalysisMiddleware:

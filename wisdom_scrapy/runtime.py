@@ -262,6 +262,8 @@ class WisdomRuntime:
         except Exception:
             self.failed("cleaner", response.url)
         self.extractor.page_fetched(site, response.url, model, update.blocks)
+        if self.extractor.remote is None:  # the TOC pages it completes, at once, as always
+            self.ready += self.release(run_sync(self.extractor.finish_completed()))
         self.sync_pending()
         return True
 
@@ -462,15 +464,16 @@ class WisdomRuntime:
         self, site: str, page: PageItem, model: PageModel, source: PageSource
     ) -> None:
         try:
-            items = await self._submit(site, page, model, source)
-        except Exception:  # never lose the page: it goes on, to be passed unanalysed
-            self.failed("analysis", page.url)
-            items = [self.page_items.pop(page.url, page)]
+            try:
+                items = await self._submit(site, page, model, source)
+            except Exception:  # never lose the page: it goes on, to be passed unanalysed
+                self.failed("analysis", page.url)
+                items = [self.page_items.pop(page.url, page)]
+            self.ready += items  # before it leaves ``submitting``: settle() then has them
         finally:
             del self.submitting[page.url]
             async with self._submitted:
                 self._submitted.notify_all()
-        self.ready += items
 
     async def settle(self) -> None:
         """Wait for the pages being submitted in the background (:meth:`take`)."""
