@@ -19,8 +19,8 @@ is the one the crawl process would make (a test compares them):
 The worker models the page from its text (:class:`~wisdom_scrapy.extraction.PageSource`: as
 Scrapy parsed it), analyses it and makes its item; it sends back a :class:`~wisdom_scrapy.
 extraction.RemoteAnalysis` (the role, the TOC links the waits read, the item, the redundant
-blocks for the report). A worker that dies costs nothing but time: the page is analysed in the
-crawl process (``wisdom/workers/lost``).
+blocks for the report). A worker that dies costs nothing but time: the page goes to a new one,
+then, should that die too, it is analysed in the crawl process (``wisdom/workers/lost``).
 """
 
 from __future__ import annotations
