@@ -277,7 +277,6 @@ class RemoteAnalysis:
     toc_links: list[tuple[str, str]]
     item: ArticleItem | TocItem | PageItem
     redundant: list[tuple[str, int, str, str]] | None = None
-    model: None = None  # no page model here: it stayed in the worker
 
     def finished_item(
         self, title: str, extra: dict[str, Any]
@@ -507,15 +506,11 @@ class Extractor:
                 pending = state.pending_tocs.get(held.url)
                 if pending is None or pending[0] is not held:  # it left meanwhile
                     continue
-                try:
-                    started.append(self._start(site, state, held))
-                except StoreError as exc:  # it stays pending, and so do the others
-                    self._store_failed(held.url, exc)
-                    held.compact()
+                begun = self._begin(site, state, held)
+                if begun is None:  # it stays pending, and so do the others
                     self._completed.clear()
                     break
-                except Exception as exc:  # this page only: it leaves unanalysed
-                    started.append(_Started(site, held, None, error=exc))
+                started.append(begun)
                 del state.pending_tocs[held.url]
         if not started:
             return []
@@ -561,7 +556,7 @@ class Extractor:
             if now:
                 begun = self._start(site, state, held, here=True)
                 assert begun.analysis is not None
-                return [await self._item(ReadyPage(site, held, begun.analysis, begun.snapshot))]
+                return [self._item(ReadyPage(site, held, begun.analysis, begun.snapshot))]
             if self.remote is not None:
                 held.links = self.remote.links_of(model)
             state.held.append(held)
@@ -635,17 +630,24 @@ class Extractor:
         failure (the rest stay held); they leave the held list."""
         started: list[_Started] = []
         while state.held:
-            held = state.held[0]
-            try:
-                started.append(self._start(site, state, held))
-            except StoreError as exc:
-                self._store_failed(held.url, exc)
-                held.compact()
+            begun = self._begin(site, state, state.held[0])
+            if begun is None:
                 break
-            except Exception as exc:  # this page only: it leaves unanalysed
-                started.append(_Started(site, held, None, error=exc))
+            started.append(begun)
             state.held.pop(0)
         return started
+
+    def _begin(self, site: str, state: SiteWaits, held: _Held) -> _Started | None:
+        """:meth:`_start`, or None when the store failed (counted, logged: the page waits on);
+        an analysis that raised is the page's alone (it leaves unanalysed: :meth:`_settled`)."""
+        try:
+            return self._start(site, state, held)
+        except StoreError as exc:
+            self._store_failed(held.url, exc)
+            held.compact()
+            return None
+        except Exception as exc:
+            return _Started(site, held, None, error=exc)
 
     def _store_failed(self, url: str, exc: StoreError) -> None:
         self.count("wisdom/analysis/store_errors")
@@ -809,14 +811,9 @@ class Extractor:
         """Analyse a pending TOC page again, now with its fetched targets, and let it go
         (None when the store fails: the caller keeps it pending). The caller holds the lock:
         for the rare TOC page past ``max_pending_tocs``."""
-        try:
-            begun = self._start(site, state, held)
-        except StoreError as exc:
-            self._store_failed(held.url, exc)
-            held.compact()
+        begun = self._begin(site, state, held)
+        if begun is None:
             return None
-        except Exception as exc:
-            begun = _Started(site, held, None, error=exc)
         (result,) = await self._results([begun])
         page = self._settled(begun, result)
         if page.analysis is not None:
@@ -862,9 +859,9 @@ class Extractor:
             finally:
                 held.analysing = False
             ready = ReadyPage(site, held, analysis, begun.snapshot)
-        return await self._item(ready, title, extra)
+        return self._item(ready, title, extra)
 
-    async def _item(
+    def _item(
         self, ready: ReadyPage, title: str | None = None, extra: dict[str, Any] | None = None
     ) -> ArticleItem | TocItem | PageItem:
         site, held, analysis = ready.site, ready.held, ready.analysis
