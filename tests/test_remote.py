@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 import os
 import signal
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from wisdom_scrapy.feed import feed_model
 from wisdom_scrapy.items import HEAVY_FIELDS
 from wisdom_scrapy.remote import RemoteAnalyzer, analyse_job
 from wisdom_scrapy.view import redundant_summary
-from wisdom_scrapy.workers import WorkerLost, WorkerPool, default_workers
+from wisdom_scrapy.workers import WorkerHung, WorkerLost, WorkerPool, default_workers
 
 from .conftest import PYTHON_DOC
 
@@ -144,6 +145,34 @@ def test_a_worker_exception_reaches_the_caller() -> None:
         pool.close()
     with pytest.raises(WorkerLost):
         pool.pick()
+
+
+def test_a_stopped_worker_neither_blocks_nor_hangs_its_caller() -> None:
+    """A worker that reads nothing (SIGSTOP: as busy as can be) does not block the caller, even
+    with payloads far beyond a socket's buffer; one that answers nothing for the timeout is
+    killed: the call it was on fails as hung, the one queued behind as lost, and the next call
+    goes to a new worker."""
+    pool = WorkerPool(1, analyse_job)
+    try:
+        index = pool.pick()
+        assert isinstance(pool.call(index, "start").exception(timeout=60), AttributeError)
+        pool.timeout = 2.0  # once it has started: its imports do not count, whatever the load
+        stopped = pool._workers[index].process.pid
+        os.kill(stopped, signal.SIGSTOP)
+        big = "x" * (8 << 20)
+        calls: list[Any] = []
+        caller = threading.Thread(target=lambda: calls.extend(pool.call(index, big)
+                                                              for _ in range(2)))  # fmt: skip
+        caller.start()
+        caller.join(30)
+        assert not caller.is_alive(), "a call waited for the stopped worker"
+        with pytest.raises(WorkerHung):
+            calls[0].result(timeout=60)
+        assert type(calls[1].exception(timeout=60)) is WorkerLost
+        assert isinstance(pool.call(pool.pick(), "again").exception(timeout=60), AttributeError)
+        assert pool.restarts == 1 and pool._workers[index].process.pid != stopped
+    finally:
+        pool.close()
 
 
 def test_default_workers_leave_a_core_to_the_crawl() -> None:

@@ -37,6 +37,7 @@ from scrapy import Request
 from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.items import PageItem, SiteStructureItem, TocItem
 from wisdom_scrapy.runtime import PAGE_ITEMS
+from wisdom_scrapy.workers import WorkerHung
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -62,6 +63,8 @@ class WisdomPipeline:
         if isinstance(item, PageItem) and not item.role:
             try:
                 item = await self.runtime.clean(item)
+            except WorkerHung as exc:  # its traceback would show only the wait
+                self.runtime.failed("analysis", item.url, exc)
             except Exception:  # never lose the page: it goes on unanalysed
                 self.runtime.failed("analysis", item.url)
         if isinstance(item, TocItem) and self.runtime.settings.follow_toc_links:

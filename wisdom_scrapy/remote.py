@@ -20,7 +20,9 @@ The worker models the page from its text (:class:`~wisdom_scrapy.extraction.Page
 Scrapy parsed it), analyses it and makes its item; it sends back a :class:`~wisdom_scrapy.
 extraction.RemoteAnalysis` (the role, the TOC links the waits read, the item, the redundant
 blocks for the report). A worker that dies costs nothing but time: the page goes to a new one,
-then, should that die too, it is analysed in the crawl process (``wisdom/workers/lost``).
+then, should that die too, it is analysed in the crawl process (``wisdom/workers/lost``). A
+worker that hangs on a page (``WISDOM_WORKER_TIMEOUT``) is killed and that page's analysis fails
+(``wisdom/workers/timed_out``): run here, it would hang the crawl.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from wisdom_scrapy.extraction import (
 )
 from wisdom_scrapy.mining.wisdom import link_targets
 from wisdom_scrapy.view import redundant_summary
-from wisdom_scrapy.workers import WorkerLost, WorkerPool
+from wisdom_scrapy.workers import WorkerHung, WorkerLost, WorkerPool
 
 if TYPE_CHECKING:
     from collections.abc import Set as AbstractSet
@@ -173,10 +175,13 @@ class RemoteAnalyzer:
                 self._fill(index, sent, snapshot)
                 result: RemoteAnalysis = await asyncio.wrap_future(self.pool.call(index, sent))
             except WorkerLost as exc:
-                self.count("wisdom/workers/lost")
-                logger.warning("wisdom_scrapy: analysis of %s lost: %s", sent.source.url, exc)
                 if index >= 0:
                     self._sent[index] = _Sent(-1)  # whatever it was sent is gone
+                if isinstance(exc, WorkerHung):  # likely the page's own doing: not here too
+                    self.count("wisdom/workers/timed_out")
+                    raise
+                self.count("wisdom/workers/lost")
+                logger.warning("wisdom_scrapy: analysis of %s lost: %s", sent.source.url, exc)
                 continue
             self.count("wisdom/workers/analysed")
             return result

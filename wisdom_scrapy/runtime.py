@@ -173,7 +173,7 @@ class WisdomRuntime:
             logger.info("wisdom_scrapy: WISDOM_WORKERS=%d unused: WISDOM_CLEANER=%r analyses "
                         "in the crawl process", workers, self.settings.cleaner)  # fmt: skip
             return None
-        pool = WorkerPool(workers, analyse_job)
+        pool = WorkerPool(workers, analyse_job, timeout=self.settings.worker_timeout)
         logger.info("wisdom_scrapy: page analyses in %d worker processes (WISDOM_WORKERS)",
                     workers)  # fmt: skip
         return RemoteAnalyzer(pool, self.extractor.terms, analyze, self.settings.item_fields,
@@ -186,10 +186,14 @@ class WisdomRuntime:
     def site_of(self, url: str) -> str:
         return self.settings.site_key(url)
 
-    def failed(self, stage: str, url: str) -> None:
-        """Count and log (with traceback) an unexpected error of a stage on one page."""
+    def failed(self, stage: str, url: str, cause: Exception | None = None) -> None:
+        """Count and log an error of a stage on one page: with its traceback when unexpected,
+        with its ``cause`` alone when that says it all."""
         self.inc(f"wisdom/errors/{stage}")
-        logger.exception("wisdom_scrapy: %s failed on %s", stage, url)
+        if cause is not None:
+            logger.error("wisdom_scrapy: %s failed on %s: %s", stage, url, cause)
+        else:
+            logger.exception("wisdom_scrapy: %s failed on %s", stage, url)
 
     def pages_in_flight(self, site: str) -> list[str]:
         """URLs of ``site``'s pages this process has modelled and fed whose responses are still

@@ -76,9 +76,11 @@ WISDOM_ITEM_FIELDS         derived (none)           which large item fields are 
                                                     ``features`` with the ``cst`` cleaner
 WISDOM_STYLETREE_PAGES     500                      pages a site's style tree is built from
                                                     (the thesis's k, §5.3; later pages are cleaned)
-WISDOM_WORKER_TIMEOUT      60.0                     distributed crawl: seconds without a heartbeat
-                                                    after which a worker is dead and its
-                                                    in-flight requests are crawled again
+WISDOM_WORKER_TIMEOUT      60.0                     seconds a worker may stay silent before it
+                                                    is taken for dead: a distributed crawl's
+                                                    (no heartbeat: its in-flight requests are
+                                                    crawled again), a ``WISDOM_WORKERS`` process
+                                                    (no answer: killed, its page left unanalysed)
 WISDOM_WORKERS             0                        worker processes the page analyses run in
                                                     (:mod:`wisdom_scrapy.remote`), off the
                                                     crawl's thread; ``"auto"``: one per core

@@ -28,6 +28,7 @@ import importlib
 import logging
 import os
 import pickle
+import queue
 import signal
 import socket
 import subprocess
@@ -40,18 +41,27 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-__all__ = ["WorkerLost", "WorkerPool", "default_workers"]
+__all__ = ["WorkerHung", "WorkerLost", "WorkerPool", "default_workers"]
 
 logger = logging.getLogger(__name__)
 
 #: Seconds a worker is given to exit after it was asked to, before it is terminated.
 JOIN_TIMEOUT = 5.0
+#: Seconds a worker with calls in flight may go without answering one before it is taken for
+#: hung and killed (:class:`WorkerPool` ``timeout``).
+DEFAULT_TIMEOUT = 60.0
 
 Handler = Callable[[dict[str, Any], Any], Any]
 
 
 class WorkerLost(RuntimeError):
     """The worker process running a call died (killed, out of memory) before it answered."""
+
+
+class WorkerHung(WorkerLost):
+    """The call a worker was running when it stopped answering (an endless loop, a stopped
+    process): the worker was killed. Unlike the calls queued behind it, it is the likely cause,
+    so a caller should not simply run it again."""
 
 
 def default_workers(cpus: int | None = None) -> int:
@@ -110,8 +120,14 @@ class _Worker:
     conn: Connection
     generation: int
     pending: dict[int, Future[Any]] = field(default_factory=dict)
+    #: ``time.monotonic()`` of its last answer, or of its first call in flight since
+    answered: float = 0.0
     alive: bool = True
+    why: str = ""  # why it was lost
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: pickled messages for the writer thread; ``None`` ends it
+    outbox: queue.SimpleQueue[bytes | None] = field(default_factory=queue.SimpleQueue)
+    writer: threading.Thread | None = None
 
 
 class WorkerPool:
@@ -119,12 +135,21 @@ class WorkerPool:
 
     :meth:`pick` chooses the worker with the fewest calls in flight, :meth:`call` sends it a
     payload and returns a :class:`concurrent.futures.Future` of the result, resolved from a
-    reader thread (``asyncio.wrap_future`` awaits it in an event loop). Thread-safe for one
-    calling thread."""
+    reader thread (``asyncio.wrap_future`` awaits it in an event loop). A call never waits for
+    its worker: the payload is pickled in the calling thread (the payload may change once the
+    call returns) and written by the worker's writer thread, since a busy worker reads nothing
+    and a payload larger than the socket's buffer would block the caller (a crawl's reactor)
+    until it does. A worker with calls in flight that answers none for ``timeout`` seconds is
+    killed: its oldest call fails with :class:`WorkerHung`, the others with :class:`WorkerLost`.
+    Thread-safe for one calling thread."""
 
-    def __init__(self, size: int, handler: Handler, *, name: str = "wisdom-worker") -> None:
+    def __init__(self, size: int, handler: Handler, *, name: str = "wisdom-worker",
+                 timeout: float = DEFAULT_TIMEOUT) -> None:  # fmt: skip
         if size < 1:
             raise ValueError(f"a worker pool needs at least one worker, not {size}")
+        if not timeout > 0:
+            raise ValueError(f"a worker's timeout must be positive, not {timeout}")
+        self.timeout = timeout
         self.handler = handler
         self.name = name
         self.size = size
@@ -154,6 +179,9 @@ class WorkerPool:
         worker = _Worker(f"{self.name}-{index}", process, Connection(mine.detach()), generation)
         threading.Thread(target=self._read, args=(worker,), name=f"{self.name}-{index}-reader",
                          daemon=True).start()  # fmt: skip
+        worker.writer = threading.Thread(target=self._write, args=(worker,),
+                                         name=f"{self.name}-{index}-writer", daemon=True)
+        worker.writer.start()
         return worker
 
     def generation(self, index: int) -> int:
@@ -170,8 +198,8 @@ class WorkerPool:
         worker = self._workers[index]
         if not worker.alive:
             self.restarts += 1
-            logger.warning("wisdom_scrapy: worker process %s died (exit code %s); starting "
-                           "another", worker.name, worker.process.poll())
+            logger.warning("wisdom_scrapy: worker process %s lost (%s); starting another",
+                           worker.name, worker.why)  # fmt: skip
             self._close_worker(worker)
             self._workers[index] = self._start(index, worker.generation + 1)
         return index
@@ -186,13 +214,17 @@ class WorkerPool:
             if not worker.alive:
                 future.set_exception(WorkerLost(f"worker process {worker.name} died"))
                 return future
+            if not worker.pending:  # its time to answer starts now
+                worker.answered = time.monotonic()
             worker.pending[call_id] = future
         self.calls[index] += 1
         try:
-            worker.conn.send((call_id, payload))
-        except Exception as exc:  # a broken pipe, a payload that does not pickle
+            message = pickle.dumps((call_id, payload), pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
             # what the caller sent it before may be out of step now: the worker is lost
             self._lost(worker, f"cannot send to it: {type(exc).__name__} {exc}")
+            return future
+        worker.outbox.put(message)
         return future
 
     def cpu_seconds(self, timeout: float = JOIN_TIMEOUT) -> float:
@@ -209,15 +241,22 @@ class WorkerPool:
         return total
 
     def _read(self, worker: _Worker) -> None:
-        """The worker's reader thread: resolves its calls' futures until the pipe ends or an
-        answer cannot be read (the worker is then lost: its calls fail, never hang)."""
+        """The worker's reader thread: resolves its calls' futures until the pipe ends, an
+        answer cannot be read, or the worker hangs (the worker is then lost: its calls fail,
+        never hang)."""
+        poll = min(1.0, self.timeout / 4)
         while True:
             try:
+                if not worker.conn.poll(poll):
+                    if self._hung(worker):
+                        return
+                    continue
                 call_id, ok, result = worker.conn.recv()
             except Exception as exc:  # EOF, a broken pipe, an answer that does not unpickle
-                self._lost(worker, f"{type(exc).__name__} {exc}".strip())
+                self._lost(worker, self._failure(worker, exc))
                 return
             with worker.lock:
+                worker.answered = time.monotonic()
                 future = worker.pending.pop(call_id, None)
             if future is None:
                 continue
@@ -227,22 +266,57 @@ class WorkerPool:
                 else:
                     future.set_exception(result)
 
-    def _lost(self, worker: _Worker, why: str) -> None:
+    def _write(self, worker: _Worker) -> None:
+        """The worker's writer thread: sends its pickled messages in order until told to end
+        or a send fails (a broken pipe: the worker is then lost)."""
+        while (message := worker.outbox.get()) is not None:
+            try:
+                worker.conn.send_bytes(message)
+            except Exception as exc:
+                self._lost(worker, f"cannot send to it: {type(exc).__name__} {exc}")
+                return
+
+    @staticmethod
+    def _failure(worker: _Worker, exc: Exception) -> str:
+        if isinstance(exc, EOFError):  # it ended: killed, out of memory, crashed
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                return f"it exited with code {worker.process.wait(JOIN_TIMEOUT)}"
+        return f"{type(exc).__name__} {exc}".strip()
+
+    def _hung(self, worker: _Worker) -> bool:
+        """True when the worker has had calls in flight for ``timeout`` seconds without
+        answering one: it is killed, and lost. The worker answers in order, so its oldest call
+        is the one it was stuck on."""
         with worker.lock:
+            if not worker.pending or time.monotonic() - worker.answered < self.timeout:
+                return False
+            stuck = min(worker.pending)
+        with contextlib.suppress(OSError):
+            worker.process.kill()
+        self._lost(worker, f"answered nothing for {self.timeout:g} s: killed", stuck=stuck)
+        return True
+
+    def _lost(self, worker: _Worker, why: str, stuck: int | None = None) -> None:
+        with worker.lock:
+            if worker.alive:
+                worker.why = why
             worker.alive = False
             pending, worker.pending = worker.pending, {}
-        for future in pending.values():
+        for call_id, future in pending.items():
+            lost = WorkerHung if call_id == stuck else WorkerLost
             if not future.done():
-                future.set_exception(WorkerLost(f"worker process {worker.name}: {why}"))
+                future.set_exception(lost(f"worker process {worker.name}: {why}"))
 
     def _close_worker(self, worker: _Worker) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            worker.conn.send(None)
+        worker.outbox.put(pickle.dumps(None))  # after the calls queued: the worker's last read
+        worker.outbox.put(None)
         try:
             worker.process.wait(JOIN_TIMEOUT)
         except subprocess.TimeoutExpired:
             worker.process.kill()
             worker.process.wait(JOIN_TIMEOUT)
+        if worker.writer is not None:  # the socket is closed once nothing writes to it
+            worker.writer.join(JOIN_TIMEOUT)
         worker.conn.close()
 
     def close(self) -> None:

@@ -70,6 +70,28 @@ def wait_until(condition: Callable[[], bool], timeout: float = 60, what: str = "
         time.sleep(0.05)
 
 
+def children_of(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # it ended meanwhile
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def process_gone(pid: int) -> bool:
+    """True once ``pid`` has exited (a zombie not reaped yet counts as gone)."""
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
 def store_state(uri: str) -> dict[str, Any]:
     """Everything a store holds for its one site: N, TF and S per term, the link graph."""
     with open_store(uri) as store:

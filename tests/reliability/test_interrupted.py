@@ -19,7 +19,9 @@ from tests.crawling import CrawlResult
 from tests.reliability.conftest import (
     assert_clean,
     assert_same_store,
+    children_of,
     crawl,
+    process_gone,
     store_state,
     wait_until,
 )
@@ -124,27 +126,6 @@ def _scraped(log: str) -> set[str]:
     return set(re.findall(r"Scraped from <200 (\S+)>", log))
 
 
-def _children(pid: int) -> set[int]:
-    """The processes whose parent is ``pid`` (Linux /proc)."""
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:  # it ended meanwhile
-            continue
-        if int(fields[1]) == pid:
-            found.add(int(stat.parent.name))
-    return found
-
-
-def _gone(pid: int) -> bool:
-    stat = Path(f"/proc/{pid}/stat")
-    try:
-        return stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except OSError:
-        return True
-
-
 @pytest.mark.parametrize("workers", ["0", "2"], ids=["in process", "WISDOM_WORKERS=2"])
 def test_sigkill_mid_batch_then_resume(reference, doc_url, tmp_path: Path, workers: str) -> None:
     """SIGKILL while pages whose items have left are fed but not written to the store yet (the
@@ -167,14 +148,14 @@ def test_sigkill_mid_batch_then_resume(reference, doc_url, tmp_path: Path, worke
             break
         first.process.send_signal(signal.SIGCONT)
         time.sleep(0.02)
-    helpers = _children(first.process.pid)
+    helpers = children_of(first.process.pid)
     first.process.send_signal(signal.SIGKILL)
     first.process.send_signal(signal.SIGCONT)
     assert first.wait(60).returncode == -signal.SIGKILL
     assert unwritten, "no page was left unwritten at any stop: nothing tested"
     if workers != "0":
         assert len(helpers) >= 2, "the worker processes were running"
-        wait_until(lambda: all(map(_gone, helpers)), timeout=30, what="the workers to end")
+        wait_until(lambda: all(map(process_gone, helpers)), timeout=30, what="the workers to end")
     assert unwritten <= recorded  # every page fed is stored or recorded
     two = crawl(tmp_path, doc_url, uri, name="second", **job).start().wait(300)
     assert_clean(two)
