@@ -19,10 +19,11 @@ is the one the crawl process would make (a test compares them):
 The worker models the page from its text (:class:`~wisdom_scrapy.extraction.PageSource`: as
 Scrapy parsed it), analyses it and makes its item; it sends back a :class:`~wisdom_scrapy.
 extraction.RemoteAnalysis` (the role, the TOC links the waits read, the item, the redundant
-blocks for the report). A worker that dies costs nothing but time: the page goes to a new one,
-then, should that die too, it is analysed in the crawl process (``wisdom/workers/lost``). A
-worker that hangs on a page (``WISDOM_WORKER_TIMEOUT``) is killed and that page's analysis fails
-(``wisdom/workers/timed_out``): run here, it would hang the crawl.
+blocks for the report). A worker that dies costs nothing but time: the page goes to a new one
+(``wisdom/workers/lost``); should that die too, or a worker hang on the page
+(``WISDOM_WORKER_TIMEOUT``: killed, ``wisdom/workers/timed_out``), the page's analysis fails. It
+is never analysed in the crawl process instead: a page that kills or hangs a worker would kill
+or hang the crawl.
 """
 
 from __future__ import annotations
@@ -164,29 +165,35 @@ class RemoteAnalyzer:
                           counts, self.fields, report)  # fmt: skip
         return job, snapshot
 
-    async def run(self, job: tuple[AnalysisJob, EntropySnapshot]) -> RemoteAnalysis | None:
-        """The job's analysis made by a worker, or None when its worker died twice (the caller
-        analyses it here); a worker's exception is raised, as the analysis here would."""
+    async def run(self, job: tuple[AnalysisJob, EntropySnapshot]) -> RemoteAnalysis:
+        """The job's analysis made by a worker; a worker's exception is raised, as the analysis
+        here would. A worker that dies is started again and the job sent once more; should it
+        be lost again (:class:`WorkerLost`), or its worker hang on it (:class:`WorkerHung`), it
+        is raised: never analysed in the crawl process instead, where a page that kills or
+        hangs a worker would do the same to the crawl."""
         sent, snapshot = job
-        for _ in range(2):  # a worker that died is started again: one more try
-            index = -1
-            try:
-                index = self.pool.pick()
-                self._fill(index, sent, snapshot)
-                result: RemoteAnalysis = await asyncio.wrap_future(self.pool.call(index, sent))
-            except WorkerLost as exc:
-                if index >= 0:
-                    self._sent[index] = _Sent(-1)  # whatever it was sent is gone
-                if isinstance(exc, WorkerHung):  # likely the page's own doing: not here too
-                    self.count("wisdom/workers/timed_out")
-                    raise
-                self.count("wisdom/workers/lost")
-                logger.warning("wisdom_scrapy: analysis of %s lost: %s", sent.source.url, exc)
-                continue
-            self.count("wisdom/workers/analysed")
-            return result
-        self.count("wisdom/workers/analysed_here")
-        return None
+        try:
+            return await self._once(sent, snapshot)
+        except WorkerHung:
+            raise
+        except WorkerLost:
+            return await self._once(sent, snapshot)
+
+    async def _once(self, job: AnalysisJob, snapshot: EntropySnapshot) -> RemoteAnalysis:
+        """One try at the job, counted; a loss logged."""
+        try:
+            index = self.pool.pick()  # a new process after a loss: _fill then sends it all
+            self._fill(index, job, snapshot)
+            result: RemoteAnalysis = await asyncio.wrap_future(self.pool.call(index, job))
+        except WorkerHung:
+            self.count("wisdom/workers/timed_out")
+            raise
+        except WorkerLost as exc:
+            self.count("wisdom/workers/lost")
+            logger.warning("wisdom_scrapy: analysis of %s lost: %s", job.source.url, exc)
+            raise
+        self.count("wisdom/workers/analysed")
+        return result
 
     def _targets(self, page_ids: NDArray[np.int64], links: list[str]) -> dict[str, Any]:
         targets = {}

@@ -50,6 +50,9 @@ JOIN_TIMEOUT = 5.0
 #: Seconds a worker with calls in flight may go without answering one before it is taken for
 #: hung and killed (:class:`WorkerPool` ``timeout``).
 DEFAULT_TIMEOUT = 60.0
+#: Seconds, at least, a new worker is given to import what it runs and say it is ready: a
+#: loaded machine may take many seconds, which must not count against a short ``timeout``.
+START_TIMEOUT = 60.0
 
 Handler = Callable[[dict[str, Any], Any], Any]
 
@@ -80,9 +83,13 @@ _CPU = "wisdom_scrapy.workers:cpu"
 
 
 def _serve(conn: Connection, handler: Handler) -> None:
-    """A worker's loop: answer each ``(call id, payload)`` with ``(call id, ok, result or
-    exception)`` until ``None`` or the pipe closes."""
+    """A worker's loop: say it is ready (call id ``None``), then answer each ``(call id,
+    payload)`` with ``(call id, ok, result or exception)`` until ``None`` or the pipe closes."""
     state: dict[str, Any] = {}
+    try:
+        conn.send((None, True, None))
+    except OSError:
+        return
     while True:
         try:
             message = conn.recv()
@@ -122,12 +129,14 @@ class _Worker:
     pending: dict[int, Future[Any]] = field(default_factory=dict)
     #: ``time.monotonic()`` of its last answer, or of its first call in flight since
     answered: float = 0.0
+    ready: bool = False  # it has imported what it runs
     alive: bool = True
     why: str = ""  # why it was lost
     lock: threading.Lock = field(default_factory=threading.Lock)
     #: pickled messages for the writer thread; ``None`` ends it
     outbox: queue.SimpleQueue[bytes | None] = field(default_factory=queue.SimpleQueue)
     writer: threading.Thread | None = None
+    reader: threading.Thread | None = None
 
 
 class WorkerPool:
@@ -177,10 +186,11 @@ class WorkerPool:
         )  # fmt: skip
         theirs.close()
         worker = _Worker(f"{self.name}-{index}", process, Connection(mine.detach()), generation)
-        threading.Thread(target=self._read, args=(worker,), name=f"{self.name}-{index}-reader",
-                         daemon=True).start()  # fmt: skip
+        worker.reader = threading.Thread(target=self._read, args=(worker,),
+                                         name=f"{self.name}-{index}-reader", daemon=True)
         worker.writer = threading.Thread(target=self._write, args=(worker,),
                                          name=f"{self.name}-{index}-writer", daemon=True)
+        worker.reader.start()
         worker.writer.start()
         return worker
 
@@ -200,7 +210,7 @@ class WorkerPool:
             self.restarts += 1
             logger.warning("wisdom_scrapy: worker process %s lost (%s); starting another",
                            worker.name, worker.why)  # fmt: skip
-            self._close_worker(worker)
+            self._close_worker(worker, kill=True)  # replaced: nothing it would still do matters
             self._workers[index] = self._start(index, worker.generation + 1)
         return index
 
@@ -257,6 +267,7 @@ class WorkerPool:
                 return
             with worker.lock:
                 worker.answered = time.monotonic()
+                worker.ready = True
                 future = worker.pending.pop(call_id, None)
             if future is None:
                 continue
@@ -287,13 +298,16 @@ class WorkerPool:
         """True when the worker has had calls in flight for ``timeout`` seconds without
         answering one: it is killed, and lost. The worker answers in order, so its oldest call
         is the one it was stuck on."""
+        limit = self.timeout if worker.ready else max(self.timeout, START_TIMEOUT)
         with worker.lock:
-            if not worker.pending or time.monotonic() - worker.answered < self.timeout:
+            if not worker.pending or time.monotonic() - worker.answered < limit:
                 return False
             stuck = min(worker.pending)
-        with contextlib.suppress(OSError):
+        why = f"answered nothing for {limit:g} s: killed"
+        logger.warning("wisdom_scrapy: worker process %s %s", worker.name, why)
+        self._lost(worker, why, stuck=stuck)  # before the kill: the writer's broken pipe would
+        with contextlib.suppress(OSError):  # fail its calls first, for another reason
             worker.process.kill()
-        self._lost(worker, f"answered nothing for {self.timeout:g} s: killed", stuck=stuck)
         return True
 
     def _lost(self, worker: _Worker, why: str, stuck: int | None = None) -> None:
@@ -304,19 +318,23 @@ class WorkerPool:
             pending, worker.pending = worker.pending, {}
         for call_id, future in pending.items():
             lost = WorkerHung if call_id == stuck else WorkerLost
-            if not future.done():
+            with contextlib.suppress(InvalidStateError):  # the caller cancelled it
                 future.set_exception(lost(f"worker process {worker.name}: {why}"))
 
-    def _close_worker(self, worker: _Worker) -> None:
-        worker.outbox.put(pickle.dumps(None))  # after the calls queued: the worker's last read
+    def _close_worker(self, worker: _Worker, kill: bool = False) -> None:
+        """End the worker: asked to (after the calls queued for it), or killed; its socket is
+        closed once its threads are done with it (a new worker's socket may reuse the fd)."""
+        worker.outbox.put(pickle.dumps(None))
         worker.outbox.put(None)
-        try:
-            worker.process.wait(JOIN_TIMEOUT)
-        except subprocess.TimeoutExpired:
+        if not kill:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                worker.process.wait(JOIN_TIMEOUT)
+        if worker.process.poll() is None:
             worker.process.kill()
             worker.process.wait(JOIN_TIMEOUT)
-        if worker.writer is not None:  # the socket is closed once nothing writes to it
-            worker.writer.join(JOIN_TIMEOUT)
+        for thread in (worker.writer, worker.reader):
+            if thread is not None:
+                thread.join(JOIN_TIMEOUT)
         worker.conn.close()
 
     def close(self) -> None:

@@ -15,13 +15,17 @@ from tests.reliability.conftest import children_of, crawl, doc_pages, process_go
 
 def test_a_stopped_worker_costs_time_not_pages(doc_site: Path, doc_url: str,
                                                tmp_path: Path) -> None:  # fmt: skip
-    """Every page is held until the close (warm-up larger than the site), so every analysis is
-    sent to the worker at the close; the worker is stopped (SIGSTOP) as soon as it exists,
-    before it can answer any."""
-    run = crawl(tmp_path, doc_url, f"sqlite:///{tmp_path / 'store.db'}", WISDOM_WORKERS=1,
-                WISDOM_WORKER_TIMEOUT=3, WISDOM_WARMUP_PAGES=100_000).start()  # fmt: skip
+    """The worker is stopped (SIGSTOP) once it has answered: an analysed item was scraped. The
+    crawl is slowed down (``DOWNLOAD_DELAY``) so that most pages are still to be analysed."""
+    settings = {"WISDOM_WORKERS": 1, "WISDOM_WORKER_TIMEOUT": 3, "DOWNLOAD_DELAY": 0.05,
+                "LOG_LEVEL": "DEBUG"}  # fmt: skip
+    run = crawl(tmp_path, doc_url, f"sqlite:///{tmp_path / 'store.db'}", **settings).start()
     assert run.process is not None
-    wait_until(lambda: bool(children_of(run.process.pid)), timeout=240, what="a worker process")
+
+    def analysed() -> bool:
+        return "role='article'" in run.log_path.read_text(errors="replace")
+
+    wait_until(analysed, timeout=240, what="a page analysed by the worker")
     (stopped,) = children_of(run.process.pid)
     os.kill(stopped, signal.SIGSTOP)
     result = run.wait(300)
