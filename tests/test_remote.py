@@ -20,11 +20,11 @@ import pytest
 from sample_project.demo_site import build_demo_site
 from wisdom_scrapy import open_store
 from wisdom_scrapy.analysis import analyze_page
-from wisdom_scrapy.extraction import ExtractionParams, Extractor, PageSource, RemoteAnalysis
+from wisdom_scrapy.extraction import ExtractionParams, Extractor, PageSource
 from wisdom_scrapy.feed import feed_model
 from wisdom_scrapy.items import HEAVY_FIELDS
 from wisdom_scrapy.remote import RemoteAnalyzer, analyse_job
-from wisdom_scrapy.view import redundant_summary
+from wisdom_scrapy.report import SiteReportData
 from wisdom_scrapy.workers import WorkerHung, WorkerLost, WorkerPool, default_workers
 
 from .conftest import PYTHON_DOC
@@ -58,7 +58,7 @@ def pydoc_pages() -> list[PageSource]:
 def _replay(
     pages: list[PageSource], workers: int, kill_after: int | None = None, *,
     until_template: bool = True, in_flight: bool = False,
-) -> tuple[list[dict[str, Any]], list[Any], Counter[str]]:
+) -> tuple[list[dict[str, Any]], dict[str, list[Any]], Counter[str]]:
     """The items and report observations of ``pages`` fed and submitted in order, as the
     crawl's middleware and pipeline do; analysed in ``workers`` processes (0: here). The
     counts include ``calls/N``: the calls worker N got. Without ``until_template`` the first
@@ -67,7 +67,7 @@ def _replay(
     it (those of all 12 held pages when that page releases them)."""
     counts: Counter[str] = Counter()
 
-    async def run() -> tuple[list[dict[str, Any]], list[Any]]:
+    async def run() -> tuple[list[dict[str, Any]], dict[str, list[Any]]]:
         store = open_store("memory://")
         params = ExtractionParams(warmup_pages=12, until_template=until_template,
                                   max_pending_tocs=3, item_fields=HEAVY_FIELDS)  # fmt: skip
@@ -79,9 +79,9 @@ def _replay(
         if pool is not None:
             extractor.remote = RemoteAnalyzer(pool, extractor.terms, analyze_page, HEAVY_FIELDS,
                                               count=count)
-        observed: list[Any] = []
-        extractor.observers.append(lambda site, a: observed.append(
-            a.redundant if isinstance(a, RemoteAnalysis) else redundant_summary(a)))
+        report = SiteReportData(SITE)  # as the site report observes the analyses
+        extractor.observers.append(lambda site, analysis: report.observe(analysis))
+        extractor.summarised = lambda site: list(report.redundant)
         items = []
         try:
             for n, source in enumerate(pages):
@@ -104,10 +104,10 @@ def _replay(
             if pool is not None:
                 pool.close()
                 counts.update({f"calls/{i}": n for i, n in enumerate(pool.calls)})
-        return [dataclasses.asdict(item) for item in items], observed
+        return [dataclasses.asdict(item) for item in items], report.redundant
 
-    items, observed = asyncio.run(run())
-    return items, observed, counts
+    items, redundant = asyncio.run(run())
+    return items, redundant, counts
 
 
 @pytest.mark.parametrize(
@@ -126,7 +126,8 @@ def test_workers_make_the_items_made_here(
     assert [item["url"] for item in remote] == [item["url"] for item in here]
     for mine, theirs in zip(remote, here, strict=True):
         assert mine == theirs, mine["url"]
-    assert observed_remote == observed_here
+    assert observed_remote == observed_here  # the site report's redundant blocks
+    assert observed_here and all(name for *_, name in observed_here.values())
     analyses = counts["wisdom/workers/analysed"]
     assert analyses >= len(pages) and counts["wisdom/workers/analysed_here"] == 0
     if not until_template:  # the held pages leave together: their analyses go to both workers

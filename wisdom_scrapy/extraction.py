@@ -45,7 +45,7 @@ import asyncio
 import logging
 import math
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Collection, Coroutine, Iterator
+from collections.abc import Callable, Collection, Coroutine, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -469,6 +469,9 @@ class Extractor:
         #: Called with (site, analysis) for each page's final analysis, before its item is
         #: made (the site report counts the page's redundant blocks there).
         self.observers: list[Callable[[str, PageAnalysis | RemoteAnalysis], None]] = []
+        #: The redundant block paths (by site) whose sample the observers have already, in the
+        #: order they got them: a worker leaves their samples out (``redundant_summary``).
+        self.summarised: Callable[[str], Sequence[str]] = lambda site: ()
         # every page held or pending, oldest first: id(held) -> (site, held); a page leaves it
         # when its item is made (_item, _unanalysed)
         self._waiting: OrderedDict[int, tuple[str, _Held]] = OrderedDict()
@@ -716,7 +719,7 @@ class Extractor:
         snapshot = self._snapshot(site, state)
         if self.remote is not None and not here:
             job = self.remote.job(site, held, snapshot, state.repetition,
-                                  report=bool(self.observers))  # fmt: skip
+                                  report=bool(self.observers), known=self.summarised(site))
             if job is not None:
                 return _Started(site, held, snapshot, job=job)
         return _Started(site, held, snapshot, self._analyse_here(site, state, held, snapshot))

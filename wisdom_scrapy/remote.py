@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from wisdom_scrapy.mining.repetition import BlockRepetition, PageRepetition
     from wisdom_scrapy.store import EntropySnapshot
 
-__all__ = ["AnalysisJob", "RemoteAnalyzer", "analyse_job"]
+__all__ = ["AnalysisJob", "RemoteAnalyzer", "RemoteJob", "analyse_job"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +80,9 @@ class AnalysisJob:
     repetition: PageRepetition
     fields: AbstractSet[str]
     report: bool
+    #: the site's redundant block paths the report has a sample of, from the worker's last
+    #: one on (the report's list only grows)
+    known_paths: Sequence[str]
 
 
 def analyse_job(state: dict[str, Any], job: AnalysisJob) -> RemoteAnalysis:
@@ -88,6 +91,8 @@ def analyse_job(state: dict[str, Any], job: AnalysisJob) -> RemoteAnalysis:
     names: list[str] = state.setdefault("names", [])
     names.extend(job.names)
     snapshots: dict[str, tuple[int, EntropySnapshot]] = state.setdefault("snapshots", {})
+    known: set[str] = state.setdefault("paths", {}).setdefault(job.site, set())
+    known.update(job.known_paths)
     if job.snapshot is not None:
         snapshots[job.site] = (job.snapshot_key, job.snapshot)
     key, snapshot = snapshots[job.site]
@@ -106,8 +111,19 @@ def analyse_job(state: dict[str, Any], job: AnalysisJob) -> RemoteAnalysis:
         title=analysis.title,
         toc_links=analysis.toc_links if analysis.role == "toc" else [],
         item=item,
-        redundant=redundant_summary(analysis) if job.report else None,
+        redundant=redundant_summary(analysis, known) if job.report else None,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteJob:
+    """A job as the crawl process keeps it until a worker answers: what a worker is sent of it
+    (:meth:`RemoteAnalyzer._fill`) depends on the worker."""
+
+    job: AnalysisJob
+    snapshot: EntropySnapshot
+    #: the site's redundant block paths the report had a sample of (``known_paths`` in full)
+    known_paths: Sequence[str]
 
 
 class _Sent:
@@ -117,6 +133,7 @@ class _Sent:
         self.generation = generation
         self.names = 0  # terms of the vocabulary sent
         self.snapshots: dict[str, EntropySnapshot] = {}  # per site, the last one sent
+        self.known_paths: dict[str, int] = {}  # per site, report paths sent
 
 
 class RemoteAnalyzer:
@@ -151,10 +168,12 @@ class RemoteAnalyzer:
         repetition: BlockRepetition,
         *,
         report: bool,
-    ) -> tuple[AnalysisJob, EntropySnapshot] | None:
+        known: Sequence[str] = (),
+    ) -> RemoteJob | None:
         """The page's job with what its analysis reads of the site now (module docstring), or
         None when it cannot be sent (a page given no :class:`PageSource`, or not fetched in
-        this crawl): the caller analyses it here."""
+        this crawl): the caller analyses it here. ``report``: the site report wants the page's
+        redundant blocks, but not the samples of the ``known`` paths."""
         page_ids = self.terms.ids(held.url)
         counts = repetition.page_view(held.url)
         if not isinstance(held.source, PageSource) or page_ids is None or counts is None:
@@ -162,28 +181,28 @@ class RemoteAnalyzer:
             return None
         targets = self._targets(page_ids, held.links or [])
         job = AnalysisJob(site, held.source, self.analyze, id(snapshot), None, [], targets,
-                          counts, self.fields, report)  # fmt: skip
-        return job, snapshot
+                          counts, self.fields, report, [])  # fmt: skip
+        return RemoteJob(job, snapshot, known)
 
-    async def run(self, job: tuple[AnalysisJob, EntropySnapshot]) -> RemoteAnalysis:
+    async def run(self, job: RemoteJob) -> RemoteAnalysis:
         """The job's analysis made by a worker; a worker's exception is raised, as the analysis
         here would. A worker that dies is started again and the job sent once more; should it
         be lost again (:class:`WorkerLost`), or its worker hang on it (:class:`WorkerHung`), it
         is raised: never analysed in the crawl process instead, where a page that kills or
         hangs a worker would do the same to the crawl."""
-        sent, snapshot = job
         try:
-            return await self._once(sent, snapshot)
+            return await self._once(job)
         except WorkerHung:
             raise
         except WorkerLost:
-            return await self._once(sent, snapshot)
+            return await self._once(job)
 
-    async def _once(self, job: AnalysisJob, snapshot: EntropySnapshot) -> RemoteAnalysis:
+    async def _once(self, remote: RemoteJob) -> RemoteAnalysis:
         """One try at the job, counted; a loss logged."""
+        job = remote.job
         try:
             index = self.pool.pick()  # a new process after a loss: _fill then sends it all
-            self._fill(index, job, snapshot)
+            self._fill(index, remote)
             result: RemoteAnalysis = await asyncio.wrap_future(self.pool.call(index, job))
         except WorkerHung:
             self.count("wisdom/workers/timed_out")
@@ -203,14 +222,19 @@ class RemoteAnalyzer:
                 targets[url] = np.intersect1d(page_ids, ids, assume_unique=True)
         return targets
 
-    def _fill(self, index: int, job: AnalysisJob, snapshot: EntropySnapshot) -> None:
-        """Add to ``job`` what worker ``index`` lacks: vocabulary terms, the snapshot."""
+    def _fill(self, index: int, remote: RemoteJob) -> None:
+        """Add to the job what worker ``index`` lacks: vocabulary terms, the snapshot, the
+        report's known paths (each list only grows: a worker is sent what it has not had)."""
+        job, snapshot = remote.job, remote.snapshot
         sent = self._sent[index]
         if sent.generation != self.pool.generation(index):  # a new process: it knows nothing
             sent = self._sent[index] = _Sent(self.pool.generation(index))
         names = self.terms.names
         job.names = names[sent.names:]
         sent.names = len(names)
+        known = sent.known_paths.get(job.site, 0)
+        job.known_paths = remote.known_paths[known:]  # another job may have sent a longer list
+        sent.known_paths[job.site] = max(known, len(remote.known_paths))
         job.snapshot = None
         if sent.snapshots.get(job.site) is not snapshot:
             job.snapshot = snapshot

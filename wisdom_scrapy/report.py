@@ -140,7 +140,8 @@ class SiteReportData:
         if isinstance(analysis, RemoteAnalysis):
             summary = analysis.redundant
         else:
-            summary = redundant_summary(analysis) if analysis.model is not None else None
+            summary = (redundant_summary(analysis, self.redundant)
+                       if analysis.model is not None else None)  # fmt: skip
         if summary is None:
             return
         self.pages_analysed += 1
@@ -537,6 +538,7 @@ class WisdomReportExtension:
         wisdom = WisdomExtension.of(self.crawler)
         self.runtime = wisdom.runtime
         self.runtime.extractor.observers.append(self.on_analysis)
+        self.runtime.extractor.summarised = lambda site: list(self.data(site).redundant)
         wisdom.closed_hooks.append(self.on_closed)
 
     def data(self, site: str) -> SiteReportData:

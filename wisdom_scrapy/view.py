@@ -19,7 +19,7 @@ could inject.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Container, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from html import escape
@@ -183,10 +183,14 @@ def redundant_roots(analysis: PageAnalysis) -> list[int]:
 SAMPLE_CHARS = 160
 
 
-def redundant_summary(analysis: PageAnalysis) -> list[tuple[str, int, str, str]]:
+def redundant_summary(
+    analysis: PageAnalysis, known: Container[str] = frozenset()
+) -> list[tuple[str, int, str, str]]:
     """The page's redundant blocks (:func:`redundant_roots`) as the site report counts them,
     once per block path: ``(path, characters, sample text, block name)``, the sample and name
-    those of the path's first block. Plain data: a worker process sends it back."""
+    those of the path's first block, and empty for a path in ``known`` (the report has them
+    from an earlier page: finding a block's element and text is most of this work, and a
+    site repeats its blocks on every page). Plain data: a worker process sends it back."""
     model = analysis.model
     assert model is not None
     first: dict[str, list[int]] = {}  # path -> [characters, first root]
@@ -194,6 +198,7 @@ def redundant_summary(analysis: PageAnalysis) -> list[tuple[str, int, str, str]]
         entry = first.setdefault(model.path(root), [0, root])
         entry[0] += int(model.tlen[root])
     return [
+        (path, chars, "", "") if path in known else
         (path, chars, " ".join(model.text_of(root).split())[:SAMPLE_CHARS],
          block_name(model, root))
         for path, (chars, root) in first.items()
