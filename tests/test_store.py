@@ -487,3 +487,22 @@ def test_sqlite_corrupted_file(tmp_path: Path) -> None:
 def test_unknown_scheme() -> None:
     with pytest.raises(StoreError, match="unknown store URI"):
         open_store("postgres://:secret@host/db")
+
+
+def test_sqlite_term_id_cache_starts_over_with_the_same_sums(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The per-site term-id cache is bounded (a site's vocabulary grows with its pages): past
+    the bound it starts over, and the store's sums are those of an unbounded cache."""
+    from wisdom_scrapy.store import sqlite
+
+    rng = random.Random(7)
+    pages = [{f"w{rng.randrange(60)}": rng.randint(1, 3) for _ in range(12)} for _ in range(40)]
+    bounded, wide = (open_store(f"sqlite:///{tmp_path / name}.db") for name in ("b", "w"))
+    add_all(wide, pages)
+    monkeypatch.setattr(sqlite, "_TERM_ID_CACHE", 16)
+    add_all(bounded, pages)
+    cached = bounded._term_ids  # type: ignore[attr-defined]
+    assert 0 < max(map(len, cached.values())) <= 16
+    assert live_sums(bounded) == live_sums(wide)
+    assert len(live_sums(bounded)) > 16

@@ -78,7 +78,7 @@ from lxml import etree
 from lxml import html as lxml_html
 from w3lib.url import safe_url_string
 
-from wisdom_scrapy.text import _TOKEN_RE, extract_terms, is_overlong
+from wisdom_scrapy.text import _TOKEN_RE, WORD_CACHE_SIZE, extract_terms, is_overlong
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Sequence
@@ -1671,7 +1671,7 @@ def _defragmented(href: str) -> str:
     return head + ("#f" if _clean_href(fragment) else "#")
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 12)  # LRU: the navigation links every page repeats stay in
 def _resolve_link(base: str, href: str) -> str | None:
     """Absolute, fragment-free, percent-encoded http(s) URL of ``href``, or None to skip it.
 
@@ -1692,7 +1692,7 @@ def _resolve_link(base: str, href: str) -> str | None:
         return None
 
 
-@lru_cache(maxsize=1 << 18)
+@lru_cache(maxsize=WORD_CACHE_SIZE)
 def _word_tokens(word: str) -> tuple[str, ...]:
     """``text._TOKEN_RE`` tokens of one whitespace-free word (the NUL marker stays itself)."""
     if word == "\x00":
@@ -1700,7 +1700,7 @@ def _word_tokens(word: str) -> tuple[str, ...]:
     return tuple(_TOKEN_RE.findall(word))
 
 
-@lru_cache(maxsize=1 << 18)
+@lru_cache(maxsize=WORD_CACHE_SIZE)
 def _token_terms(token: str, keep_numbers: bool) -> tuple[str, ...]:
     """Terms of one (normalised, lower-cased) token, cached: sites repeat their vocabulary."""
     return tuple(extract_terms(token, keep_numbers))

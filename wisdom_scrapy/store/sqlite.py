@@ -62,6 +62,10 @@ CREATE TABLE IF NOT EXISTS records (
 """
 # SQLite's default limit on host parameters is 999 in old builds: stay below it.
 _CHUNK = 900
+#: Term ids a connection caches per site: past it the cache starts over, since a site's
+#: vocabulary grows with its pages (~100 bytes a term) while a page's terms are mostly the
+#: common ones the next pages bring back (ids never change: only a query more, same ids).
+_TERM_ID_CACHE = 1 << 16
 
 
 def _identity(path: str) -> tuple[int, int]:
@@ -312,6 +316,9 @@ class SQLiteStore(TermStore):
         """Term ids of ``terms`` (creating the missing ones) in order."""
         cache = self._term_ids.setdefault(sid, {})
         missing = [t for t in terms if t not in cache]
+        if len(cache) + len(missing) > _TERM_ID_CACHE:
+            cache.clear()
+            missing = list(terms)
         if missing:
             db.executemany(
                 "INSERT OR IGNORE INTO terms (site, term) VALUES (?, ?)",
