@@ -25,7 +25,13 @@ from wisdom_scrapy.feed import feed_model
 from wisdom_scrapy.items import HEAVY_FIELDS
 from wisdom_scrapy.remote import RemoteAnalyzer, analyse_job
 from wisdom_scrapy.report import SiteReportData
-from wisdom_scrapy.workers import WorkerHung, WorkerLost, WorkerPool, default_workers
+from wisdom_scrapy.workers import (
+    MAX_START_FAILURES,
+    WorkerHung,
+    WorkerLost,
+    WorkerPool,
+    default_workers,
+)
 
 from .conftest import PYTHON_DOC
 
@@ -57,7 +63,7 @@ def pydoc_pages() -> list[PageSource]:
 
 def _replay(
     pages: list[PageSource], workers: int, kill_after: int | None = None, *,
-    until_template: bool = True, in_flight: bool = False,
+    until_template: bool = True, in_flight: bool = False, handler: Any = analyse_job,
 ) -> tuple[list[dict[str, Any]], dict[str, list[Any]], Counter[str]]:
     """The items and report observations of ``pages`` fed and submitted in order, as the
     crawl's middleware and pipeline do; analysed in ``workers`` processes (0: here). The
@@ -75,7 +81,7 @@ def _replay(
             counts[name] += 1
 
         extractor = Extractor(store, params, analyze_page, count=count)
-        pool = WorkerPool(workers, analyse_job) if workers else None
+        pool = WorkerPool(workers, handler) if workers else None
         if pool is not None:
             extractor.remote = RemoteAnalyzer(pool, extractor.terms, analyze_page, HEAVY_FIELDS,
                                               count=count)
@@ -104,6 +110,7 @@ def _replay(
             if pool is not None:
                 pool.close()
                 counts.update({f"calls/{i}": n for i, n in enumerate(pool.calls)})
+                counts["restarts"] = pool.restarts
         return [dataclasses.asdict(item) for item in items], report.redundant
 
     items, redundant = asyncio.run(run())
@@ -155,6 +162,22 @@ def test_a_worker_killed_with_many_analyses_in_flight_costs_time_not_items(
     assert remote == here
     assert counts["wisdom/workers/lost"] >= 12
     assert counts["wisdom/workers/analysed"] >= len(demo_pages)
+
+
+def test_workers_that_cannot_start_leave_the_analyses_here(
+    demo_pages: list[PageSource],
+) -> None:
+    """A worker that dies before it is ready (here: its handler cannot be found) read no page:
+    the pages are analysed in the crawl process, and after MAX_START_FAILURES such workers in a
+    row no more are started."""
+    pages = demo_pages[:30]
+    here, _, _ = _replay(pages, workers=0)
+    remote, _, counts = _replay(pages, workers=1, handler=lambda state, job: None)
+    assert remote == here
+    assert counts["wisdom/workers/analysed_here"] >= len(pages)  # analyses: a TOC page may wait
+    assert counts["restarts"] == MAX_START_FAILURES - 1  # then none is started again
+    assert counts["wisdom/workers/lost"] >= MAX_START_FAILURES
+    assert counts.get("wisdom/workers/analysed", 0) == 0
 
 
 def test_a_worker_exception_reaches_the_caller() -> None:

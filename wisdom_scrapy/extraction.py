@@ -765,6 +765,9 @@ class Extractor:
             return begun.analysis
         assert self.remote is not None and begun.snapshot is not None
         remote = await self.remote.run(begun.job)
+        if remote is None:  # no worker can start: analysed here, with the site's state now
+            site = begun.site
+            return self._analyse_here(site, self._state(site), begun.held, begun.snapshot)
         begun.held.compact()
         return remote
 

@@ -44,7 +44,7 @@ from wisdom_scrapy.extraction import (
 )
 from wisdom_scrapy.mining.wisdom import link_targets
 from wisdom_scrapy.view import redundant_summary
-from wisdom_scrapy.workers import WorkerHung, WorkerLost, WorkerPool
+from wisdom_scrapy.workers import WorkerHung, WorkerLost, WorkerNotStarted, WorkerPool
 
 if TYPE_CHECKING:
     from collections.abc import Set as AbstractSet
@@ -184,30 +184,39 @@ class RemoteAnalyzer:
                           counts, self.fields, report, [])  # fmt: skip
         return RemoteJob(job, snapshot, known)
 
-    async def run(self, job: RemoteJob) -> RemoteAnalysis:
+    async def run(self, job: RemoteJob) -> RemoteAnalysis | None:
         """The job's analysis made by a worker; a worker's exception is raised, as the analysis
         here would. A worker that dies is started again and the job sent once more; should it
         be lost again (:class:`WorkerLost`), or its worker hang on it (:class:`WorkerHung`), it
         is raised: never analysed in the crawl process instead, where a page that kills or
-        hangs a worker would do the same to the crawl."""
+        hangs a worker would do the same to the crawl. None when no worker could even start
+        (:class:`WorkerNotStarted`: the page played no part): the caller analyses it here."""
         try:
             return await self._once(job)
         except WorkerHung:
             raise
         except WorkerLost:
+            if self.pool.closed:
+                raise
+        try:
             return await self._once(job)
+        except WorkerNotStarted:
+            self.count("wisdom/workers/analysed_here")
+            return None
 
     async def _once(self, remote: RemoteJob) -> RemoteAnalysis:
         """One try at the job, counted; a loss logged."""
         job = remote.job
+        index = self.pool.pick()  # raises when no worker can be had: closed, cannot start
         try:
-            index = self.pool.pick()  # a new process after a loss: _fill then sends it all
-            self._fill(index, remote)
+            self._fill(index, remote)  # a new process after a loss: it is sent it all
             result: RemoteAnalysis = await asyncio.wrap_future(self.pool.call(index, job))
         except WorkerHung:
             self.count("wisdom/workers/timed_out")
             raise
         except WorkerLost as exc:
+            if self.pool.closed:  # the crawl is closing: nothing was lost
+                raise
             self.count("wisdom/workers/lost")
             logger.warning("wisdom_scrapy: analysis of %s lost: %s", job.source.url, exc)
             raise

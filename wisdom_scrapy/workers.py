@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-__all__ = ["WorkerHung", "WorkerLost", "WorkerPool", "default_workers"]
+__all__ = ["WorkerHung", "WorkerLost", "WorkerNotStarted", "WorkerPool", "default_workers"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,12 +53,20 @@ DEFAULT_TIMEOUT = 60.0
 #: Seconds, at least, a new worker is given to import what it runs and say it is ready: a
 #: loaded machine may take many seconds, which must not count against a short ``timeout``.
 START_TIMEOUT = 60.0
+#: Workers that died in a row before they were ready, after which none is started again: this
+#: Python cannot run them (a broken install, a frozen executable), and each try costs a process.
+MAX_START_FAILURES = 3
 
 Handler = Callable[[dict[str, Any], Any], Any]
 
 
 class WorkerLost(RuntimeError):
     """The worker process running a call died (killed, out of memory) before it answered."""
+
+
+class WorkerNotStarted(WorkerLost):
+    """The worker died before it was ready (its interpreter or imports failed), or workers
+    cannot be started here at all: it read no call, so a caller may run them elsewhere."""
 
 
 class WorkerHung(WorkerLost):
@@ -168,10 +176,16 @@ class WorkerPool:
         self.restarts = 0
         #: calls sent to each worker (index), over its restarts
         self.calls = [0] * size
+        self._start_failures = 0  # workers in a row that died before they were ready
         self._workers: list[_Worker] = []  # started at the first call: a crawl may make none
 
     def __len__(self) -> int:
         return self.size
+
+    @property
+    def closed(self) -> bool:
+        """:meth:`close` was called: no call can be made any more."""
+        return self._closed
 
     def _start(self, index: int, generation: int) -> _Worker:
         mine, theirs = socket.socketpair()
@@ -202,11 +216,20 @@ class WorkerPool:
         """The index of the worker to call next (the least busy; a dead one is started again)."""
         if self._closed:
             raise WorkerLost("the worker pool is closed")
+        if self._start_failures >= MAX_START_FAILURES:
+            raise WorkerNotStarted(f"{self._start_failures} worker processes in a row died "
+                                   "before they were ready")  # fmt: skip
         if not self._workers:
             self._workers = [self._start(i, 0) for i in range(self.size)]
         index = min(range(len(self._workers)), key=lambda i: len(self._workers[i].pending))
         worker = self._workers[index]
         if not worker.alive:
+            self._start_failures = 0 if worker.ready else self._start_failures + 1
+            if self._start_failures >= MAX_START_FAILURES:
+                logger.error("wisdom_scrapy: worker process %s lost (%s) before it was ready, "
+                             "as the %d before it: no worker is started again",
+                             worker.name, worker.why, MAX_START_FAILURES - 1)  # fmt: skip
+                raise WorkerNotStarted(worker.why)
             self.restarts += 1
             logger.warning("wisdom_scrapy: worker process %s lost (%s); starting another",
                            worker.name, worker.why)  # fmt: skip
@@ -302,7 +325,8 @@ class WorkerPool:
         with worker.lock:
             if not worker.pending or time.monotonic() - worker.answered < limit:
                 return False
-            stuck = min(worker.pending)
+            # a worker that never became ready read no call: none of them is to blame
+            stuck = min(worker.pending) if worker.ready else None
         why = f"answered nothing for {limit:g} s: killed"
         logger.warning("wisdom_scrapy: worker process %s %s", worker.name, why)
         self._lost(worker, why, stuck=stuck)  # before the kill: the writer's broken pipe would
@@ -317,7 +341,10 @@ class WorkerPool:
             worker.alive = False
             pending, worker.pending = worker.pending, {}
         for call_id, future in pending.items():
-            lost = WorkerHung if call_id == stuck else WorkerLost
+            if call_id == stuck:
+                lost: type[WorkerLost] = WorkerHung
+            else:  # before it was ready it read no call
+                lost = WorkerLost if worker.ready else WorkerNotStarted
             with contextlib.suppress(InvalidStateError):  # the caller cancelled it
                 future.set_exception(lost(f"worker process {worker.name}: {why}"))
 
@@ -331,10 +358,14 @@ class WorkerPool:
                 worker.process.wait(JOIN_TIMEOUT)
         if worker.process.poll() is None:
             worker.process.kill()
-            worker.process.wait(JOIN_TIMEOUT)
-        for thread in (worker.writer, worker.reader):
-            if thread is not None:
-                thread.join(JOIN_TIMEOUT)
+            with contextlib.suppress(subprocess.TimeoutExpired):  # unkillable for now (D state)
+                worker.process.wait(JOIN_TIMEOUT)
+        threads = [t for t in (worker.writer, worker.reader) if t is not None]
+        for thread in threads:
+            thread.join(JOIN_TIMEOUT)
+        if any(thread.is_alive() for thread in threads):  # its fd stays theirs: left open
+            logger.warning("wisdom_scrapy: worker process %s did not end", worker.name)
+            return
         worker.conn.close()
 
     def close(self) -> None:
@@ -343,8 +374,10 @@ class WorkerPool:
             return
         self._closed = True
         for worker in self._workers:
-            self._close_worker(worker)
-            self._lost(worker, "the pool closed")
+            try:
+                self._close_worker(worker)
+            finally:  # whatever happened to this one, the others are closed too
+                self._lost(worker, "the pool closed")
 
 
 def main(argv: list[str]) -> None:
