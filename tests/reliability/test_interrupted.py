@@ -123,7 +123,10 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def _scraped(log: str) -> set[str]:
-    return set(re.findall(r"Scraped from <200 (\S+)>", log))
+    """URLs of the page items the log shows scraped: the item's own URL, not the response's (a
+    page's item may leave with a later response, or with the ``data:`` request of the idle
+    flush)."""
+    return set(re.findall(r"Scraped from <\d+ \S+>\n\w+\(url='([^']*)'", log))
 
 
 @pytest.mark.parametrize("workers", ["0", "2"], ids=["in process", "WISDOM_WORKERS=2"])
