@@ -23,7 +23,8 @@ blocks for the report). A worker that dies costs nothing but time: the page goes
 (``wisdom/workers/lost``); should that die too, or a worker hang on the page
 (``WISDOM_WORKER_TIMEOUT``: killed, ``wisdom/workers/timed_out``), the page's analysis fails. It
 is never analysed in the crawl process instead: a page that kills or hangs a worker would kill
-or hang the crawl.
+or hang the crawl. Only when workers cannot start at all (``WorkerNotStarted``) is it analysed
+here.
 """
 
 from __future__ import annotations
