@@ -42,6 +42,7 @@ from contextlib import ExitStack
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 if __package__ in (None, ""):  # run as a script: make ``_common`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -84,6 +85,7 @@ class MemorySampler:
         self.path = Path(path)
         self.every = every
         self.pages = self.responses = 0
+        self.sites: set[str] = set()
         self.started = time.monotonic()
         self.samples: list[dict[str, float]] = []
 
@@ -102,6 +104,7 @@ class MemorySampler:
         self.samples.append({
             "pages": self.pages,
             "responses": self.responses,
+            "sites": len(self.sites),
             "rss_mib": _status_kib("VmRSS") / 1024,
             "peak_mib": _status_kib("VmHWM") / 1024,
             "seconds": round(time.monotonic() - self.started, 1),
@@ -111,6 +114,7 @@ class MemorySampler:
         self.responses += 1
         if isinstance(response, HtmlResponse) and response.status == 200:
             self.pages += 1
+            self.sites.add(urlsplit(response.url).netloc)
             if self.pages % self.every == 0:
                 self.sample()
 
@@ -136,13 +140,15 @@ def _letters(n: int) -> str:
             return out
 
 
-def endless_page(n: int) -> bytes:
+def endless_page(n: int, site: int = 0) -> bytes:
     """Page ``n`` of the endless site: a site template (menu, sidebar, footer) around an
     article of ~400 words drawn from a common vocabulary plus 8 terms of its own (the site's
     vocabulary grows forever), a list of links to pages ``3n+1 … 3n+3`` (new pages forever)
-    and to 3 earlier ones, and a previous / next page turn."""
+    and to 3 earlier ones, and a previous / next page turn. Sites of another ``site`` number
+    have terms of their own too (a broad crawl's sites share common words, not all)."""
     rng = random.Random(n)
-    own = [f"zz{_letters(8 * n + k)}" for k in range(8)]
+    prefix = f"zz{_letters(site)}q" if site else "zz"
+    own = [f"{prefix}{_letters(8 * n + k)}" for k in range(8)]
     paragraphs = []
     for _ in range(6):
         words = [rng.choice(_WORDS) for _ in range(rng.randint(50, 80))]
@@ -171,6 +177,7 @@ def endless_page(n: int) -> bytes:
 
 class _EndlessHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    site = 0  # set per server (EndlessSite)
 
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -181,7 +188,7 @@ class _EndlessHandler(BaseHTTPRequestHandler):
             path = "/a/0.html"
         name = path.rsplit("/", 1)[-1].removesuffix(".html")
         n = int(name) if name.isdigit() else 0
-        body = endless_page(n if path.startswith("/a/") else 10**9 + n + len(path))
+        body = endless_page(n if path.startswith("/a/") else 10**9 + n + len(path), self.site)
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
@@ -191,10 +198,14 @@ class _EndlessHandler(BaseHTTPRequestHandler):
 
 class EndlessSite:
     """An endless site generated on the fly on 127.0.0.1 (:func:`endless_page`), in a thread;
-    a context manager whose value is the start URL."""
+    a context manager whose value is the start URL. ``site``: which site's own terms."""
+
+    def __init__(self, site: int = 0) -> None:
+        self.site = site
 
     def __enter__(self) -> str:
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _EndlessHandler)
+        handler = type("_Handler", (_EndlessHandler,), {"site": self.site})
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return f"http://127.0.0.1:{self.server.server_port}/a/0.html"
@@ -246,9 +257,10 @@ def crawl(urls_file: Path, out: Path, label: str, every: int, extra: list[str]) 
     return data
 
 
-def growth_per_1000(samples: list[dict[str, float]], warmup: int) -> float:
-    """Least-squares slope of RSS (MiB) per 1,000 pages over the samples past ``warmup``."""
-    points = [(s["pages"], s["rss_mib"]) for s in samples if s["pages"] >= warmup]
+def growth_per_1000(samples: list[dict[str, float]], warmup: int, per: str = "pages") -> float:
+    """Least-squares slope of RSS (MiB) per 1,000 pages (or ``per`` sites) over the samples
+    past ``warmup`` pages."""
+    points = [(s[per], s["rss_mib"]) for s in samples if s["pages"] >= warmup]
     if len(points) < 2:
         return float("nan")
     n = len(points)
@@ -274,6 +286,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=int, default=1000, help="pages before the slope")
     parser.add_argument("--endless", type=int, metavar="N",
                         help="crawl a generated endless site for N pages instead of --sites")
+    parser.add_argument("--broad", type=int, metavar="K",
+                        help="crawl K generated sites (each an endless site on its own port) "
+                             "to depth 1 instead of --sites: memory per site")
     parser.add_argument("--baseline", action="store_true", help="also crawl with ADDONS={}")
     parser.add_argument("--install", action="store_true", help="apt-get missing doc packages")
     parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
@@ -283,7 +298,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     from wisdom_scrapy.testing import StaticServer
 
-    names = [] if args.endless else parse_sites(args.sites)
+    names = [] if args.endless or args.broad else parse_sites(args.sites)
     ensure_installed(sorted(set(names)), args.install)
     extra = [a for value in args.set for a in ("-s", value)]
     with ExitStack() as stack:
@@ -297,6 +312,10 @@ def main(argv: list[str] | None = None) -> None:
             args.sites = f"endless:{args.endless}"
             starts.append(stack.enter_context(EndlessSite()))
             extra += ["-s", f"CLOSESPIDER_PAGECOUNT={args.endless}"]
+        if args.broad:
+            args.sites = f"broad:{args.broad}"
+            starts += [stack.enter_context(EndlessSite(k + 1)) for k in range(args.broad)]
+            extra += ["-s", "DEPTH_LIMIT=1"]
         urls_file = out / "start-urls.txt"
         urls_file.write_text("\n".join(starts) + "\n")
         runs = {"on": crawl(urls_file, out, "on", args.every, extra)}
@@ -317,6 +336,9 @@ def report(runs: dict[str, dict[str, Any]], names: list[str], args: argparse.Nam
             "responses": last["responses"],
             "peak_rss_mib": round(last["peak_mib"], 1),
             "growth_mib_per_1000_pages": round(slope, 2),
+            "sites": last.get("sites", 0),
+            "growth_kib_per_site": round(1024 * growth_per_1000(samples, args.warmup, "sites")
+                                         / 1000, 1),
             "store_mib": round(data["store_mib"], 1),
             "seconds": last["seconds"],
             "checkpoints": checkpoints(samples, marks),
@@ -329,10 +351,11 @@ def report(runs: dict[str, dict[str, Any]], names: list[str], args: argparse.Nam
     print(markdown_table(["crawl", "HTML pages", "RSS MiB", "peak RSS MiB", "seconds"], rows))
     print()
     print(markdown_table(
-        ["crawl", "pages", "peak RSS MiB", f"growth MiB / 1000 pages (after {args.warmup})",
+        ["crawl", "pages", "sites", "peak RSS MiB",
+         f"growth MiB / 1000 pages (after {args.warmup})", "growth KiB / site",
          "store file MiB", "seconds"],
-        [[k, f["pages"], f["peak_rss_mib"], f["growth_mib_per_1000_pages"], f["store_mib"],
-          f["seconds"]] for k, f in figures.items()],
+        [[k, f["pages"], f["sites"], f["peak_rss_mib"], f["growth_mib_per_1000_pages"],
+          f["growth_kib_per_site"], f["store_mib"], f["seconds"]] for k, f in figures.items()],
     ))
     if args.json:
         write_json(args.json, {"environment": environment(), "sites": args.sites, **figures})

@@ -336,3 +336,31 @@ def test_one_snapshot_per_site_refreshed_by_one_rule(demo):
     fresh = context.snapshot()
     assert fresh is not snapshot and fresh.n_pages == limit + 1 and context.latest() is fresh
     assert counts["wisdom/snapshots"] == reads + 2
+
+
+def test_the_sites_snapshots_keep_within_their_budget(
+    demo: tuple[Path, dict[str, Any]],
+) -> None:
+    """A broad crawl's sites: their snapshots hold at most the budget's terms together (the
+    one in use whatever its size); the least recently used let theirs go, and read the same
+    entropies again when their pages come back."""
+    site_dir, truth = demo
+    store = open_store("memory://")
+    models = [_model(site_dir, path) for path in sorted(truth)[:12]]
+    names = [f"s{k}.example" for k in range(6)]
+    for k, site in enumerate(names):  # each site its own pages: entropies of its own
+        for model in models[k : k + 6]:
+            feed_model(store, model, site=site)
+    counts: Counter[str] = Counter()
+    sizes = {site: len(store.snapshot(site).values) for site in names}
+    budget = 2 * max(sizes.values())
+    sites = Sites(store, count=lambda name: counts.update([name]), max_terms=budget)
+    first = {site: sites.get(site).snapshot() for site in names}
+    held = [site for site in names if sites.get(site).held_terms]
+    assert 1 <= len(held) < len(names) and held[-1] == names[-1]  # the most recent kept
+    assert sum(sizes[site] for site in held) <= budget
+    assert counts["wisdom/snapshots/released"] == len(names) - len(held)
+    again = sites.get(names[0]).latest()  # let go: read again, the same entropies
+    assert again is not first[names[0]] and again.values == first[names[0]].values
+    assert sites.get(names[0]).held_terms == sizes[names[0]]
+    assert counts["wisdom/snapshots"] == len(names) + 1

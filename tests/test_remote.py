@@ -12,6 +12,7 @@ import os
 import signal
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.extraction import ExtractionParams, Extractor, PageSource
 from wisdom_scrapy.feed import feed_model
 from wisdom_scrapy.items import HEAVY_FIELDS
-from wisdom_scrapy.remote import RemoteAnalyzer, analyse_job
+from wisdom_scrapy.remote import WORKER_SNAPSHOT_SITES, RemoteAnalyzer, analyse_job
 from wisdom_scrapy.report import SiteReportData
 from wisdom_scrapy.workers import (
     MAX_START_FAILURES,
@@ -64,18 +65,21 @@ def pydoc_pages() -> list[PageSource]:
 def _replay(
     pages: list[PageSource], workers: int, kill_after: int | None = None, *,
     until_template: bool = True, in_flight: bool = False, handler: Any = analyse_job,
+    warmup: int = 12, site_of: Callable[[int], str] = lambda n: SITE, feed_first: bool = False,
 ) -> tuple[list[dict[str, Any]], dict[str, list[Any]], Counter[str]]:
     """The items and report observations of ``pages`` fed and submitted in order, as the
     crawl's middleware and pipeline do; analysed in ``workers`` processes (0: here). The
     counts include ``calls/N``: the calls worker N got. Without ``until_template`` the first
     12 pages are held, then analysed together. Worker 0 is killed before page ``kill_after``;
     ``in_flight``: stopped then, and killed a second later, with the page's analyses sent to
-    it (those of all 12 held pages when that page releases them)."""
+    it (those of all 12 held pages when that page releases them). Page ``n`` is a page of
+    site ``site_of(n)``, each site holding its first ``warmup`` pages. ``feed_first``: the
+    k-th site's store knows pages ``k:`` before (each site warm, with entropies of its own)."""
     counts: Counter[str] = Counter()
 
     async def run() -> tuple[list[dict[str, Any]], dict[str, list[Any]]]:
         store = open_store("memory://")
-        params = ExtractionParams(warmup_pages=12, until_template=until_template,
+        params = ExtractionParams(warmup_pages=warmup, until_template=until_template,
                                   max_pending_tocs=3, item_fields=HEAVY_FIELDS)  # fmt: skip
         def count(name: str) -> None:
             counts[name] += 1
@@ -89,6 +93,11 @@ def _replay(
         extractor.observers.append(lambda site, analysis: report.observe(analysis))
         extractor.summarised = lambda site: list(report.redundant)
         items = []
+        if feed_first:
+            models = [source() for source in pages]
+            for k, site in enumerate(dict.fromkeys(map(site_of, range(len(pages))))):
+                for model in models[k:]:
+                    feed_model(store, model, site=site)
         try:
             for n, source in enumerate(pages):
                 if pool is not None and n == kill_after:
@@ -99,11 +108,11 @@ def _replay(
                         threading.Timer(1.0, os.kill, (pid, signal.SIGKILL)).start()
                     else:
                         os.kill(pid, signal.SIGKILL)
-                model = source()
-                feed_model(store, model, site=SITE)
-                extractor.page_fetched(SITE, source.url, model)
+                model, site = source(), site_of(n)
+                feed_model(store, model, site=site)
+                extractor.page_fetched(site, source.url, model)
                 ready = await extractor.finish_completed()
-                ready += await extractor.submit(SITE, source.url, model, source=source)
+                ready += await extractor.submit(site, source.url, model, source=source)
                 items += [await extractor.item(page) for page in ready]
             items += [await extractor.item(page) for page in await extractor.flush()]
         finally:
@@ -140,6 +149,33 @@ def test_workers_make_the_items_made_here(
     if not until_template:  # the held pages leave together: their analyses go to both workers
         assert min(counts["calls/0"], counts["calls/1"]) >= 5, counts
     assert counts["wisdom/toc/completed"] == counts_here["wisdom/toc/completed"]
+
+
+def test_a_worker_keeps_few_sites_snapshots_and_is_sent_the_others_again(
+    pydoc_pages: list[PageSource],
+) -> None:
+    """A broad crawl: warm sites, each with entropies of its own, analysed in turn, more of
+    them than a worker keeps snapshots of. The crawl process knows which ones the worker let
+    go, and sends them again: the items are the ones made here."""
+    sites = WORKER_SNAPSHOT_SITES + 4
+
+    def site_of(n: int) -> str:
+        return f"s{n % sites}.example"
+
+    def replay(workers: int) -> tuple[list[dict[str, Any]], Counter[str]]:
+        items, _, counts = _replay(pydoc_pages, workers, warmup=1, until_template=False,
+                                   site_of=site_of, feed_first=True)  # fmt: skip
+        return items, counts
+
+    (here, _), (remote, counts) = replay(0), replay(1)
+    assert [item["url"] for item in remote] == [item["url"] for item in here]
+    for mine, theirs in zip(remote, here, strict=True):
+        assert mine == theirs, mine["url"]
+    assert counts["wisdom/workers/analysed"] >= len(pydoc_pages)
+    assert counts["wisdom/workers/analysed_here"] == 0
+    # a site's snapshot is read once (the store hardly grows), and sent again on each of its
+    # pages: the sites analysed since took it out of the worker's list
+    assert counts["wisdom/snapshots"] <= 2 * sites < counts["wisdom/workers/snapshots_sent"]
 
 
 def test_a_killed_worker_costs_time_not_items(demo_pages: list[PageSource]) -> None:

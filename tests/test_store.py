@@ -282,8 +282,10 @@ def test_snapshot_equals_entropy(store: TermStore) -> None:
     add_all(store, pages)
     snap = store.snapshot(SITE)
     assert snap.site == SITE and snap.n_pages == 4
-    assert set(snap.values) == {"a", "b", "c", "d"}
-    direct = store.entropy(SITE, list(snap.values))
+    # c and d, each on one page, have entropy 0: counted, not kept (they read as 0 all the same)
+    assert set(snap.values) == {"a", "b"} and snap.n_terms == 4
+    direct = store.entropy(SITE, ["a", "b", "c", "d"])
+    assert direct["c"] == direct["d"] == 0.0
     for term, value in snap.values.items():
         assert value == pytest.approx(direct[term], abs=TOL)
     np.testing.assert_allclose(
@@ -329,8 +331,8 @@ def test_page_count_and_sites(store: TermStore) -> None:
 def assert_same_store(got: TermStore, want: TermStore, site: str) -> None:
     assert got.page_count(site) == want.page_count(site)
     a, b = got.snapshot(site), want.snapshot(site)
-    assert a.values.keys() == b.values.keys()
-    worst = max(abs(a.values[t] - b.values[t]) for t in b.values)
+    assert a.n_terms == b.n_terms > len(b.values)  # terms of entropy 0 are left out
+    worst = max(abs(a.values.get(t, 0.0) - b.values.get(t, 0.0)) for t in {*a.values, *b.values})
     assert worst <= TOL
     tf_a, tf_b = live_sums(got, site), live_sums(want, site)
     assert {t: v[0] for t, v in tf_a.items()} == {t: v[0] for t, v in tf_b.items()}
@@ -506,3 +508,31 @@ def test_sqlite_term_id_cache_starts_over_with_the_same_sums(
     assert 0 < max(map(len, cached.values())) <= 16
     assert live_sums(bounded) == live_sums(wide)
     assert len(live_sums(bounded)) > 16
+
+
+def test_sqlite_term_id_caches_of_all_sites_share_one_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broad crawl's sites share the term-id cache's bound (each its own vocabulary): the
+    least recently written sites' caches go first, a site written again is read back from the
+    store, and every site's sums are those of an unbounded cache."""
+    from wisdom_scrapy.store import sqlite
+
+    rng = random.Random(11)
+    sites = [f"s{k}.example" for k in range(12)]
+    pages = {site: [{f"{site}-w{rng.randrange(30)}": 1 for _ in range(8)} for _ in range(3)]
+             for site in sites}  # fmt: skip
+    bounded, wide = (open_store(f"sqlite:///{tmp_path / name}.db") for name in ("b", "w"))
+    monkeypatch.setattr(sqlite, "_TERM_ID_CACHE", 40)
+    for _ in range(2):  # the second round finds most sites' caches gone
+        for site in sites:
+            add_all(bounded, pages[site], site)
+    monkeypatch.undo()
+    for site in sites:
+        add_all(wide, pages[site], site)
+        add_all(wide, pages[site], site)
+    caches = bounded._term_ids  # type: ignore[attr-defined]
+    held = sum(map(len, caches.values()))
+    assert 0 < held <= 40 and held == bounded._cached_ids  # type: ignore[attr-defined]
+    assert len(caches) < len(sites)
+    assert all(live_sums(bounded, site) == live_sums(wide, site) for site in sites)

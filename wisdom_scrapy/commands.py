@@ -393,12 +393,12 @@ class StatsCommand(_StoreCommand):
 def site_stats(store: TermStore, site: str) -> dict[str, Any]:
     """Pages, vocabulary, links, mean term entropy and report presence of one site."""
     snapshot = store.snapshot(site)
-    values = list(snapshot.values.values())
+    terms = snapshot.n_terms  # the snapshot's values leave out the terms of entropy 0
     return {
         "site": site,
         "pages": snapshot.n_pages,
-        "vocabulary": len(values),
+        "vocabulary": terms,
         "links": sum(len(v) for v in store.links(site).values()),
-        "mean_entropy": round(sum(values) / len(values), 6) if values else 0.0,
+        "mean_entropy": round(sum(snapshot.values.values()) / terms, 6) if terms else 0.0,
         "report": bool(load_report_data(store, site).pages_analysed),
     }

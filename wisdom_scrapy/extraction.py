@@ -331,8 +331,8 @@ class SiteWaits:
 
     held: list[_Held] = field(default_factory=list)
     pending_tocs: OrderedDict[str, tuple[_Held, list[str]]] = field(default_factory=OrderedDict)
-    #: the snapshot of the site's context last analysed with (the items state its page count)
-    snapshot: EntropySnapshot | None = None
+    #: the read of the site context's snapshot last analysed with (SiteContext.reads)
+    snapshot_read: int = 0
     #: the cold-start hold is over (for good): pages are analysed as they arrive
     released: bool = False
     repetition: BlockRepetition = field(default_factory=BlockRepetition)
@@ -702,11 +702,12 @@ class Extractor:
     # -- analysis ------------------------------------------------------------------------------
 
     def _snapshot(self, site: str, state: SiteWaits) -> EntropySnapshot:
-        snap = self.sites.get(site).snapshot()
-        if snap is not state.snapshot:  # re-read: the store may hold other processes' pages
-            if snap.n_pages - state.repetition.n_pages > state.unmerged:
+        context = self.sites.get(site)
+        snap = context.snapshot()
+        if context.reads != state.snapshot_read:  # re-read: the store may hold other
+            if snap.n_pages - state.repetition.n_pages > state.unmerged:  # processes' pages
                 self._merge_stored(site, state)
-            state.snapshot = snap
+            state.snapshot_read = context.reads
         return snap
 
     def _start(

@@ -6,9 +6,9 @@ things of its site's state, all kept by the crawl process's :class:`~wisdom_scra
 Extractor`; each :class:`AnalysisJob` carries what it reads of them, so the worker's analysis
 is the one the crawl process would make (a test compares them):
 
-* **the entropy snapshot** the extractor picked. A worker keeps each site's latest; a job
-  carries the snapshot only when that worker does not have it yet (once per worker and
-  re-read, a few dozen times in a crawl).
+* **the entropy snapshot** the extractor picked. A worker keeps the latest of the
+  :data:`WORKER_SNAPSHOT_SITES` sites it analysed last; a job carries the snapshot only when
+  that worker does not have it (once per worker and re-read, a few dozen times a site).
 * **the block repetition**: only the counts of the page's own blocks
   (:class:`~wisdom_scrapy.mining.repetition.PageRepetition`), all the analysis reads.
 * **the fetched link targets' terms** (WISDOM's anchor precision index): for each target the
@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -58,9 +59,26 @@ if TYPE_CHECKING:
     from wisdom_scrapy.mining.repetition import BlockRepetition, PageRepetition
     from wisdom_scrapy.store import EntropySnapshot
 
-__all__ = ["AnalysisJob", "RemoteAnalyzer", "RemoteJob", "analyse_job"]
+__all__ = ["WORKER_SNAPSHOT_SITES", "AnalysisJob", "RemoteAnalyzer", "RemoteJob", "analyse_job"]
 
 logger = logging.getLogger(__name__)
+
+#: Sites whose snapshot a worker keeps: the ones it analysed last (a broad crawl has thousands).
+#: The crawl process keeps the same list per worker by the same rule, :func:`_keep`, over the
+#: same jobs in the same order (a worker takes its jobs in the order they were sent), so it
+#: knows which snapshots a worker holds; a site the worker let go is sent its snapshot again.
+WORKER_SNAPSHOT_SITES = 16
+
+_V = TypeVar("_V")
+
+
+def _keep(held: OrderedDict[str, _V], site: str, value: _V) -> None:
+    """``held[site] = value``, the most recent, and the least recent past
+    :data:`WORKER_SNAPSHOT_SITES` let go."""
+    held[site] = value
+    held.move_to_end(site)
+    while len(held) > WORKER_SNAPSHOT_SITES:
+        held.popitem(last=False)
 
 
 @dataclass(slots=True)
@@ -91,12 +109,15 @@ def analyse_job(state: dict[str, Any], job: AnalysisJob) -> RemoteAnalysis:
     item, from the job and what earlier jobs left in ``state``."""
     names: list[str] = state.setdefault("names", [])
     names.extend(job.names)
-    snapshots: dict[str, tuple[int, EntropySnapshot]] = state.setdefault("snapshots", {})
+    snapshots: OrderedDict[str, tuple[int, EntropySnapshot]] = state.setdefault(
+        "snapshots", OrderedDict())
     known: set[str] = state.setdefault("paths", {}).setdefault(job.site, set())
     known.update(job.known_paths)
-    if job.snapshot is not None:
-        snapshots[job.site] = (job.snapshot_key, job.snapshot)
-    key, snapshot = snapshots[job.site]
+    if job.snapshot is None and job.site not in snapshots:
+        raise RuntimeError(f"worker has no snapshot of {job.site}")
+    held = (job.snapshot_key, job.snapshot) if job.snapshot is not None else snapshots[job.site]
+    _keep(snapshots, job.site, held)
+    key, snapshot = held
     if key != job.snapshot_key:
         raise RuntimeError(f"worker has snapshot {key} of {job.site}, job wants "
                            f"{job.snapshot_key}")  # fmt: skip
@@ -133,7 +154,8 @@ class _Sent:
     def __init__(self, generation: int) -> None:
         self.generation = generation
         self.names = 0  # terms of the vocabulary sent
-        self.snapshots: dict[str, EntropySnapshot] = {}  # per site, the last one sent
+        #: per site, the last one sent, of the sites the worker keeps one of (_keep)
+        self.snapshots: OrderedDict[str, EntropySnapshot] = OrderedDict()
         self.known_paths: dict[str, int] = {}  # per site, report paths sent
 
 
@@ -245,10 +267,10 @@ class RemoteAnalyzer:
         known = sent.known_paths.get(job.site, 0)
         job.known_paths = remote.known_paths[known:]  # another job may have sent a longer list
         sent.known_paths[job.site] = max(known, len(remote.known_paths))
-        job.snapshot = None
-        if sent.snapshots.get(job.site) is not snapshot:
-            job.snapshot = snapshot
-            sent.snapshots[job.site] = snapshot
+        job.snapshot = None if sent.snapshots.get(job.site) is snapshot else snapshot
+        _keep(sent.snapshots, job.site, snapshot)
+        if job.snapshot is not None:
+            self.count("wisdom/workers/snapshots_sent")
 
     def close(self) -> None:
         self.pool.close()

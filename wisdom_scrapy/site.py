@@ -10,7 +10,10 @@ part of a site here, under the site's context, rather than in a table of its own
   snapshot`): the page analysis and the link weights of focusing see the same entropies, and a
   snapshot is read from the store O(log N) times per site; the site-level analyses (HITS, the
   sitemap) read the store's current entropies (:meth:`SiteContext.current`);
-* what a crawl holds of a site is found in one place, listed by site.
+* what a crawl holds of a site is found in one place, listed by site;
+* the snapshots together stay within a budget (:data:`SNAPSHOT_TERMS`): a broad crawl's
+  thousands of sites each have a vocabulary of their own, and a site crawled a while ago need
+  not keep its snapshot in memory (it is read again if the site's pages come back).
 
 The parts are typed here but built by their stages (each knows how to load its part from the
 store), so this module imports none of them at run time: it sits below them.
@@ -18,6 +21,7 @@ store), so this module imports none of them at run time: it sits below them.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -28,11 +32,16 @@ if TYPE_CHECKING:
     from wisdom_scrapy.store import EntropySnapshot, TermStore
     from wisdom_scrapy.structure import SiteLinks
 
-__all__ = ["SNAPSHOT_GROWTH", "SiteContext", "Sites"]
+__all__ = ["SNAPSHOT_GROWTH", "SNAPSHOT_TERMS", "SiteContext", "Sites"]
 
 #: A site's entropy snapshot is re-read once the store knows this factor more of its pages:
 #: entropies drift as pages arrive, and re-reads then total O(N log N) per site, not O(N²).
 SNAPSHOT_GROWTH = 1.1
+
+#: Terms the snapshots of all sites may hold together (~100 bytes a term: ~25 MB); past it the
+#: least recently used sites' snapshots are let go (counted under ``wisdom/snapshots/released``).
+#: The site in use keeps its snapshot whatever its size.
+SNAPSHOT_TERMS = 1 << 18
 
 
 @dataclass(eq=False)
@@ -46,6 +55,10 @@ class SiteContext:
     growth: float = SNAPSHOT_GROWTH
     #: called with a stat name each time a snapshot is read from the store
     count: Callable[[str], None] = field(default=lambda name: None, repr=False)
+    #: called with the context each time its snapshot is used (the registry's budget)
+    used: Callable[[SiteContext], None] = field(default=lambda context: None, repr=False)
+    #: snapshots read from the store for the analysis: a new value means a new snapshot
+    reads: int = 0
     waits: SiteWaits | None = field(default=None, repr=False)
     links: SiteLinks | None = field(default=None, repr=False)
     cleaner: SiteCleaner | None = field(default=None, repr=False)
@@ -60,6 +73,8 @@ class SiteContext:
         snap = self._snapshot
         if snap is None or self._store().page_count(self.site) > snap.n_pages * self.growth:
             snap = self._snapshot = self.current()
+            self.reads += 1
+        self.used(self)
         return snap
 
     def latest(self) -> EntropySnapshot:
@@ -68,7 +83,17 @@ class SiteContext:
         its entropies without changing when it is refreshed."""
         if self._snapshot is None:
             return self.snapshot()
+        self.used(self)
         return self._snapshot
+
+    @property
+    def held_terms(self) -> int:
+        """Terms of the snapshot held (0: none)."""
+        return 0 if self._snapshot is None else len(self._snapshot.values)
+
+    def release_snapshot(self) -> None:
+        """Let the snapshot go: the next use reads the store's entropies again."""
+        self._snapshot = None
 
     def current(self) -> EntropySnapshot:
         """The store's entropies of every page of the site now, read for a site-level analysis
@@ -83,7 +108,8 @@ class SiteContext:
 
 
 class Sites:
-    """The crawl's :class:`SiteContext` per site, created on first use."""
+    """The crawl's :class:`SiteContext` per site, created on first use; their snapshots hold
+    at most ``max_terms`` terms together, beside the one in use (module docstring)."""
 
     def __init__(
         self,
@@ -91,19 +117,36 @@ class Sites:
         *,
         growth: float = SNAPSHOT_GROWTH,
         count: Callable[[str], None] = lambda name: None,
+        max_terms: int = SNAPSHOT_TERMS,
     ) -> None:
         self.store = store
         self.growth = growth
         self.count = count
+        self.max_terms = max_terms
         self._contexts: dict[str, SiteContext] = {}
+        #: sites holding a snapshot, least recently used first, with its terms
+        self._holding: OrderedDict[str, int] = OrderedDict()
+        self._held_terms = 0
 
     def get(self, site: str) -> SiteContext:
         context = self._contexts.get(site)
         if context is None:
             context = self._contexts[site] = SiteContext(
-                site, self.store, self.growth, self.count
+                site, self.store, self.growth, self.count, used=self._used
             )
         return context
+
+    def _used(self, context: SiteContext) -> None:
+        """``context``'s snapshot was used: it becomes the most recently used, and the least
+        recently used others let theirs go while the snapshots hold over ``max_terms`` terms."""
+        holding = self._holding
+        self._held_terms += context.held_terms - holding.pop(context.site, 0)
+        holding[context.site] = context.held_terms
+        while self._held_terms > self.max_terms and len(holding) > 1:
+            site, terms = holding.popitem(last=False)
+            self._held_terms -= terms
+            self._contexts[site].release_snapshot()
+            self.count("wisdom/snapshots/released")
 
     def find(self, site: str) -> SiteContext | None:
         """The site's context if the crawl has seen the site, else None (nothing created)."""

@@ -150,11 +150,18 @@ def decode_links(blob: bytes | None) -> list[Link]:
 
 @dataclass(frozen=True)
 class EntropySnapshot:
-    """A site's entropies at one moment, for many fast look-ups without store round trips."""
+    """A site's entropies at one moment, for many fast look-ups without store round trips.
+
+    ``values`` leaves out the terms of entropy 0 (a term seen on one page only), which read as
+    0 all the same, like unseen terms: they are a third to most of a site's vocabulary (each
+    new article's own words), and a crawl holds a snapshot per site. ``n_terms``: every term
+    of the site, those included (0: not counted).
+    """
 
     site: str
     n_pages: int
     values: Mapping[str, float]
+    n_terms: int = 0
 
     def entropy(self, terms: Iterable[str]) -> np.ndarray:
         """Entropies of ``terms`` in order; unseen terms get 0 (see the module docstring)."""
@@ -258,7 +265,9 @@ class TermStore(ABC):
         n = self.page_count(site)
         terms, tf, s = self.all_term_sums(site)
         values = entropy_from_sums(tf, s, n)
-        return EntropySnapshot(site, n, dict(zip(terms, values.tolist(), strict=True)))
+        kept = np.flatnonzero(values).tolist()
+        entropies = dict(zip([terms[i] for i in kept], values[kept].tolist(), strict=True))
+        return EntropySnapshot(site, n, entropies, len(terms))
 
     def __enter__(self) -> TermStore:
         return self

@@ -23,6 +23,7 @@ import sqlite3
 import struct
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -62,9 +63,11 @@ CREATE TABLE IF NOT EXISTS records (
 """
 # SQLite's default limit on host parameters is 999 in old builds: stay below it.
 _CHUNK = 900
-#: Term ids a connection caches per site: past it the cache starts over, since a site's
-#: vocabulary grows with its pages (~100 bytes a term) while a page's terms are mostly the
-#: common ones the next pages bring back (ids never change: only a query more, same ids).
+#: Term ids a connection caches, all sites together (~100 bytes a term): a site's vocabulary grows
+#: with its pages, and a broad crawl has thousands of sites, each with a vocabulary of its own.
+#: The least recently written sites' caches go first; a site alone past it starts over, since a
+#: page's terms are mostly the common ones the next pages bring back (ids never change: only a
+#: query more, same ids).
 _TERM_ID_CACHE = 1 << 16
 
 
@@ -195,7 +198,8 @@ class SQLiteStore(TermStore):
         # inside batch(): the term-sum changes of its pages, (ids, d_tf, d_s) per page
         self._deltas: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._site_ids: dict[str, int] = {}
-        self._term_ids: dict[int, dict[str, int]] = {}
+        self._term_ids: OrderedDict[int, dict[str, int]] = OrderedDict()  # least recent first
+        self._cached_ids = 0  # entries of every cache of _term_ids
         try:
             parent = Path(self.path).parent
             parent.mkdir(exist_ok=True)  # its own folder only (open_store)
@@ -284,6 +288,7 @@ class SQLiteStore(TermStore):
         to no term or to another one)."""
         self._site_ids.clear()
         self._term_ids.clear()
+        self._cached_ids = 0
         if self._db.in_transaction:
             with suppress(sqlite3.Error):
                 self._db.execute("ROLLBACK")
@@ -314,12 +319,15 @@ class SQLiteStore(TermStore):
 
     def _ids(self, db: sqlite3.Connection, sid: int, terms: Sequence[str]) -> np.ndarray:
         """Term ids of ``terms`` (creating the missing ones) in order."""
-        cache = self._term_ids.setdefault(sid, {})
+        cache = self._site_term_ids(sid)
         missing = [t for t in terms if t not in cache]
-        if len(cache) + len(missing) > _TERM_ID_CACHE:
+        self._make_room(sid, len(missing))
+        if len(cache) + len(missing) > _TERM_ID_CACHE:  # the site alone: its cache starts over
+            self._cached_ids -= len(cache)
             cache.clear()
             missing = list(terms)
         if missing:
+            before = len(cache)
             db.executemany(
                 "INSERT OR IGNORE INTO terms (site, term) VALUES (?, ?)",
                 ((sid, t) for t in missing),
@@ -333,7 +341,22 @@ class SQLiteStore(TermStore):
                         (sid, *chunk),
                     )
                 )
+            self._cached_ids += len(cache) - before
         return np.fromiter((cache[t] for t in terms), dtype=np.int64, count=len(terms))
+
+    def _site_term_ids(self, sid: int) -> dict[str, int]:
+        """Site ``sid``'s term-id cache, now the most recently used."""
+        cache = self._term_ids.get(sid)
+        if cache is None:
+            cache = self._term_ids[sid] = {}
+        self._term_ids.move_to_end(sid)
+        return cache
+
+    def _make_room(self, sid: int, n: int) -> None:
+        """Drop the least recently used other sites' caches until ``n`` more ids fit."""
+        caches = self._term_ids
+        while self._cached_ids + n > _TERM_ID_CACHE and next(iter(caches)) != sid:
+            self._cached_ids -= len(caches.popitem(last=False)[1])
 
     def add_page(
         self,
