@@ -18,11 +18,17 @@ store's file size. ``--baseline`` also runs the same crawl with the extension of
     python benchmarks/memory.py --sites pydoc:1 --every 50      # a quick run (530 pages)
     python benchmarks/memory.py --baseline --json memory.json
     python benchmarks/memory.py --endless 5000 --baseline     # a generated site, 5,000 pages
+    python benchmarks/memory.py --broad 400 --baseline        # 400 generated sites: per site
 
 ``--endless N`` crawls, instead of the documentation sites, an endless site generated on the fly
 (:class:`EndlessSite`): every page a templated article with new terms and links to pages never
 seen, so nothing stops growing but the crawl; the crawl ends after N responses
 (``CLOSESPIDER_PAGECOUNT``).
+
+``--broad K`` crawls K endless sites, each on its own port with words of its own beside the
+common ones, to depth 1 (``DEPTH_LIMIT=1``: each site's start page and the ~14 pages it links
+to), as a broad crawl meets many sites a few pages each; besides the growth per 1,000 pages it
+reports the growth per site (least squares of RSS over the sites seen, past ``--warmup`` pages).
 
 The documentation packages are installed by ``--install`` (``apt-get install python3.11-doc
 python-django-doc postgresql-doc-15``) when missing.

@@ -376,8 +376,8 @@ def test_page_records_survive_the_store_and_other_processes() -> None:
         assert np.array_equal(rebuilt.template_mask(again), source.template_mask(record))
         assert [rebuilt.url_list[i] for i in again.url_id] == [
             source.url_list[i] for i in record.url_id]
-        assert [rebuilt.vocab_list[i] for i in again.term_ids] == [
-            source.vocab_list[i] for i in record.term_ids]
+        assert [rebuilt.vocab.names[i] for i in again.term_ids] == [
+            source.vocab.names[i] for i in record.term_ids]
     snapshot = source.store.snapshot("news")  # type: ignore[attr-defined]
     want = analyse_site(source, entropies=snapshot.entropy)
     got = analyse_site(rebuilt, entropies=snapshot.entropy)

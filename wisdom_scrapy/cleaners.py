@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import logging
+import weakref
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -306,7 +307,8 @@ class InfoDiscovererCleaner(SiteCleaner):
         #: url -> (rank of its hash, its blocks' features): the bottom-``SAMPLE`` sample
         self.sample: dict[str, tuple[int, PageFeatures]] = {}
         self.threshold: float | None = None
-        self._snapshot: EntropySnapshot | None = None
+        #: the snapshot the threshold was chosen with (weakly: the crawl lets snapshots go)
+        self._snapshot: weakref.ref[EntropySnapshot] | None = None
 
     def observe(self, url: str, model: PageModel) -> bool:
         if not model.n:
@@ -321,9 +323,9 @@ class InfoDiscovererCleaner(SiteCleaner):
         return True
 
     def see(self, snapshot: EntropySnapshot) -> None:
-        if snapshot is self._snapshot:
+        if self._snapshot is not None and self._snapshot() is snapshot:
             return
-        self._snapshot = snapshot
+        self._snapshot = weakref.ref(snapshot)
         lowest = [f.lowest(snapshot.entropy(f.terms)) for _, f in self.sample.values()]
         self.threshold = split_threshold(lowest) if lowest else None
 

@@ -82,6 +82,7 @@ class WisdomExtension:
             timer=lambda name, seconds: runtime.inc(name, round(seconds * 1e6)),
             in_flight=runtime.pages_in_flight,
             sites=runtime.sites,
+            vocab=runtime.extractor.terms.vocab,  # one vocabulary for the crawl
         )
         self.linked: weakref.WeakKeyDictionary[Response, LinkedPage] = (
             weakref.WeakKeyDictionary()
@@ -162,7 +163,7 @@ class WisdomExtension:
         if not self.tracker.warm(site) or not len(record):
             return np.zeros(len(record))
         snapshot = self.runtime.sites.get(site).latest()
-        vocab = recorder.vocab_list
+        vocab = recorder.vocab.names
         ids = record.term_ids
         weights = 1.0 - snapshot.entropy([vocab[i] for i in ids.tolist()])
         lengths = np.diff(record.term_start)

@@ -71,7 +71,7 @@ from wisdom_scrapy.mining.repetition import (
 )
 from wisdom_scrapy.site import Sites
 from wisdom_scrapy.store import StoreError
-from wisdom_scrapy.text import extract_terms
+from wisdom_scrapy.text import Vocabulary, extract_terms
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -172,19 +172,17 @@ class TermIndex:
     a crawl of 10⁵ pages keeps it in memory; :meth:`get` unpacks a page's ids (a few µs).
     """
 
-    def __init__(self) -> None:
-        self.vocab: dict[str, int] = {}
-        self.names: list[str] = []  # id -> term
+    def __init__(self, vocab: Vocabulary | None = None) -> None:
+        self.vocab = vocab if vocab is not None else Vocabulary()
         self._pages: dict[str, bytes] = {}
 
+    @property
+    def names(self) -> list[str]:
+        """Id -> term."""
+        return self.vocab.names
+
     def add(self, url: str, terms: Collection[str]) -> None:
-        vocab, names = self.vocab, self.names
-        for term in terms:
-            if term not in vocab:
-                vocab[term] = len(names)
-                names.append(term)
-        ids = np.fromiter(map(vocab.__getitem__, terms), dtype=np.int64, count=len(terms))
-        self._pages[url] = _pack_ids(np.unique(ids))
+        self._pages[url] = _pack_ids(np.unique(self.vocab.ids(terms).astype(np.int64)))
 
     def get(self, url: str) -> Collection[str] | None:
         ids = self.ids(url)

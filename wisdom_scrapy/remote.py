@@ -8,7 +8,8 @@ is the one the crawl process would make (a test compares them):
 
 * **the entropy snapshot** the extractor picked. A worker keeps the latest of the
   :data:`WORKER_SNAPSHOT_SITES` sites it analysed last; a job carries the snapshot only when
-  that worker does not have it (once per worker and re-read, a few dozen times a site).
+  that worker does not have it (once per worker and re-read, a few dozen times a site, unless
+  the crawl goes through more sites at once than a worker keeps).
 * **the block repetition**: only the counts of the page's own blocks
   (:class:`~wisdom_scrapy.mining.repetition.PageRepetition`), all the analysis reads.
 * **the fetched link targets' terms** (WISDOM's anchor precision index): for each target the
@@ -64,15 +65,16 @@ __all__ = ["WORKER_SNAPSHOT_SITES", "AnalysisJob", "RemoteAnalyzer", "RemoteJob"
 logger = logging.getLogger(__name__)
 
 #: Sites whose snapshot a worker keeps: the ones it analysed last (a broad crawl has thousands).
-#: The crawl process keeps the same list per worker by the same rule, :func:`_keep`, over the
-#: same jobs in the same order (a worker takes its jobs in the order they were sent), so it
-#: knows which snapshots a worker holds; a site the worker let go is sent its snapshot again.
+#: The crawl process keeps the same list per worker by the same rule (:func:`_keep_recent`)
+#: over the same jobs in the same order (a worker takes its jobs in the order they were sent),
+#: so it knows which snapshots a worker holds; a site the worker let go is sent its snapshot
+#: again.
 WORKER_SNAPSHOT_SITES = 16
 
 _V = TypeVar("_V")
 
 
-def _keep(held: OrderedDict[str, _V], site: str, value: _V) -> None:
+def _keep_recent(held: OrderedDict[str, _V], site: str, value: _V) -> None:
     """``held[site] = value``, the most recent, and the least recent past
     :data:`WORKER_SNAPSHOT_SITES` let go."""
     held[site] = value
@@ -88,7 +90,7 @@ class AnalysisJob:
     site: str
     source: PageSource
     analyze: Callable[..., PageAnalysis]
-    #: the snapshot to analyse with: its ``id`` in the crawl process (the worker's is a copy)
+    #: the snapshot to analyse with: its ``key`` (the worker's is a copy)
     snapshot_key: int
     #: that snapshot, when this worker does not have it yet
     snapshot: EntropySnapshot | None
@@ -116,7 +118,7 @@ def analyse_job(state: dict[str, Any], job: AnalysisJob) -> RemoteAnalysis:
     if job.snapshot is None and job.site not in snapshots:
         raise RuntimeError(f"worker has no snapshot of {job.site}")
     held = (job.snapshot_key, job.snapshot) if job.snapshot is not None else snapshots[job.site]
-    _keep(snapshots, job.site, held)
+    _keep_recent(snapshots, job.site, held)
     key, snapshot = held
     if key != job.snapshot_key:
         raise RuntimeError(f"worker has snapshot {key} of {job.site}, job wants "
@@ -154,7 +156,7 @@ class _Sent:
     def __init__(self, generation: int) -> None:
         self.generation = generation
         self.names = 0  # terms of the vocabulary sent
-        #: per site, the last one sent, of the sites the worker keeps one of (_keep)
+        #: per site, the last one sent, of the sites the worker keeps one of (_keep_recent)
         self.snapshots: OrderedDict[str, EntropySnapshot] = OrderedDict()
         self.known_paths: dict[str, int] = {}  # per site, report paths sent
 
@@ -203,7 +205,7 @@ class RemoteAnalyzer:
             self.count("wisdom/workers/analysed_here")
             return None
         targets = self._targets(page_ids, held.links or [])
-        job = AnalysisJob(site, held.source, self.analyze, id(snapshot), None, [], targets,
+        job = AnalysisJob(site, held.source, self.analyze, snapshot.key, None, [], targets,
                           counts, self.fields, report, [])  # fmt: skip
         return RemoteJob(job, snapshot, known)
 
@@ -268,7 +270,7 @@ class RemoteAnalyzer:
         job.known_paths = remote.known_paths[known:]  # another job may have sent a longer list
         sent.known_paths[job.site] = max(known, len(remote.known_paths))
         job.snapshot = None if sent.snapshots.get(job.site) is snapshot else snapshot
-        _keep(sent.snapshots, job.site, snapshot)
+        _keep_recent(sent.snapshots, job.site, snapshot)
         if job.snapshot is not None:
             self.count("wisdom/workers/snapshots_sent")
 

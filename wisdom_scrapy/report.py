@@ -398,7 +398,9 @@ def _site_html(store: TermStore | None, data: SiteReportData) -> str:
     term_entropy: list[float] = []
     if store is not None:
         snapshot = store.snapshot(site)
-        term_entropy = list(snapshot.values.values())
+        # the snapshot leaves out the terms of entropy 0 (on one page): they count here
+        zeros = snapshot.n_terms - len(snapshot.values)
+        term_entropy = [*snapshot.values.values(), *[0.0] * zeros]
         n_links = sum(len(v) for v in store.links(site).values())
         facts = [
             f"{snapshot.n_pages:,} pages in the store",

@@ -109,8 +109,8 @@ Memory
     the observed ones, so the analysis is the same). Only records the store refused stay in
     memory. What stays per site grows with what the site shows, not with its pages' records:
     one count per distinct (slot, text) and (slot, target) pair and per sampled shingle, 12
-    bytes each (:class:`KeyCounts`), the site's URL and term tables, and per page its URL and
-    scores.
+    bytes each (:class:`KeyCounts`), the site's URL table, and per page its URL and scores.
+    The records' terms are ids into one :class:`Vocabulary` for every site of the crawl.
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ from wisdom_scrapy.mining.lamis import HitsResult, LinkGraph, hits
 from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
 from wisdom_scrapy.site import Sites
 from wisdom_scrapy.store import StoreError, TermStore
-from wisdom_scrapy.text import extract_terms, stable_hash
+from wisdom_scrapy.text import Vocabulary, extract_terms, stable_hash
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -322,7 +322,8 @@ class PageLinks:
 
 @dataclass
 class SiteRecorder:
-    """What the crawl has taught about one site: block statistics and page records."""
+    """What the crawl has taught about one site: block statistics and page records (term ids
+    into ``vocab``, its own unless given one)."""
 
     min_pages: int = 5
     slot_pages: KeyCounts = field(default_factory=KeyCounts)
@@ -335,8 +336,7 @@ class SiteRecorder:
     pages: set[str] = field(default_factory=set)
     url_ids: dict[str, int] = field(default_factory=dict)
     url_list: list[str] = field(default_factory=list)
-    vocab: dict[str, int] = field(default_factory=dict)
-    vocab_list: list[str] = field(default_factory=list)
+    vocab: Vocabulary = field(default_factory=Vocabulary)
 
     def url_id(self, url: str) -> int:
         i = self.url_ids.get(url)
@@ -344,17 +344,6 @@ class SiteRecorder:
             i = self.url_ids[url] = len(self.url_list)
             self.url_list.append(url)
         return i
-
-    def _term_ids(self, terms: Iterable[str]) -> NDArray[np.int32]:
-        vocab, vlist = self.vocab, self.vocab_list
-        out = []
-        for t in terms:
-            i = vocab.get(t)
-            if i is None:
-                i = vocab[t] = len(vlist)
-                vlist.append(t)
-            out.append(i)
-        return np.asarray(out, dtype=np.int32)
 
     def observe(self, url: str, model: PageModel) -> PageLinks:
         """Record a fetched page; its block statistics count once per URL (a re-fetch of the
@@ -366,7 +355,7 @@ class SiteRecorder:
         text_keys = _pair_keys(slots, (stable_hash(link.text) for link in links), n_links, 1)
         url_keys = _pair_keys(slots, (stable_hash(link.url) for link in links), n_links, 2)
         # anchor terms (the model's own tokenisation) and terms outside anchors, in site ids
-        local_to_site = self._term_ids(model.vocab)
+        local_to_site = self.vocab.ids(model.vocab)
         ts = model.term_start
         starts = ts[nodes]
         ends = ts[model.subtree_end[nodes]] if len(nodes) else starts
@@ -425,7 +414,7 @@ class SiteRecorder:
         local = local.astype("<u4")
         parts = [
             *_pack_strings([self.url_list[i] for i in record.url_id.tolist()]),
-            *_pack_strings([self.vocab_list[i] for i in used.tolist()]),
+            *_pack_strings([self.vocab.names[i] for i in used.tolist()]),
             record.slot.astype("<i8").tobytes(),
             record.text_key.astype("<i8").tobytes(),
             record.url_key.astype("<i8").tobytes(),
@@ -470,7 +459,7 @@ class SiteRecorder:
                 and int(lengths.sum()) == len(anchor) and len(content) == len(content_tf)
                 and max(anchor.max(initial=-1), content.max(initial=-1)) < len(terms)):
             raise ValueError("inconsistent structure record")
-        site_ids = self._term_ids(terms)
+        site_ids = self.vocab.ids(terms)
         term_start = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lengths, out=term_start[1:])
         return PageLinks(
@@ -654,6 +643,22 @@ def _copied_share(
 _ANALYSIS_CHUNK = 256  # records an analysis holds at once (decoded from the store)
 
 
+def _term_weights(
+    records: list[PageLinks],
+    names: list[str],
+    entropies: Callable[[list[str]], NDArray[np.float64]] | None,
+) -> Callable[[NDArray[np.int32]], NDArray[np.float64]]:
+    """W(T) = 1 − E(T) by term id (every W 1 without ``entropies``), for the terms of
+    ``records`` only: the vocabulary is every site's (:class:`Vocabulary`)."""
+    if entropies is None:
+        return lambda ids: np.ones(len(ids))
+    parts = [part for rec in records for part in (rec.term_ids, rec.content_ids)]
+    used = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int32)
+    weights = (1.0 - np.asarray(entropies([names[i] for i in used.tolist()]), dtype=np.float64)
+               if len(used) else np.zeros(0))  # fmt: skip
+    return lambda ids: weights[np.searchsorted(used, ids)]
+
+
 def analyse_site(
     recorder: SiteRecorder,
     *,
@@ -686,11 +691,6 @@ def analyse_site(
     urls += extra
     index = {u: i for i, u in enumerate(urls)}
     n = len(urls)
-    vocab = recorder.vocab_list
-    if entropies is None:
-        weight = np.ones(len(vocab))
-    else:
-        weight = 1.0 - np.asarray(entropies(vocab), dtype=np.float64) if vocab else np.ones(0)
     # page URL id (site table) -> node index, -1 when the target was never fetched
     node_of_url = np.full(len(recorder.url_list), -1, dtype=np.int64)
     for u, i in index.items():
@@ -706,14 +706,15 @@ def analyse_site(
     for start in range(0, n_records, _ANALYSIS_CHUNK):
         chunk = [records[u] for u in urls[start : min(start + _ANALYSIS_CHUNK, n_records)]]
         masks = recorder.template_masks(chunk) if template else [None] * len(chunk)
+        weight = _term_weights(chunk, recorder.vocab.names, entropies)
         for i, rec, tmask in zip(range(start, start + len(chunk)), chunk, masks, strict=True):
             page_shingles[i] = rec.shingles
-            content[i] = float((rec.content_tf * weight[rec.content_ids]).sum())
+            content[i] = float((rec.content_tf * weight(rec.content_ids)).sum())
             if not len(rec):
                 continue
             lengths = np.diff(rec.term_start)
             owner = np.repeat(np.arange(len(rec)), lengths)
-            occ_info = np.bincount(owner, weights=weight[rec.term_ids], minlength=len(rec))
+            occ_info = np.bincount(owner, weights=weight(rec.term_ids), minlength=len(rec))
             if entropies is None:
                 occ_alpha = np.ones(len(rec))
             else:
@@ -890,6 +891,7 @@ class StructureTracker:
         timer: Callable[[str, float], None] = lambda name, seconds: None,
         in_flight: Callable[[str], Iterable[str]] = lambda site: (),
         sites: Sites | None = None,
+        vocab: Vocabulary | None = None,
     ) -> None:
         self.store = store
         self.timer = timer
@@ -900,6 +902,8 @@ class StructureTracker:
         self.max_iter = max_iter
         self.count = count
         self.sites = sites if sites is not None else Sites(store)
+        #: the page records' terms, every site's (the crawl's TOC term index's, given it)
+        self.vocab = vocab if vocab is not None else Vocabulary()
 
     def warm(self, site: str) -> bool:
         """Whether the site is warm by the pages this tracker has records of (its own and the
@@ -910,7 +914,7 @@ class StructureTracker:
         """The site's state, starting with the page records already in the store."""
         context = self.sites.get(site)
         if context.links is None:
-            context.links = SiteLinks(SiteRecorder(min_pages=self.min_pages))
+            context.links = SiteLinks(SiteRecorder(min_pages=self.min_pages, vocab=self.vocab))
             self._load(site, context.links.recorder)
         return context.links
 

@@ -36,7 +36,8 @@ import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import count
 from typing import NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
@@ -155,13 +156,15 @@ class EntropySnapshot:
     ``values`` leaves out the terms of entropy 0 (a term seen on one page only), which read as
     0 all the same, like unseen terms: they are a third to most of a site's vocabulary (each
     new article's own words), and a crawl holds a snapshot per site. ``n_terms``: every term
-    of the site, those included (0: not counted).
+    of the site, those included (0: not counted). ``key``: this snapshot's number in the
+    process that made it (never reused, unlike ``id``: what a worker is told to analyse with).
     """
 
     site: str
     n_pages: int
     values: Mapping[str, float]
     n_terms: int = 0
+    key: int = field(default_factory=count().__next__, compare=False, repr=False)
 
     def entropy(self, terms: Iterable[str]) -> np.ndarray:
         """Entropies of ``terms`` in order; unseen terms get 0 (see the module docstring)."""
