@@ -97,6 +97,17 @@ def test_unusable_store_stops_the_crawl_at_start_naming_the_setting(tmp_path):
         WisdomExtension.from_crawler(crawler)
 
 
+def test_one_term_vocabulary_for_the_crawl():
+    """The link structure's page records and the TOC term index keep terms as ids into one
+    vocabulary (a broad crawl's sites repeat one another's words)."""
+    extension = WisdomExtension.from_crawler(get_crawler(settings_dict={
+        "WISDOM_STORE_URI": "memory://"}))  # fmt: skip
+    try:
+        assert extension.tracker.vocab is extension.runtime.extractor.terms.vocab
+    finally:
+        extension.runtime.close()
+
+
 def test_disabled_runtime_is_not_configured():
     from scrapy.exceptions import NotConfigured
 

@@ -399,7 +399,7 @@ def _site_html(store: TermStore | None, data: SiteReportData) -> str:
     if store is not None:
         snapshot = store.snapshot(site)
         # the snapshot leaves out the terms of entropy 0 (on one page): they count here
-        zeros = snapshot.n_terms - len(snapshot.values)
+        zeros = max(0, snapshot.n_terms - len(snapshot.values))
         term_entropy = [*snapshot.values.values(), *[0.0] * zeros]
         n_links = sum(len(v) for v in store.links(site).values())
         facts = [

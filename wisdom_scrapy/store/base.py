@@ -164,7 +164,7 @@ class EntropySnapshot:
     n_pages: int
     values: Mapping[str, float]
     n_terms: int = 0
-    key: int = field(default_factory=count().__next__, compare=False, repr=False)
+    key: int = field(default_factory=count().__next__, init=False, compare=False, repr=False)
 
     def entropy(self, terms: Iterable[str]) -> np.ndarray:
         """Entropies of ``terms`` in order; unseen terms get 0 (see the module docstring)."""
