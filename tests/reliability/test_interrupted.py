@@ -140,7 +140,10 @@ def test_sigkill_mid_batch_then_resume(reference, doc_url, tmp_path: Path, worke
     path, uri = tmp_path / "store.db", f"sqlite:///{tmp_path / 'store.db'}"
     # the derived warm-up: items leave early
     job = {"JOBDIR": str(tmp_path / "job"), "WISDOM_WORKERS": workers}
-    first = crawl(tmp_path, doc_url, uri, name="first", LOG_LEVEL="DEBUG", **job).start()
+    # paced (DOWNLOAD_DELAY): the state looked for lasts from an item's leaving to the next
+    # write, which the next pages' reads bring; unpaced, a crawl could end without being seen in it
+    first = crawl(tmp_path, doc_url, uri, name="first", LOG_LEVEL="DEBUG", DOWNLOAD_DELAY=0.05,
+                  **job).start()  # fmt: skip
     assert first.process is not None
     deadline = time.monotonic() + 120
     while True:
