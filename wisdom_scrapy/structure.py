@@ -354,7 +354,7 @@ class SiteRecorder:
         n_links = len(links)
         text_keys = _pair_keys(slots, (stable_hash(link.text) for link in links), n_links, 1)
         url_keys = _pair_keys(slots, (stable_hash(link.url) for link in links), n_links, 2)
-        # anchor terms (the model's own tokenisation) and terms outside anchors, in site ids
+        # anchor terms (the model's own tokenisation) and terms outside anchors, in crawl ids
         local_to_site = self.vocab.ids(model.vocab)
         ts = model.term_start
         starts = ts[nodes]
