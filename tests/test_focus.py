@@ -374,10 +374,10 @@ def test_page_records_survive_the_store_and_other_processes() -> None:
     for url, record in source.records.items():
         again = rebuilt.records[url]
         assert np.array_equal(rebuilt.template_mask(again), source.template_mask(record))
-        assert [rebuilt.url_list[i] for i in again.url_id] == [
-            source.url_list[i] for i in record.url_id]
-        assert [rebuilt.vocab.names[i] for i in again.term_ids] == [
-            source.vocab.names[i] for i in record.term_ids]
+        assert [rebuilt.urls[i] for i in again.url_id] == [
+            source.urls[i] for i in record.url_id]
+        assert [rebuilt.vocab[i] for i in again.term_ids] == [
+            source.vocab[i] for i in record.term_ids]
     snapshot = source.store.snapshot("news")  # type: ignore[attr-defined]
     want = analyse_site(source, entropies=snapshot.entropy)
     got = analyse_site(rebuilt, entropies=snapshot.entropy)
@@ -766,7 +766,7 @@ def test_page_turns_are_links_whose_target_changes_from_page_to_page() -> None:
         record = recorder.observe("http://s" + m, PageModel.from_html(html, "http://s" + m))
     template = recorder.template_mask(record)
     turns = recorder.page_turns(record, template)
-    targets = [recorder.url_list[i] for i in record.url_id.tolist()]
+    targets = [recorder.urls[i] for i in record.url_id.tolist()]
     assert [t for t, turn in zip(targets, turns, strict=True) if turn] == [
         "http://s/archive/2024/08/page/2/"]
     assert template[: len(months)].all()  # the sidebar: template, and no page turn
@@ -787,7 +787,7 @@ def test_rel_next_and_prev_are_page_turns_whatever_their_urls() -> None:
         model = PageModel.from_html(html, url)
         record = recorder.observe(url, model)
     template = recorder.template_mask(record)
-    targets = [recorder.url_list[i] for i in record.url_id.tolist()]
+    targets = [recorder.urls[i] for i in record.url_id.tolist()]
     assert template[1:].all()  # Back, Print, More: template by their texts
     turns = recorder.page_turns(record, template, model)
     assert [t for t, turn in zip(targets, turns, strict=True) if turn] == [

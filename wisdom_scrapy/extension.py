@@ -163,9 +163,7 @@ class WisdomExtension:
         if not self.tracker.warm(site) or not len(record):
             return np.zeros(len(record))
         snapshot = self.runtime.sites.get(site).latest()
-        vocab = recorder.vocab.names
-        ids = record.term_ids
-        weights = 1.0 - snapshot.entropy([vocab[i] for i in ids.tolist()])
+        weights = 1.0 - snapshot.entropy(recorder.vocab.strings(record.term_ids.tolist()))
         lengths = np.diff(record.term_start)
         owner = np.repeat(np.arange(len(record)), lengths)
         info = np.bincount(owner, weights=weights, minlength=len(record))

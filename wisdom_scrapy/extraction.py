@@ -71,7 +71,8 @@ from wisdom_scrapy.mining.repetition import (
 )
 from wisdom_scrapy.site import Sites
 from wisdom_scrapy.store import StoreError
-from wisdom_scrapy.text import Vocabulary, extract_terms
+from wisdom_scrapy.strings import StringTable
+from wisdom_scrapy.text import extract_terms
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -140,6 +141,10 @@ def _unpack_ids(blob: bytes) -> NDArray[np.int64]:
     return np.cumsum(gaps)
 
 
+#: most term ids :meth:`TermIndex.term_id` keeps at hand (a site's anchor vocabulary fits)
+_RECENT_TERM_IDS = 1 << 14
+
+
 class _PageTerms(AbstractSet[str]):
     """The set of a fetched page's terms, compact: sorted ids into a shared vocabulary."""
 
@@ -150,7 +155,7 @@ class _PageTerms(AbstractSet[str]):
         self._index = index
 
     def __contains__(self, term: object) -> bool:
-        i = self._index.vocab.get(term) if isinstance(term, str) else None
+        i = self._index.term_id(term) if isinstance(term, str) else None
         if i is None:
             return False
         at = int(np.searchsorted(self._ids, i))
@@ -160,8 +165,7 @@ class _PageTerms(AbstractSet[str]):
         return int(self._ids.size)
 
     def __iter__(self) -> Iterator[str]:
-        names = self._index.names
-        return (names[i] for i in self._ids.tolist())
+        return iter(self._index.vocab.strings(self._ids.tolist()))
 
 
 class TermIndex:
@@ -172,14 +176,24 @@ class TermIndex:
     a crawl of 10⁵ pages keeps it in memory; :meth:`get` unpacks a page's ids (a few µs).
     """
 
-    def __init__(self, vocab: Vocabulary | None = None) -> None:
-        self.vocab = vocab if vocab is not None else Vocabulary()
+    def __init__(self, vocab: StringTable | None = None) -> None:
+        self.vocab = vocab if vocab is not None else StringTable()
         self._pages: dict[str, bytes] = {}
+        self._recent_ids: dict[str, int] = {}  # term -> id, the terms anchors look up lately
 
-    @property
-    def names(self) -> list[str]:
-        """Id -> term."""
-        return self.vocab.names
+    def term_id(self, term: str) -> int | None:
+        """The vocabulary's id of ``term`` (None: never seen). Anchor precision looks up every
+        anchor term of a page, and a site's anchors repeat theirs on every page: the ids looked
+        up lately answer in a dict look-up, not the vocabulary's array search (up to
+        :data:`_RECENT_TERM_IDS` of them, forgotten all at once past that)."""
+        i = self._recent_ids.get(term)
+        if i is None:
+            i = self.vocab.get(term)
+            if i is not None:
+                if len(self._recent_ids) >= _RECENT_TERM_IDS:
+                    self._recent_ids.clear()
+                self._recent_ids[term] = i
+        return i
 
     def add(self, url: str, terms: Collection[str]) -> None:
         self._pages[url] = _pack_ids(np.unique(self.vocab.ids(terms).astype(np.int64)))
@@ -189,7 +203,7 @@ class TermIndex:
         return None if ids is None else _PageTerms(ids, self)
 
     def ids(self, url: str) -> NDArray[np.int64] | None:
-        """The page's term ids (sorted, into :attr:`names`), or None for a page not added."""
+        """The page's term ids (sorted, into :attr:`vocab`), or None for a page not added."""
         blob = self._pages.get(url)
         return None if blob is None else _unpack_ids(blob)
 

@@ -156,7 +156,7 @@ class WisdomFocusMiddleware:
         try:
             recorder = self.wisdom.tracker.state(linked.site).recorder
             record, template = linked.record, linked.template
-            urls = [recorder.url_list[i] for i in record.url_id.tolist()]
+            urls = recorder.urls.strings(record.url_id.tolist())
             page = _Page(
                 site=linked.site,
                 record=record,

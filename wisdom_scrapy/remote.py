@@ -263,7 +263,7 @@ class RemoteAnalyzer:
         sent = self._sent[index]
         if sent.generation != self.pool.generation(index):  # a new process: it knows nothing
             sent = self._sent[index] = _Sent(self.pool.generation(index))
-        names = self.terms.names
+        names = self.terms.vocab
         job.names = names[sent.names:]
         sent.names = len(names)
         known = sent.known_paths.get(job.site, 0)

@@ -110,7 +110,9 @@ Memory
     memory. What stays per site grows with what the site shows, not with its pages' records:
     one count per distinct (slot, text) and (slot, target) pair and per sampled shingle, 12
     bytes each (:class:`KeyCounts`), the site's URL table, and per page its URL and scores.
-    The records' terms are ids into one :class:`Vocabulary` for every site of the crawl.
+    The records' terms are ids into the crawl's vocabulary, one for all sites; it and the URL
+    tables are each a :class:`~wisdom_scrapy.strings.StringTable` (about 30 bytes a string
+    over its text).
 """
 
 from __future__ import annotations
@@ -135,7 +137,8 @@ from wisdom_scrapy.mining.lamis import HitsResult, LinkGraph, hits
 from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
 from wisdom_scrapy.site import Sites
 from wisdom_scrapy.store import StoreError, TermStore
-from wisdom_scrapy.text import Vocabulary, extract_terms, stable_hash
+from wisdom_scrapy.strings import StringTable
+from wisdom_scrapy.text import extract_terms, stable_hash
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -334,16 +337,9 @@ class SiteRecorder:
     records: dict[str, PageLinks] = field(default_factory=dict)
     #: every recorded page (counted in the block statistics), its record held or not
     pages: set[str] = field(default_factory=set)
-    url_ids: dict[str, int] = field(default_factory=dict)
-    url_list: list[str] = field(default_factory=list)
-    vocab: Vocabulary = field(default_factory=Vocabulary)
-
-    def url_id(self, url: str) -> int:
-        i = self.url_ids.get(url)
-        if i is None:
-            i = self.url_ids[url] = len(self.url_list)
-            self.url_list.append(url)
-        return i
+    #: every URL the recorded pages link to (and theirs), by id
+    urls: StringTable = field(default_factory=StringTable)
+    vocab: StringTable = field(default_factory=StringTable)
 
     def observe(self, url: str, model: PageModel) -> PageLinks:
         """Record a fetched page; its block statistics count once per URL (a re-fetch of the
@@ -372,7 +368,7 @@ class SiteRecorder:
         present = np.flatnonzero(tf)
         record = PageLinks(
             url=url,
-            url_id=np.fromiter((self.url_id(link.url) for link in links), np.int32, len(links)),
+            url_id=self.urls.ids([link.url for link in links]),
             slot=slots,
             text_key=text_keys,
             url_key=url_keys,
@@ -393,7 +389,7 @@ class SiteRecorder:
             self.shingle_pages.add(record.shingles)
             self.pages.add(record.url)
         self.records[record.url] = record
-        self.url_id(record.url)
+        self.urls.id(record.url)
 
     @property
     def n_pages(self) -> int:
@@ -413,8 +409,8 @@ class SiteRecorder:
                                 return_inverse=True)
         local = local.astype("<u4")
         parts = [
-            *_pack_strings([self.url_list[i] for i in record.url_id.tolist()]),
-            *_pack_strings([self.vocab.names[i] for i in used.tolist()]),
+            *_pack_strings(self.urls.strings(record.url_id.tolist())),
+            *_pack_strings(self.vocab.strings(used.tolist())),
             record.slot.astype("<i8").tobytes(),
             record.text_key.astype("<i8").tobytes(),
             record.url_key.astype("<i8").tobytes(),
@@ -464,7 +460,7 @@ class SiteRecorder:
         np.cumsum(lengths, out=term_start[1:])
         return PageLinks(
             url=url,
-            url_id=np.fromiter(map(self.url_id, urls), np.int32, n),
+            url_id=self.urls.ids(urls),
             slot=slot,
             text_key=text_key,
             url_key=url_key,
@@ -504,7 +500,7 @@ class SiteRecorder:
         :func:`is_page_turn` of the page's or, with the page's ``model`` (the one ``record``
         was observed from), an ``<a rel="next|prev">`` (module docstring)."""
         turns = np.zeros(len(record), dtype=bool)
-        urls = self.url_list
+        urls = self.urls
         links, series = (
             (model.links(), model.series_anchors()) if model is not None else ([], frozenset()))
         at = np.flatnonzero(template)
@@ -645,16 +641,16 @@ _ANALYSIS_CHUNK = 256  # records an analysis holds at once (decoded from the sto
 
 def _term_weights(
     records: list[PageLinks],
-    names: list[str],
+    vocab: StringTable,
     entropies: Callable[[list[str]], NDArray[np.float64]] | None,
 ) -> Callable[[NDArray[np.int32]], NDArray[np.float64]]:
     """W(T) = 1 − E(T) by term id (every W 1 without ``entropies``), for the terms of
-    ``records`` only: the vocabulary is every site's (:class:`Vocabulary`)."""
+    ``records`` only: the vocabulary is every site's."""
     if entropies is None:
         return lambda ids: np.ones(len(ids))
     parts = [part for rec in records for part in (rec.term_ids, rec.content_ids)]
     used = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int32)
-    weights = (1.0 - np.asarray(entropies([names[i] for i in used.tolist()]), dtype=np.float64)
+    weights = (1.0 - np.asarray(entropies(vocab.strings(used.tolist())), dtype=np.float64)
                if len(used) else np.zeros(0))  # fmt: skip
     return lambda ids: weights[np.searchsorted(used, ids)]
 
@@ -692,11 +688,9 @@ def analyse_site(
     index = {u: i for i, u in enumerate(urls)}
     n = len(urls)
     # page URL id (site table) -> node index, -1 when the target was never fetched
-    node_of_url = np.full(len(recorder.url_list), -1, dtype=np.int64)
-    for u, i in index.items():
-        uid = recorder.url_ids.get(u)
-        if uid is not None:
-            node_of_url[uid] = i
+    node_of_url = np.full(len(recorder.urls), -1, dtype=np.int64)
+    uids = recorder.urls.lookup(urls)
+    node_of_url[uids[uids >= 0]] = np.flatnonzero(uids >= 0)
     srcs, dsts, infos, alphas = [], [], [], []
     content = np.full(n, np.nan)
     n_records = len(records)
@@ -706,7 +700,7 @@ def analyse_site(
     for start in range(0, n_records, _ANALYSIS_CHUNK):
         chunk = [records[u] for u in urls[start : min(start + _ANALYSIS_CHUNK, n_records)]]
         masks = recorder.template_masks(chunk) if template else [None] * len(chunk)
-        weight = _term_weights(chunk, recorder.vocab.names, entropies)
+        weight = _term_weights(chunk, recorder.vocab, entropies)
         for i, rec, tmask in zip(range(start, start + len(chunk)), chunk, masks, strict=True):
             page_shingles[i] = rec.shingles
             content[i] = float((rec.content_tf * weight(rec.content_ids)).sum())
@@ -891,7 +885,7 @@ class StructureTracker:
         timer: Callable[[str, float], None] = lambda name, seconds: None,
         in_flight: Callable[[str], Iterable[str]] = lambda site: (),
         sites: Sites | None = None,
-        vocab: Vocabulary | None = None,
+        vocab: StringTable | None = None,
     ) -> None:
         self.store = store
         self.timer = timer
@@ -903,7 +897,7 @@ class StructureTracker:
         self.count = count
         self.sites = sites if sites is not None else Sites(store)
         #: the page records' terms, every site's (the crawl's TOC term index's, given it)
-        self.vocab = vocab if vocab is not None else Vocabulary()
+        self.vocab = vocab if vocab is not None else StringTable()
 
     def warm(self, site: str) -> bool:
         """Whether the site is warm by the pages this tracker has records of (its own and the
@@ -1049,7 +1043,7 @@ class StructureTracker:
         known = state.scores.get(url)
         if known is not None:
             return known
-        uid = state.recorder.url_ids.get(url)
+        uid = state.recorder.urls.get(url)
         mean = state.analysis.raw_authority_mean
         if uid is None:
             return 0.0, 0.0
@@ -1067,7 +1061,7 @@ class StructureTracker:
         """Remember a page's estimated hub score and add its informative links to their
         targets' estimated authority (Σ α · h over in-links, one HITS step)."""
         state = self.state(site)
-        state.hub_estimates.set(state.recorder.url_id(record.url), hub)
+        state.hub_estimates.set(state.recorder.urls.id(record.url), hub)
         if hub <= 0 or not informative.any():
             return
         best: dict[int, float] = {}
@@ -1095,7 +1089,7 @@ class StructureTracker:
         analysis = state.analysis
         if analysis.raw_hub_mean <= 0 or not informative.any():
             return 0.0
-        urls = state.recorder.url_list
+        urls = state.recorder.urls
         best: dict[int, float] = {}
         for uid, a in zip(record.url_id[informative].tolist(), alpha[informative].tolist(),
                           strict=True):

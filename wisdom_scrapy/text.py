@@ -25,16 +25,11 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from numpy.typing import NDArray
-
 __all__ = [
     "MAX_TERM_CHARS",
-    "Vocabulary",
     "count_terms",
     "extract_terms",
     "is_overlong",
@@ -199,33 +194,3 @@ def stable_hash(text: str) -> int:
     """
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little",
                           signed=True)
-
-
-class Vocabulary:
-    """Terms by id, ids given in order of first sight. A crawl has one, shared by its sites and
-    by the tables that keep terms as ids (the link structure's page records, the TOC term
-    index): a broad crawl's sites repeat one another's words, and a vocabulary per site and
-    per table held each word (~100 bytes) many times over."""
-
-    def __init__(self) -> None:
-        self._ids: dict[str, int] = {}
-        self.names: list[str] = []  # id -> term
-
-    def ids(self, terms: Iterable[str]) -> NDArray[np.int32]:
-        """The ids of ``terms`` in order, new terms added."""
-        ids, names = self._ids, self.names
-        out = []
-        for t in terms:
-            i = ids.get(t)
-            if i is None:
-                i = ids[t] = len(names)
-                names.append(t)
-            out.append(i)
-        return np.asarray(out, dtype=np.int32)
-
-    def get(self, term: str) -> int | None:
-        """The id of ``term``, or None for a term never given one."""
-        return self._ids.get(term)
-
-    def __len__(self) -> int:
-        return len(self.names)

@@ -1,0 +1,95 @@
+"""StringTable: strings by id in order of first sight, held compactly."""
+
+from __future__ import annotations
+
+import random
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from wisdom_scrapy.strings import StringTable
+
+
+def _words(rng: random.Random, n: int) -> list[str]:
+    """``n`` strings drawn with repeats from a pool mixing ASCII, accented, Han and a lone
+    surrogate (what ``str`` allows, whatever a page decodes to)."""
+    pool = [f"term{k}" for k in range(n // 3)] + ["entropie", "café", "信息熵", "\ud800x", ""]
+    return [rng.choice(pool) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_ids_follow_first_sight_like_a_list_and_a_dict(seed: int) -> None:
+    """Over batches of every size (past the index's merges), with strings repeated within a
+    batch and across batches, the table gives the ids a list and a dict would, and gives the
+    strings back."""
+    rng = random.Random(seed)
+    table, ids, names = StringTable(), dict[str, int](), list[str]()
+    for _ in range(60):
+        batch = _words(rng, rng.choice([0, 1, 7, 300]))
+        got = table.ids(batch)
+        for s in batch:
+            if s not in ids:
+                ids[s] = len(names)
+                names.append(s)
+        assert got.dtype == np.int32
+        assert got.tolist() == [ids[s] for s in batch]
+        assert table.strings(got.tolist()) == batch
+    assert len(table) == len(names)
+    assert list(table) == names
+    assert table[len(names) // 2 :] == names[len(names) // 2 :]
+    assert table[-1] == names[-1]
+    assert all(table.get(s) == i for s, i in ids.items())
+    assert all(table.id(s) == i for s, i in ids.items())
+    assert len(table) == len(names)  # looking up added nothing
+
+
+def test_unknown_strings_are_not_added_by_lookups() -> None:
+    table = StringTable()
+    table.ids(["a", "b"])
+    assert table.lookup(["b", "zz", "a"]).tolist() == [1, -1, 0]
+    assert table.get("zz") is None
+    assert "zz" not in table and "a" in table and 0 not in table
+    assert table.id("zz") == 2
+    with pytest.raises(IndexError, match="3 strings"):
+        table[3]
+
+
+def test_a_string_costs_a_fraction_of_a_list_and_a_dict() -> None:
+    """The point of the table: a crawl's URLs and terms in about 30 bytes a string over their
+    text, where a list of str and a dict took about 130 (module docstring). Measured with
+    tracemalloc on 20,000 URL-like strings made before the measure starts (the table must not
+    keep them: it keeps their bytes)."""
+    urls = [f"http://127.0.0.1:8000/a/{k}.html" for k in range(20_000)]
+    text = sum(map(len, urls))
+
+    def traced(build):
+        tracemalloc.start()
+        try:
+            kept = build()
+            return tracemalloc.get_traced_memory()[0], kept
+        finally:
+            tracemalloc.stop()
+
+    table_bytes, table = traced(lambda: _filled(urls))
+    plain_bytes, plain = traced(lambda: _plain(urls))
+    assert len(table) == len(plain[1]) == len(urls)
+    assert (table_bytes - text) / len(urls) < 45
+    assert table_bytes < plain_bytes / 2
+
+
+def _filled(urls: list[str]) -> StringTable:
+    table = StringTable()
+    for k in range(0, len(urls), 50):  # a page's links at a time, as a crawl adds them
+        table.ids(urls[k : k + 50])
+    return table
+
+
+def _plain(urls: list[str]) -> tuple[dict[str, int], list[str]]:
+    ids: dict[str, int] = {}
+    names: list[str] = []
+    for url in urls:
+        copy = "".join(url)  # a string of its own, as each page's parse makes
+        ids[copy] = len(names)
+        names.append(copy)
+    return ids, names

@@ -1,0 +1,139 @@
+"""Strings by id, compact (:class:`StringTable`): the crawl's term vocabulary, a site's URLs.
+
+A crawl gives ids to every term it meets (the link structure's page records and the TOC term
+index keep terms as ids) and to every URL a site's pages link to. Both tables grow with the
+crawl: an endless site brings new terms and new URLs on every page. As a ``list`` of ``str``
+beside a ``dict`` from string to id, each string costs about 130 bytes over its text (the
+``str`` object, the list slot, the dict entry and its spare room); here it costs about 30:
+its UTF-8 bytes in one buffer, an 8-byte end offset, and 12 bytes of hash index.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, overload
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["StringTable"]
+
+#: the index's new entries wait in a dict until there are this many (or an eighth of the
+#: index), then merge into its sorted arrays: a few array operations per string, amortised
+_MERGE_AT = 64
+
+
+class StringTable(Sequence[str]):
+    """Strings by id, ids given in order of first sight (so the same strings met in the same
+    order get the same ids in every process), held compactly (module docstring).
+
+    ``table[i]`` is string ``i``; :meth:`ids` gives strings their ids, adding new ones;
+    :meth:`lookup` and :meth:`get` only look. A string is found by its 64-bit ``hash()``
+    (ids are this process's own and never stored, so the per-process salt does not matter),
+    kept in sorted arrays with the ids beside. Two distinct strings would share an id only if
+    their hashes collided: about n²/2⁶⁵, 3·10⁻⁸ for a million strings, the odds the crawl's
+    block statistics already take with their 64-bit keys.
+    """
+
+    __slots__ = ("_blob", "_ids", "_keys", "_offsets", "_recent")
+
+    def __init__(self) -> None:
+        self._blob = bytearray()  # the strings' UTF-8 bytes, one after the other
+        self._offsets = array("q", [0])  # string i is _blob[_offsets[i]:_offsets[i + 1]]
+        self._keys = np.zeros(0, dtype=np.int64)  # hashes, sorted
+        self._ids = np.zeros(0, dtype=np.int32)  # the id of each of _keys
+        self._recent: dict[int, int] = {}  # hashes not in _keys yet -> id
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return self.strings(range(*index.indices(len(self))))
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"string id {index} out of range ({len(self)} strings)")
+        return self.strings((index,))[0]
+
+    def strings(self, ids: Iterable[int]) -> list[str]:
+        """The strings of ``ids`` (valid ids: see ``table[i]``), in order; a third the time of
+        indexing them one by one."""
+        blob, offsets = self._blob, self._offsets
+        return [blob[offsets[i] : offsets[i + 1]].decode("utf-8", "surrogatepass") for i in ids]
+
+    def __iter__(self) -> Iterator[str]:
+        for start in range(0, len(self), 4096):
+            yield from self.strings(range(start, min(start + 4096, len(self))))
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, str) and self.get(value) is not None
+
+    def get(self, string: str) -> int | None:
+        """The id of ``string``, or None for a string never given one."""
+        key = hash(string)
+        i = self._recent.get(key)
+        if i is not None:
+            return i
+        at = int(self._keys.searchsorted(key))
+        if at < len(self._keys) and int(self._keys[at]) == key:
+            return int(self._ids[at])
+        return None
+
+    def id(self, string: str) -> int:
+        """The id of ``string``, given it if new."""
+        i = self.get(string)
+        return self._add(string, hash(string)) if i is None else i
+
+    def lookup(self, strings: Sequence[str]) -> NDArray[np.int32]:
+        """The ids of ``strings`` in order, -1 for strings never given one."""
+        return self._lookup(np.fromiter(map(hash, strings), np.int64, len(strings)))
+
+    def ids(self, strings: Iterable[str]) -> NDArray[np.int32]:
+        """The ids of ``strings`` in order, new strings added."""
+        listed = strings if isinstance(strings, Sequence) else list(strings)
+        keys = np.fromiter(map(hash, listed), np.int64, len(listed))
+        out = self._lookup(keys)
+        added: dict[int, int] = {}  # a string listed twice is added by the first
+        for k in np.flatnonzero(out < 0).tolist():
+            key = int(keys[k])
+            i = added.get(key)
+            out[k] = added[key] = self._add(listed[k], key) if i is None else i
+        return out
+
+    def _lookup(self, keys: NDArray[np.int64]) -> NDArray[np.int32]:
+        out = np.full(len(keys), -1, dtype=np.int32)
+        if len(self._keys) and len(keys):
+            at = np.minimum(self._keys.searchsorted(keys), len(self._keys) - 1)
+            found = self._keys[at] == keys
+            out[found] = self._ids[at[found]]
+        if self._recent:
+            recent = self._recent
+            for k in np.flatnonzero(out < 0).tolist():
+                out[k] = recent.get(int(keys[k]), -1)
+        return out
+
+    def _add(self, string: str, key: int) -> int:
+        i = len(self)
+        self._blob += string.encode("utf-8", "surrogatepass")
+        self._offsets.append(len(self._blob))
+        self._recent[key] = i
+        if len(self._recent) > max(_MERGE_AT, len(self._keys) >> 3):
+            self._merge()
+        return i
+
+    def _merge(self) -> None:
+        recent = self._recent
+        keys = np.concatenate([self._keys, np.fromiter(recent, np.int64, len(recent))])
+        ids = np.concatenate([self._ids, np.fromiter(recent.values(), np.int32, len(recent))])
+        order = np.argsort(keys)
+        self._keys, self._ids, self._recent = keys[order], ids[order], {}
