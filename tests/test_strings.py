@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pickle
 import random
+import subprocess
+import sys
 import tracemalloc
 
 import numpy as np
@@ -53,6 +56,29 @@ def test_unknown_strings_are_not_added_by_lookups() -> None:
     assert table.id("zz") == 2
     with pytest.raises(IndexError, match="3 strings"):
         table[3]
+
+
+def test_strings_of_one_hash_keep_ids_of_their_own() -> None:
+    """CPython's ``hash()`` of a ``str`` hashes its storage bytes: "x0" (one byte a character)
+    and "へ" (U+3078, two) hash alike in every process. An identifier and a Japanese term of
+    one page must not share an id."""
+    assert hash("x0") == hash("へ") and hash("n0") == hash("の")  # the trap is real
+    table = StringTable()
+    assert table.ids(["x0", "n0", "へ", "の"]).tolist() == [0, 1, 2, 3]
+    assert (table.get("へ"), table.get("x0")) == (2, 0)
+    assert table.strings([2, 3]) == ["へ", "の"]
+
+
+def test_a_table_unpickled_in_another_process_finds_its_strings() -> None:
+    """The index's hashes are salted per process: an unpickled table hashes its strings
+    again (a fresh interpreter, so another salt)."""
+    table = StringTable()
+    table.ids([f"w{k}" for k in range(500)] + ["café", "x0", "へ"])
+    script = ("import pickle, sys; t = pickle.load(sys.stdin.buffer); "
+              "print(t.get('w7'), t.get('へ'), t.ids(['x0', 'new']).tolist(), len(t))")
+    done = subprocess.run([sys.executable, "-c", script], input=pickle.dumps(table),
+                          capture_output=True, check=True)
+    assert done.stdout.decode().split("\n")[0] == "7 502 [501, 503] 504"
 
 
 def test_a_string_costs_a_fraction_of_a_list_and_a_dict() -> None:

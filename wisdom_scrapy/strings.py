@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -20,6 +20,28 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["StringTable"]
+
+def _key(string: str) -> int:
+    """The index's hash of ``string``. ``hash()`` alone will not do: CPython hashes a ``str``'s
+    storage bytes, one to four a character, so "x0" (bytes 78 30) and "へ" (U+3078, stored as
+    the same two bytes) always collide, and a crawl meets both kinds. Such strings differ in
+    length, which the key takes in (a ``str`` caches its own hash, so this costs a tuple)."""
+    return hash((string, len(string)))
+
+
+def _rebuilt(blob: bytes, offsets: array[int]) -> StringTable:
+    """A table unpickled: the strings as they were, the index hashed again (the hash is
+    salted per process)."""
+    table = StringTable()
+    table._blob[:] = blob
+    table._offsets = offsets
+    strings = table.strings(range(len(table)))
+    table._keys = np.fromiter(map(_key, strings), np.int64, len(strings))
+    table._ids = np.arange(len(strings), dtype=np.int32)
+    order = np.argsort(table._keys)
+    table._keys, table._ids = table._keys[order], table._ids[order]
+    return table
+
 
 #: the index's new entries wait in a dict until there are this many (or an eighth of the
 #: index), then merge into its sorted arrays: a few array operations per string, amortised
@@ -31,11 +53,11 @@ class StringTable(Sequence[str]):
     order get the same ids in every process), held compactly (module docstring).
 
     ``table[i]`` is string ``i``; :meth:`ids` gives strings their ids, adding new ones;
-    :meth:`lookup` and :meth:`get` only look. A string is found by its 64-bit ``hash()``
-    (ids are this process's own and never stored, so the per-process salt does not matter),
-    kept in sorted arrays with the ids beside. Two distinct strings would share an id only if
-    their hashes collided: about n²/2⁶⁵, 3·10⁻⁸ for a million strings, the odds the crawl's
-    block statistics already take with their 64-bit keys.
+    :meth:`lookup` and :meth:`get` only look. A string is found by a 64-bit hash (:func:`_key`;
+    salted per process, which is fine: ids are this process's own and a pickled table
+    rebuilds its index), kept in sorted arrays with the ids beside. Two distinct strings
+    would share an id, and the second would read as the first, only if their hashes collided:
+    about n²/2⁶⁵ for n strings, 3·10⁻⁸ for a million.
     """
 
     __slots__ = ("_blob", "_ids", "_keys", "_offsets", "_recent")
@@ -49,6 +71,9 @@ class StringTable(Sequence[str]):
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuilt, (bytes(self._blob), self._offsets)
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -66,8 +91,8 @@ class StringTable(Sequence[str]):
         return self.strings((index,))[0]
 
     def strings(self, ids: Iterable[int]) -> list[str]:
-        """The strings of ``ids`` (valid ids: see ``table[i]``), in order; a third the time of
-        indexing them one by one."""
+        """The strings of ``ids`` (each in ``range(len(table))``: unchecked, unlike
+        ``table[i]``), in order; a third the time of indexing them one by one."""
         blob, offsets = self._blob, self._offsets
         return [blob[offsets[i] : offsets[i + 1]].decode("utf-8", "surrogatepass") for i in ids]
 
@@ -80,7 +105,7 @@ class StringTable(Sequence[str]):
 
     def get(self, string: str) -> int | None:
         """The id of ``string``, or None for a string never given one."""
-        key = hash(string)
+        key = _key(string)
         i = self._recent.get(key)
         if i is not None:
             return i
@@ -92,16 +117,16 @@ class StringTable(Sequence[str]):
     def id(self, string: str) -> int:
         """The id of ``string``, given it if new."""
         i = self.get(string)
-        return self._add(string, hash(string)) if i is None else i
+        return self._add(string, _key(string)) if i is None else i
 
     def lookup(self, strings: Sequence[str]) -> NDArray[np.int32]:
         """The ids of ``strings`` in order, -1 for strings never given one."""
-        return self._lookup(np.fromiter(map(hash, strings), np.int64, len(strings)))
+        return self._lookup(np.fromiter(map(_key, strings), np.int64, len(strings)))
 
     def ids(self, strings: Iterable[str]) -> NDArray[np.int32]:
         """The ids of ``strings`` in order, new strings added."""
         listed = strings if isinstance(strings, Sequence) else list(strings)
-        keys = np.fromiter(map(hash, listed), np.int64, len(listed))
+        keys = np.fromiter(map(_key, listed), np.int64, len(listed))
         out = self._lookup(keys)
         added: dict[int, int] = {}  # a string listed twice is added by the first
         for k in np.flatnonzero(out < 0).tolist():

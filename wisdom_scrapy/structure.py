@@ -1089,15 +1089,14 @@ class StructureTracker:
         analysis = state.analysis
         if analysis.raw_hub_mean <= 0 or not informative.any():
             return 0.0
-        urls = state.recorder.urls
         best: dict[int, float] = {}
         for uid, a in zip(record.url_id[informative].tolist(), alpha[informative].tolist(),
                           strict=True):
             if a > best.get(uid, -1.0):
                 best[uid] = a
         total = 0.0
-        for uid, a in best.items():
-            score = state.scores.get(urls[uid])
+        for url, a in zip(state.recorder.urls.strings(best), best.values(), strict=True):
+            score = state.scores.get(url)
             total += a * (score[1] if score is not None else 1.0)
         return total / analysis.raw_hub_mean
 
