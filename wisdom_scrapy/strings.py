@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["StringTable"]
 
+
 def _key(string: str) -> int:
     """The index's hash of ``string``. ``hash()`` alone will not do: CPython hashes a ``str``'s
     storage bytes, one to four a character, so "x0" (bytes 78 30) and "へ" (U+3078, stored as
