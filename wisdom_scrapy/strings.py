@@ -3,7 +3,7 @@
 A crawl gives ids to every term it meets (the link structure's page records and the TOC term
 index keep terms as ids) and to every URL a site's pages link to. Both tables grow with the
 crawl: an endless site brings new terms and new URLs on every page. As a ``list`` of ``str``
-beside a ``dict`` from string to id, each string costs about 130 bytes over its text (the
+beside a ``dict`` from string to id, each string costs 100 to 130 bytes over its text (the
 ``str`` object, the list slot, the dict entry and its spare room); here it costs about 30:
 its UTF-8 bytes in one buffer, an 8-byte end offset, and 12 bytes of hash index.
 """
