@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
+from wisdom_scrapy.mining.counts import KeyValues
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -37,16 +39,9 @@ def _rebuilt(blob: bytes, offsets: array[int]) -> StringTable:
     table._blob[:] = blob
     table._offsets = offsets
     strings = table.strings(range(len(table)))
-    table._keys = np.fromiter(map(_key, strings), np.int64, len(strings))
-    table._ids = np.arange(len(strings), dtype=np.int32)
-    order = np.argsort(table._keys)
-    table._keys, table._ids = table._keys[order], table._ids[order]
+    keys = np.fromiter(map(_key, strings), np.int64, len(strings))
+    table._index = KeyValues.from_arrays(keys, np.arange(len(strings)))
     return table
-
-
-#: the index's new entries wait in a dict until there are this many (or an eighth of the
-#: index), then merge into its sorted arrays: a few array operations per string, amortised
-_MERGE_AT = 64
 
 
 class StringTable(Sequence[str]):
@@ -56,19 +51,18 @@ class StringTable(Sequence[str]):
     ``table[i]`` is string ``i``; :meth:`ids` gives strings their ids, adding new ones;
     :meth:`lookup` and :meth:`get` only look. A string is found by a 64-bit hash (:func:`_key`;
     salted per process, which is fine: ids are this process's own and a pickled table
-    rebuilds its index), kept in sorted arrays with the ids beside. Two distinct strings
+    rebuilds its index), kept with the ids in a :class:`~wisdom_scrapy.mining.counts.KeyValues`.
+    Two distinct strings
     would share an id, and the second would read as the first, only if their hashes collided:
     about n²/2⁶⁵ for n strings, 3·10⁻⁸ for a million.
     """
 
-    __slots__ = ("_blob", "_ids", "_keys", "_offsets", "_recent")
+    __slots__ = ("_blob", "_index", "_offsets")
 
     def __init__(self) -> None:
         self._blob = bytearray()  # the strings' UTF-8 bytes, one after the other
         self._offsets = array("q", [0])  # string i is _blob[_offsets[i]:_offsets[i + 1]]
-        self._keys = np.zeros(0, dtype=np.int64)  # hashes, sorted
-        self._ids = np.zeros(0, dtype=np.int32)  # the id of each of _keys
-        self._recent: dict[int, int] = {}  # hashes not in _keys yet -> id
+        self._index = KeyValues()  # _key(string) -> id
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
@@ -106,14 +100,8 @@ class StringTable(Sequence[str]):
 
     def get(self, string: str) -> int | None:
         """The id of ``string``, or None for a string never given one."""
-        key = _key(string)
-        i = self._recent.get(key)
-        if i is not None:
-            return i
-        at = int(self._keys.searchsorted(key))
-        if at < len(self._keys) and int(self._keys[at]) == key:
-            return int(self._ids[at])
-        return None
+        i = self._index.value(_key(string), -1)
+        return None if i < 0 else i
 
     def id(self, string: str) -> int:
         """The id of ``string``, given it if new."""
@@ -137,29 +125,11 @@ class StringTable(Sequence[str]):
         return out
 
     def _lookup(self, keys: NDArray[np.int64]) -> NDArray[np.int32]:
-        out = np.full(len(keys), -1, dtype=np.int32)
-        if len(self._keys) and len(keys):
-            at = np.minimum(self._keys.searchsorted(keys), len(self._keys) - 1)
-            found = self._keys[at] == keys
-            out[found] = self._ids[at[found]]
-        if self._recent:
-            recent = self._recent
-            for k in np.flatnonzero(out < 0).tolist():
-                out[k] = recent.get(int(keys[k]), -1)
-        return out
+        return self._index.values_of(keys, -1).astype(np.int32)
 
     def _add(self, string: str, key: int) -> int:
         i = len(self)
         self._blob += string.encode("utf-8", "surrogatepass")
         self._offsets.append(len(self._blob))
-        self._recent[key] = i
-        if len(self._recent) > max(_MERGE_AT, len(self._keys) >> 3):
-            self._merge()
+        self._index.put(key, i)
         return i
-
-    def _merge(self) -> None:
-        recent = self._recent
-        keys = np.concatenate([self._keys, np.fromiter(recent, np.int64, len(recent))])
-        ids = np.concatenate([self._ids, np.fromiter(recent.values(), np.int32, len(recent))])
-        order = np.argsort(keys)
-        self._keys, self._ids, self._recent = keys[order], ids[order], {}

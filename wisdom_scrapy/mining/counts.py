@@ -8,43 +8,98 @@ arrays (12 bytes a key) rather than a ``dict`` (about 100).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["KeyCounts"]
+__all__ = ["KeyCounts", "KeyValues"]
 
 
-class KeyCounts(Mapping[int, int]):
+class KeyValues:
+    """A value (int32) per 64-bit key, compact: the keys a sorted array with the values beside,
+    new keys in a small dict until it holds more than an eighth of them (or
+    :data:`_MERGE_AT`), then merged in (amortised, a few array operations per key). About 12
+    bytes a key instead of a dict's ~100 (an entry and two int objects). The mechanism of
+    :class:`KeyCounts` and of :class:`~wisdom_scrapy.strings.StringTable`'s index."""
+
+    __slots__ = ("_keys", "_recent", "_values")
+
+    def __init__(self) -> None:
+        self._keys = np.zeros(0, dtype=np.int64)
+        self._values = np.zeros(0, dtype=np.int32)
+        self._recent: dict[int, int] = {}  # keys not in _keys yet -> value
+
+    @classmethod
+    def from_arrays(cls, keys: NDArray[np.int64], values: NDArray[np.int64]) -> Self:
+        """The values ``values`` of the distinct keys ``keys`` (any order)."""
+        made = cls()
+        order = np.argsort(keys)
+        made._keys = np.asarray(keys, dtype=np.int64)[order]
+        made._values = np.asarray(values, dtype=np.int32)[order]
+        return made
+
+    def value(self, key: int, missing: int) -> int:
+        """The value of ``key``, ``missing`` when absent."""
+        got = self._recent.get(key)
+        if got is not None:
+            return got
+        at = int(self._keys.searchsorted(key))
+        if at < len(self._keys) and int(self._keys[at]) == key:
+            return int(self._values[at])
+        return missing
+
+    def values_of(self, query: NDArray[np.int64], missing: int) -> NDArray[np.int64]:
+        """The value of every key of ``query``, ``missing`` for those absent."""
+        query = np.asarray(query, dtype=np.int64)
+        out = np.full(len(query), missing, dtype=np.int64)
+        if len(self._keys) and len(query):
+            at = np.minimum(self._keys.searchsorted(query), len(self._keys) - 1)
+            found = self._keys[at] == query
+            out[found] = self._values[at[found]]
+        if self._recent and len(query):
+            get = self._recent.get
+            for k in np.flatnonzero(out == missing).tolist():
+                out[k] = get(int(query[k]), missing)
+        return out
+
+    def put(self, key: int, value: int) -> None:
+        """Give ``key``, which has no value yet, its ``value``."""
+        self._recent[key] = value
+        self._merge_if_due()
+
+    def _merge_if_due(self) -> None:
+        if len(self._recent) > max(_MERGE_AT, len(self._keys) >> 3):
+            self._merge()
+
+    def _merge(self) -> None:
+        if not self._recent:
+            return
+        recent = self._recent
+        keys = np.concatenate([self._keys, np.fromiter(recent.keys(), np.int64, len(recent))])
+        values = np.concatenate([self._values,
+                                 np.fromiter(recent.values(), np.int32, len(recent))])
+        order = np.argsort(keys)  # the recent keys are not in _keys: all keys distinct
+        self._keys, self._values, self._recent = keys[order], values[order], {}
+
+    def __len__(self) -> int:
+        return len(self._keys) + len(self._recent)
+
+
+class KeyCounts(KeyValues, Mapping[int, int]):
     """On how many pages each 64-bit key (a slot, pair or shingle hash) was seen: what a
     ``Counter`` answers, in 12 bytes a key instead of about 100 (a dict entry and two int
     objects), since a site's count grows with every page of new text.
 
-    The keys are a sorted array with their counts beside; :meth:`add` counts a key already
-    there in place and keeps a new one in a small dict, merged into the arrays once it holds
-    more than an eighth of them (amortised, a few array operations per key). Look-ups are
+    The counts are a :class:`KeyValues`' values: :meth:`add` counts a key already there in
+    place and a new one in its dict of recent keys. Look-ups are
     vectorised (:meth:`lookup`); it is a read-only ``Mapping`` otherwise (``dict(counts)``, ``==``)
     but for :meth:`add` and :meth:`remove`.
     """
 
-    __slots__ = ("_counts", "_keys", "_recent")
-
-    def __init__(self) -> None:
-        self._keys = np.zeros(0, dtype=np.int64)
-        self._counts = np.zeros(0, dtype=np.int32)
-        self._recent: dict[int, int] = {}  # keys not in _keys yet -> count
-
-    @classmethod
-    def from_arrays(cls, keys: NDArray[np.int64], counts: NDArray[np.int64]) -> KeyCounts:
-        """The counts ``counts`` of the distinct keys ``keys`` (any order)."""
-        made = cls()
-        order = np.argsort(keys)
-        made._keys = np.asarray(keys, dtype=np.int64)[order]
-        made._counts = np.asarray(counts, dtype=np.int32)[order]
-        return made
+    __slots__ = ()
 
     def add(self, keys: NDArray[np.int64]) -> None:
         """Count every key of ``keys`` once more (a key listed twice, twice)."""
@@ -52,13 +107,12 @@ class KeyCounts(Mapping[int, int]):
         if len(self._keys) and len(keys):
             at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
             found = self._keys[at] == keys
-            self._counts[at[found]] += n[found].astype(np.int32)  # keys unique: no repeats
+            self._values[at[found]] += n[found].astype(np.int32)  # keys unique: no repeats
             keys, n = keys[~found], n[~found]
         recent = self._recent
         for k, c in zip(keys.tolist(), n.tolist(), strict=True):
             recent[k] = recent.get(k, 0) + c
-        if len(recent) > max(_MERGE_AT, len(self._keys) >> 3):
-            self._merge()
+        self._merge_if_due()
 
     def remove(self, keys: NDArray[np.int64]) -> None:
         """Count every key of ``keys`` once less (a key listed twice, twice): the keys of a
@@ -68,10 +122,10 @@ class KeyCounts(Mapping[int, int]):
         if len(self._keys) and len(keys):
             at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
             found = self._keys[at] == keys
-            self._counts[at[found]] -= n[found].astype(np.int32)
-            if (self._counts[at[found]] <= 0).any():
-                kept = self._counts > 0
-                self._keys, self._counts = self._keys[kept], self._counts[kept]
+            self._values[at[found]] -= n[found].astype(np.int32)
+            if (self._values[at[found]] <= 0).any():
+                kept = self._values > 0
+                self._keys, self._values = self._keys[kept], self._values[kept]
             keys, n = keys[~found], n[~found]
         recent = self._recent
         for k, c in zip(keys.tolist(), n.tolist(), strict=True):
@@ -81,32 +135,14 @@ class KeyCounts(Mapping[int, int]):
             else:
                 recent.pop(k, None)
 
-    def _merge(self) -> None:
-        if not self._recent:
-            return
-        recent = self._recent
-        keys = np.concatenate([self._keys, np.fromiter(recent.keys(), np.int64, len(recent))])
-        counts = np.concatenate([self._counts,
-                                 np.fromiter(recent.values(), np.int32, len(recent))])
-        order = np.argsort(keys)  # the recent keys are not in _keys: all keys distinct
-        self._keys, self._counts, self._recent = keys[order], counts[order], {}
-
     def arrays(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """(keys sorted, their counts)."""
         self._merge()
-        return self._keys, self._counts.astype(np.int64)
+        return self._keys, self._values.astype(np.int64)
 
     def lookup(self, query: NDArray[np.int64]) -> NDArray[np.int64]:
         """The count of every key of ``query`` (0 when absent)."""
-        query = np.asarray(query, dtype=np.int64)
-        out = np.zeros(len(query), dtype=np.int64)
-        if len(self._keys) and len(query):
-            at = np.minimum(np.searchsorted(self._keys, query), len(self._keys) - 1)
-            out = np.where(self._keys[at] == query, self._counts[at], 0).astype(np.int64)
-        if self._recent and len(query):
-            get = self._recent.get
-            out += np.fromiter((get(q, 0) for q in query.tolist()), np.int64, len(query))
-        return out
+        return self.values_of(query, 0)
 
     def __getitem__(self, key: int) -> int:
         count = int(self.lookup(np.array([key], dtype=np.int64))[0])
@@ -118,8 +154,6 @@ class KeyCounts(Mapping[int, int]):
         self._merge()
         return iter(self._keys.tolist())
 
-    def __len__(self) -> int:
-        return len(self._keys) + len(self._recent)
 
 
 #: New keys a KeyCounts keeps in its dict before merging them, at least: few, since a broad
