@@ -24,9 +24,10 @@ Scrapy 2.19 and for a crawl that must end with one site-level analysis:
 * **Crash safety.** A popped request moves, atomically, from the queue into the worker's
   in-flight set, and leaves it once the spider's output for its response has gone through
   every spider middleware (:class:`DistributedMiddleware`: the page is stored and the requests
-  it led to are queued), or when the worker goes idle (then everything it popped is done). A
-  worker whose heartbeat key has expired (``WISDOM_WORKER_TIMEOUT``) is dead: the next worker
-  to go idle puts its in-flight requests back in the queue (``wisdom/distributed/recovered``).
+  it led to are in the shared queue), or when the worker goes idle (then everything it popped
+  is done). A worker whose heartbeat key has expired (``WISDOM_WORKER_TIMEOUT``) is dead: the
+  next worker to go idle puts its in-flight requests back in the queue
+  (``wisdom/distributed/recovered``).
   A page fetched again that way changes nothing in the store (its digest is stored).
 * **The end of the crawl.** scrapy-redis closes a worker as soon as the queue is empty, and its
   close flushes the shared fingerprints and queue under workers still running. Here a worker
@@ -61,7 +62,7 @@ import uuid
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from scrapy import signals
+from scrapy import Request, signals
 from scrapy.dupefilters import RFPDupeFilter as ScrapyDupeFilter
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.utils.asyncio import create_looping_call
@@ -74,7 +75,7 @@ from wisdom_scrapy.settings import WisdomSettings
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from scrapy import Request, Spider
+    from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.settings import BaseSettings
@@ -339,7 +340,15 @@ class RedisScheduler(Scheduler):
 class DistributedMiddleware:
     """Spider middleware, nearest the engine: once the spider's output for a response has gone
     through every other spider middleware (the page stored, its requests queued), the request
-    leaves the worker's in-flight set. Does nothing without :class:`RedisScheduler`."""
+    leaves the worker's in-flight set. Does nothing without :class:`RedisScheduler`.
+
+    It schedules the output's requests itself, as they come, instead of passing them on: Scrapy
+    puts a response's output in a queue of its own (up to twice ``CONCURRENT_ITEMS`` objects)
+    and schedules the requests from there later, behind items waiting for the item pipelines.
+    Passed on, they would still be in this process's memory when the page leaves the in-flight
+    set, and a worker killed then would lose them for the whole crawl (the page is fetched,
+    its links are never queued).
+    """
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
@@ -351,9 +360,16 @@ class DistributedMiddleware:
     async def process_spider_output(
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
-        async for obj in result:
-            yield obj
         engine = self.crawler.engine
         scheduler = engine.scheduler if engine is not None else None
-        if isinstance(scheduler, RedisScheduler) and response.request is not None:
+        if not isinstance(scheduler, RedisScheduler):
+            async for obj in result:
+                yield obj
+            return
+        async for obj in result:
+            if isinstance(obj, Request):
+                engine.crawl(obj)  # what Scrapy's scraper does with it, done now
+            else:
+                yield obj
+        if response.request is not None:
             scheduler.done(response.request)

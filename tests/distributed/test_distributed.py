@@ -190,3 +190,47 @@ def test_killed_worker_restarts_and_the_store_is_complete(
     assert_same_store(store_tables(f"{redis_uri}?prefix=dist", site_url), reference["store"])
     assert site_level([r["items"] for r in results]) == reference["site_level"]
     assert (tmp_path / "sitemap.json").read_text() == reference["sitemap_json"]
+
+
+def test_a_page_leaves_the_in_flight_set_only_once_its_links_are_queued(
+    redis_uri: str, tmp_path: Path
+) -> None:
+    """A worker killed right after a page left its in-flight set must not lose the page's links
+    (they are fetched again by nobody: the page is done, its URL dupe-filtered). Scrapy keeps a
+    response's output in a queue of its own and schedules the requests from there; an item
+    waiting for a slow pipeline holds them there, so they must be scheduled before the page
+    leaves the in-flight set."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text(
+        '<html><body><a href="a.html">A</a> <a href="b.html">B</a></body></html>')
+    for name in ("a", "b"):
+        (site / f"{name}.html").write_text(f"<html><body><p>Page {name}.</p></body></html>")
+    frontier = redis.Redis.from_url(frontier_url(redis_uri))
+    frontier.flushdb()
+    settings = distributed_settings(
+        frontier_url(redis_uri), f"{redis_uri}?prefix=stall", ADDONS={},
+        SPIDER_MIDDLEWARES={"wisdom_scrapy.distributed.DistributedMiddleware": 5},
+        ITEM_PIPELINES={"tests.distributed.workers.StallingPipeline": 100},
+        CONCURRENT_ITEMS=1, TEST_STALL_SECONDS=600,
+    )
+    with StaticServer(site) as server:
+        base = server.url
+        start = base + "index.html"
+        worker = start_worker("site", tmp_path, "stalled", args={"url": start}, settings=settings)
+
+        def settled() -> bool:  # the start page fetched, nothing queued or in flight
+            if start not in worker.fetched() or frontier.zcard("site:requests"):
+                return False
+            return not any(frontier.zcard(k) for k in frontier.keys("site:requests:inflight:*"))
+
+        try:
+            wait_for(settled, "the start page to be done")
+        finally:
+            worker.kill()
+        queued = frontier.zrange("site:requests", 0, -1)
+    frontier.close()
+    for name in ("a", "b"):
+        url = base + f"{name}.html"
+        assert url in worker.fetched() or any(url.encode() in data for data in queued), (
+            f"{url} was lost with the killed worker")

@@ -4,6 +4,7 @@ with its own items feed, stats dump, log and fetch log."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import time
 from dataclasses import dataclass
@@ -36,6 +37,23 @@ class FetchLog:
 
     def closed(self) -> None:
         self.file.close()
+
+
+class StallingPipeline:
+    """Test-only item pipeline: every item waits ``TEST_STALL_SECONDS`` (without blocking the
+    reactor), as an item waits for a slow pipeline, while the rest of its response's output
+    waits behind it in Scrapy's queue."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.seconds = crawler.settings.getfloat("TEST_STALL_SECONDS")
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> StallingPipeline:
+        return cls(crawler)
+
+    async def process_item(self, item: Any) -> Any:
+        await asyncio.sleep(self.seconds)
+        return item
 
 
 def distributed_settings(redis_url: str, store_uri: str, **extra: Any) -> dict[str, Any]:
