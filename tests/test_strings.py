@@ -1,4 +1,5 @@
-"""StringTable: strings by id in order of first sight, held compactly."""
+"""StringTable: strings by id in order of first sight, held compactly; StringValues: floats by
+string, on one."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from wisdom_scrapy.strings import StringTable
+from wisdom_scrapy.strings import StringTable, StringValues
 
 
 def _words(rng: random.Random, n: int) -> list[str]:
@@ -67,6 +68,39 @@ def test_strings_of_one_hash_keep_ids_of_their_own() -> None:
     assert table.ids(["x0", "n0", "へ", "の"]).tolist() == [0, 1, 2, 3]
     assert (table.get("へ"), table.get("x0")) == (2, 0)
     assert table.strings([2, 3]) == ["へ", "の"]
+
+
+def test_a_table_built_at_once_is_the_table_built_string_by_string() -> None:
+    """``StringTable.of`` (a snapshot's terms, read at once) gives the ids, bytes and lookups
+    that adding the strings one batch at a time gives, for ASCII and non-ASCII strings (whose
+    byte offsets it must count apart), and refuses a repeated string."""
+    for strings in ([f"w{k}" for k in range(300)],
+                    ["x0", "へ", "café", "", "\ud800x", "信息熵", "𝄞", "n0", "の"]):
+        built, grown = StringTable.of(strings), StringTable()
+        grown.ids(strings)
+        assert list(built) == strings
+        assert (bytes(built._blob), built._offsets) == (bytes(grown._blob), grown._offsets)
+        assert built.lookup([*strings, "absent"]).tolist() == [*range(len(strings)), -1]
+        assert built.ids(["new"]).tolist() == [len(strings)]
+    with pytest.raises(ValueError, match="twice"):
+        StringTable.of(["a", "b", "a"])
+
+
+def test_string_values_read_like_a_dict() -> None:
+    """A snapshot's entropies: the values a dict gives, one by one and many at once (absent
+    strings get ``missing``), also after pickling (a snapshot sent to a worker process)."""
+    rng = random.Random(4)
+    keys = list(dict.fromkeys(_words(rng, 2000)))
+    plain = {k: rng.random() for k in keys}
+    packed = StringValues(keys, list(plain.values()))
+    for values in (packed, pickle.loads(pickle.dumps(packed))):
+        assert dict(values) == plain and len(values) == len(plain)
+        query = [*rng.sample(keys, 50), "absent", "x0", "へ"]
+        want = [plain.get(k, -1.0) for k in query]
+        assert values.values_of(query, missing=-1.0).tolist() == want
+        assert values.get("absent") is None and "absent" not in values
+    with pytest.raises(ValueError, match="2 strings, 1 values"):
+        StringValues(["a", "b"], [0.5])
 
 
 def test_a_table_unpickled_in_another_process_finds_its_strings() -> None:

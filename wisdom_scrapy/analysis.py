@@ -83,7 +83,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
-from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -273,9 +272,7 @@ def analyze_page(
     if snapshot is not None:
         n_pages = snapshot.n_pages
         if params.is_warm(n_pages):
-            get = snapshot.values.get
-            vocab = model.vocab
-            entropy = np.fromiter(map(get, vocab, repeat(0.0)), np.float64, len(vocab))
+            entropy = snapshot.entropy(model.vocab)
     elif store is not None:
         site = site or host_key(url)
         n_pages = store.page_count(site)

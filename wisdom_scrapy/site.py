@@ -38,7 +38,7 @@ __all__ = ["SNAPSHOT_GROWTH", "SNAPSHOT_TERMS", "SiteContext", "Sites"]
 #: entropies drift as pages arrive, and re-reads then total O(N log N) per site, not O(N²).
 SNAPSHOT_GROWTH = 1.1
 
-#: Terms the snapshots of all sites may hold together (~100 bytes a term: ~25 MB); past it the
+#: Terms the snapshots of all sites may hold together (~45 bytes a term: ~12 MB); past it the
 #: least recently used sites' snapshots are let go (counted under ``wisdom/snapshots/released``).
 #: The site in use keeps its snapshot whatever its size.
 SNAPSHOT_TERMS = 1 << 18

@@ -11,7 +11,7 @@ its UTF-8 bytes in one buffer, an 8-byte end offset, and 12 bytes of hash index.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
@@ -21,15 +21,22 @@ from wisdom_scrapy.mining.counts import KeyValues
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["StringTable"]
+__all__ = ["StringTable", "StringValues"]
 
 
 def _key(string: str) -> int:
     """The index's hash of ``string``. ``hash()`` alone will not do: CPython hashes a ``str``'s
     storage bytes, one to four a character, so "x0" (bytes 78 30) and "へ" (U+3078, stored as
     the same two bytes) always collide, and a crawl meets both kinds. Such strings differ in
-    length, which the key takes in (a ``str`` caches its own hash, so this costs a tuple)."""
-    return hash((string, len(string)))
+    length, which the key takes in (:func:`_keys` is the same over many strings)."""
+    return hash(string) ^ len(string)
+
+
+def _keys(strings: Sequence[str]) -> NDArray[np.int64]:
+    """:func:`_key` of each of ``strings``, at array speed."""
+    n = len(strings)
+    return np.fromiter(map(hash, strings), np.int64, n) ^ np.fromiter(map(len, strings),
+                                                                       np.int64, n)
 
 
 def _rebuilt(blob: bytes, offsets: array[int]) -> StringTable:
@@ -38,9 +45,7 @@ def _rebuilt(blob: bytes, offsets: array[int]) -> StringTable:
     table = StringTable()
     table._blob[:] = blob
     table._offsets = offsets
-    strings = table.strings(range(len(table)))
-    keys = np.fromiter(map(_key, strings), np.int64, len(strings))
-    table._index = KeyValues.from_arrays(keys, np.arange(len(strings)))
+    table._index_all(table.strings(range(len(table))))
     return table
 
 
@@ -63,6 +68,28 @@ class StringTable(Sequence[str]):
         self._blob = bytearray()  # the strings' UTF-8 bytes, one after the other
         self._offsets = array("q", [0])  # string i is _blob[_offsets[i]:_offsets[i + 1]]
         self._index = KeyValues()  # _key(string) -> id
+
+    @classmethod
+    def of(cls, strings: Sequence[str]) -> StringTable:
+        """A table of the distinct ``strings``, ids in their order, built at once (a tenth of
+        the time of :meth:`ids` on an empty table). Raises ValueError on a repeated string."""
+        table = cls()
+        table._blob[:] = "".join(strings).encode("utf-8", "surrogatepass")
+        sizes = np.fromiter(map(len, strings), np.int64, len(strings))
+        if len(table._blob) != int(sizes.sum()):  # not all ASCII: sizes in bytes differ
+            sizes = np.fromiter((len(s.encode("utf-8", "surrogatepass")) for s in strings),
+                                np.int64, len(strings))
+        table._offsets.frombytes(np.cumsum(sizes).tobytes())
+        table._index_all(strings)
+        keys = table._index._keys
+        if bool((keys[1:] == keys[:-1]).any()):
+            raise ValueError("StringTable.of: a string is listed twice")
+        return table
+
+    def _index_all(self, strings: Sequence[str]) -> None:
+        """Index ``strings``, which are every string of the table in id order."""
+        keys = _keys(strings)
+        self._index = KeyValues.from_arrays(keys, np.arange(len(strings)))
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
@@ -110,12 +137,12 @@ class StringTable(Sequence[str]):
 
     def lookup(self, strings: Sequence[str]) -> NDArray[np.int32]:
         """The ids of ``strings`` in order, -1 for strings never given one."""
-        return self._lookup(np.fromiter(map(_key, strings), np.int64, len(strings)))
+        return self._lookup(_keys(strings))
 
     def ids(self, strings: Iterable[str]) -> NDArray[np.int32]:
         """The ids of ``strings`` in order, new strings added."""
         listed = strings if isinstance(strings, Sequence) else list(strings)
-        keys = np.fromiter(map(_key, listed), np.int64, len(listed))
+        keys = _keys(listed)
         out = self._lookup(keys)
         added: dict[int, int] = {}  # a string listed twice is added by the first
         for k in np.flatnonzero(out < 0).tolist():
@@ -133,3 +160,42 @@ class StringTable(Sequence[str]):
         self._offsets.append(len(self._blob))
         self._index.put(key, i)
         return i
+
+
+class StringValues(Mapping[str, float]):
+    """Floats by string, compact: the strings in a :class:`StringTable`, the floats in an array
+    beside, about 45 bytes an entry with its text where a ``dict`` of ``str`` to ``float``
+    takes 130. A site's entropy snapshot is one (a broad crawl holds one per site).
+
+    :meth:`values_of` looks many strings up at once."""
+
+    __slots__ = ("_strings", "_values")
+
+    def __init__(self, strings: Sequence[str] = (),
+                 values: Sequence[float] | NDArray[np.float64] = ()) -> None:
+        """``values[i]`` is the value of ``strings[i]``; ValueError on a repeated string or
+        lengths that differ."""
+        self._values = np.array(values, dtype=np.float64).reshape(-1)
+        if len(self._values) != len(strings):
+            raise ValueError(f"StringValues: {len(strings)} strings, {len(self._values)} values")
+        self._strings = StringTable.of(strings)
+
+    def __getitem__(self, string: str) -> float:
+        i = self._strings.get(string) if isinstance(string, str) else None
+        if i is None:
+            raise KeyError(string)
+        return float(self._values[i])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._strings)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def values_of(self, strings: Sequence[str], missing: float = 0.0) -> NDArray[np.float64]:
+        """The values of ``strings`` in order, ``missing`` for strings absent."""
+        ids = self._strings.lookup(strings)
+        out = np.full(len(ids), missing, dtype=np.float64)
+        found = ids >= 0
+        out[found] = self._values[ids[found]]
+        return out

@@ -248,8 +248,9 @@ def block_name(model: PageModel, node: int) -> str:
 
 
 def _entropy_array(model: PageModel, snapshot: EntropySnapshot | None) -> NDArray[np.float64]:
-    values = snapshot.values if snapshot is not None else {}
-    return np.fromiter((values.get(t, 0.0) for t in model.vocab), np.float64, len(model.vocab))
+    if snapshot is None:
+        return np.zeros(len(model.vocab))
+    return snapshot.entropy(model.vocab)
 
 
 def view_blocks(

@@ -43,6 +43,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
+from wisdom_scrapy.strings import StringValues
+
 __all__ = [
     "EntropySnapshot",
     "Link",
@@ -155,7 +157,8 @@ class EntropySnapshot:
 
     ``values`` leaves out the terms of entropy 0 (a term seen on one page only), which read as
     0 all the same, like unseen terms: they are a third to most of a site's vocabulary (each
-    new article's own words), and a crawl holds a snapshot per site. ``n_terms``: every term
+    new article's own words), and a crawl holds a snapshot per site: a store's snapshot keeps
+    them packed (:class:`~wisdom_scrapy.strings.StringValues`). ``n_terms``: every term
     of the site, those included (0: not counted). ``key``: this snapshot's number in the
     process that made it (never reused, unlike ``id``: what a worker is told to analyse with).
     """
@@ -168,7 +171,10 @@ class EntropySnapshot:
 
     def entropy(self, terms: Iterable[str]) -> np.ndarray:
         """Entropies of ``terms`` in order; unseen terms get 0 (see the module docstring)."""
-        get = self.values.get
+        values = self.values
+        if isinstance(values, StringValues):
+            return values.values_of(terms if isinstance(terms, Sequence) else list(terms))
+        get = values.get
         return np.fromiter((get(t, 0.0) for t in terms), dtype=np.float64)
 
 
@@ -268,8 +274,8 @@ class TermStore(ABC):
         n = self.page_count(site)
         terms, tf, s = self.all_term_sums(site)
         values = entropy_from_sums(tf, s, n)
-        kept = np.flatnonzero(values).tolist()
-        entropies = dict(zip([terms[i] for i in kept], values[kept].tolist(), strict=True))
+        kept = np.flatnonzero(values)
+        entropies = StringValues([terms[i] for i in kept.tolist()], values[kept])
         return EntropySnapshot(site, n, entropies, len(terms))
 
     def __enter__(self) -> TermStore:
