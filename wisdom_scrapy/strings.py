@@ -175,9 +175,9 @@ class StringValues(Mapping[str, float]):
                  values: Sequence[float] | NDArray[np.float64] = ()) -> None:
         """``values[i]`` is the value of ``strings[i]``; ValueError on a repeated string or
         lengths that differ."""
-        self._values = np.array(values, dtype=np.float64).reshape(-1)
-        if len(self._values) != len(strings):
-            raise ValueError(f"StringValues: {len(strings)} strings, {len(self._values)} values")
+        self._values = np.array(values, dtype=np.float64)
+        if self._values.shape != (len(strings),):
+            raise ValueError(f"StringValues: {len(strings)} strings, {self._values.size} values")
         self._strings = StringTable.of(strings)
 
     def __getitem__(self, string: str) -> float:
