@@ -159,4 +159,4 @@ class KeyCounts(KeyValues, Mapping[int, int]):
 #: New keys a KeyCounts keeps in its dict before merging them, at least: few, since a broad
 #: crawl has a KeyCounts per site and three per site's links, most of them small (a merge of a
 #: few hundred keys costs microseconds; a dict entry is ~100 bytes, 8× an array's).
-_MERGE_AT = 64
+_MERGE_AT = 16
