@@ -6,6 +6,9 @@ crawl: an endless site brings new terms and new URLs on every page. As a ``list`
 beside a ``dict`` from string to id, each string costs 100 to 130 bytes over its text (the
 ``str`` object, the list slot, the dict entry and its spare room); here it costs about 30:
 its UTF-8 bytes in one buffer, an 8-byte end offset, and 12 bytes of hash index.
+
+:class:`StringValues` keeps floats by string on a table: a site's entropy snapshot, one per
+site of a broad crawl.
 """
 
 from __future__ import annotations
