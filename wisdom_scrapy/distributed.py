@@ -24,10 +24,10 @@ Scrapy 2.19 and for a crawl that must end with one site-level analysis:
 * **Crash safety.** A popped request moves, atomically, from the queue into the worker's
   in-flight set, and leaves it once the spider's output for its response has gone through
   every spider middleware (:class:`DistributedMiddleware`: the page is stored and the requests
-  it led to are in the shared queue), or when the worker goes idle (then everything it popped
-  is done). A worker whose heartbeat key has expired (``WISDOM_WORKER_TIMEOUT``) is dead: the
-  next worker to go idle puts its in-flight requests back in the queue
-  (``wisdom/distributed/recovered``).
+  it led to are queued, each marked seen and queued in one script), or when the worker goes
+  idle (then everything it popped is done). A worker whose heartbeat key has expired
+  (``WISDOM_WORKER_TIMEOUT``) is dead: the next worker to go idle puts its in-flight requests
+  back in the queue (``wisdom/distributed/recovered``).
   A page fetched again that way changes nothing in the store (its digest is stored).
 * **The end of the crawl.** scrapy-redis closes a worker as soon as the queue is empty, and its
   close flushes the shared fingerprints and queue under workers still running. Here a worker
@@ -67,6 +67,7 @@ from scrapy.dupefilters import RFPDupeFilter as ScrapyDupeFilter
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.misc import load_object
+from scrapy_redis.dupefilter import RFPDupeFilter as SharedDupeFilter
 from scrapy_redis.queue import PriorityQueue
 from scrapy_redis.scheduler import Scheduler
 
@@ -96,6 +97,15 @@ redis.call('ZREM', KEYS[1], top[1])
 redis.call('ZADD', KEYS[2], top[2], top[1])
 redis.call('SADD', KEYS[3], ARGV[1])
 return top[1]
+"""
+
+_ENQUEUE = r"""
+-- KEYS: 1 the shared fingerprints, 2 queue; ARGV: 1 fingerprint ('': not filtered), 2 score,
+-- 3 request. Marked seen and queued at once: a worker killed between the two would leave a
+-- link seen and never queued (its page, fetched again, would not queue it). 0: seen before.
+if ARGV[1] ~= '' and redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
+return 1
 """
 
 _RECOVER = r"""
@@ -229,6 +239,7 @@ class RedisScheduler(Scheduler):
         self.base = base
         self.inflight_key = f"{base}:inflight:{self.worker}"
         self.pop_script = self.server.register_script(_POP)
+        self.enqueue_script = self.server.register_script(_ENQUEUE)
         self.settle_script = self.server.register_script(_SETTLE)
         self.leave_script = self.server.register_script(_LEAVE)
         # busy until its first idle: a worker that has not queued its start requests yet must
@@ -249,28 +260,43 @@ class RedisScheduler(Scheduler):
             self.server.delete(*self.keys)
 
     def enqueue_request(self, request: Request) -> bool:
-        if not request.dont_filter and self._seen(request):
+        fingerprint = None if request.dont_filter else self.df.request_fingerprint(request)
+        # a fingerprint in the shared set stays there for the crawl: the ones this worker has
+        # met are seen without a round trip (a page's template links repeat on every page)
+        if fingerprint is not None and fingerprint in self.fingerprints:
             self.df.log(request, self.spider)
             return False
         try:
             data = self.queue._encode_request(request)
         except ValueError:  # the callback is not a spider method: this process's own work
-            self.local.append(request)
-            self._inc("wisdom/distributed/local_requests")
-            return True
-        self.server.execute_command("ZADD", self.queue.key, -request.priority, data)
-        self._inc("scheduler/enqueued/redis")
+            data = None
+        if fingerprint is not None:
+            self.fingerprints.add(fingerprint)
+        if not self._queue_shared(request, fingerprint, data):
+            self.df.log(request, self.spider)
+            return False
         return True
 
-    def _seen(self, request: Request) -> bool:
-        """The shared dupefilter's answer, asked once per fingerprint and process: a fingerprint
-        in the shared set stays there for the crawl, so the ones this worker has met are known
-        to be seen without a round trip (a page's template links repeat on every page)."""
-        fingerprint = self.df.request_fingerprint(request)
-        if fingerprint in self.fingerprints:
-            return True
-        self.fingerprints.add(fingerprint)
-        return bool(self.df.request_seen(request))
+    def _queue_shared(self, request: Request, fingerprint: str | None, data: bytes | None
+                      ) -> bool:
+        """Mark ``request`` seen in the shared dupefilter (unless it is not filtered) and queue
+        it: in Redis, with scrapy-redis's own dupefilter in one script (nothing lost between
+        the two); in this process when it cannot be pickled (``data`` None). False: seen."""
+        if data is not None and type(self.df) is SharedDupeFilter:
+            queued = self.enqueue_script(keys=[self.df.key, self.queue.key],
+                                         args=[fingerprint or "", -request.priority, data])
+            if queued:
+                self._inc("scheduler/enqueued/redis")
+            return bool(queued)
+        if fingerprint is not None and self.df.request_seen(request):
+            return False
+        if data is None:
+            self.local.append(request)
+            self._inc("wisdom/distributed/local_requests")
+        else:
+            self.server.execute_command("ZADD", self.queue.key, -request.priority, data)
+            self._inc("scheduler/enqueued/redis")
+        return True
 
     def next_request(self) -> Request | None:
         if self.local:
@@ -347,7 +373,8 @@ class DistributedMiddleware:
     and schedules the requests from there later, behind items waiting for the item pipelines.
     Passed on, they would still be in this process's memory when the page leaves the in-flight
     set, and a worker killed then would lose them for the whole crawl (the page is fetched,
-    its links are never queued).
+    its links are never queued). So it must stay the last spider middleware on the way out
+    (the lowest order, 5): one below it would not see the requests.
     """
 
     def __init__(self, crawler: Crawler) -> None:
