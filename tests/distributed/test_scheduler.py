@@ -84,6 +84,22 @@ def test_dupefilter_and_priority_are_shared(workers: Callable[..., RedisSchedule
     assert a.next_request().url.endswith("/low")
 
 
+def test_seen_and_queued_together_and_unfiltered_requests_pass(
+    workers: Callable[..., RedisScheduler],
+) -> None:
+    """A new link is marked seen and queued by one script; a request that is not filtered
+    (``dont_filter``) is queued even when its URL was seen, and is not marked seen."""
+    a, b = workers(), workers()
+    assert a.enqueue_request(request(a, "1"))
+    assert a.server.sismember(a.df.key, a.df.request_fingerprint(request(a, "1")))
+    again = request(b, "1")
+    again.dont_filter, again.priority = True, 5
+    assert b.enqueue_request(again)
+    assert not b.enqueue_request(request(b, "1"))
+    assert len(a.queue) == 2 and a.server.scard(a.df.key) == 1
+    assert (stat(a, "scheduler/enqueued/redis"), stat(b, "scheduler/enqueued/redis")) == (1, 1)
+
+
 def test_done_and_idle_empty_the_in_flight_set(workers: Callable[..., RedisScheduler]) -> None:
     a = workers()
     client = a.server
