@@ -95,6 +95,7 @@ def test_string_values_read_like_a_dict() -> None:
     packed = StringValues(keys, list(plain.values()))
     for values in (packed, pickle.loads(pickle.dumps(packed))):
         assert dict(values) == plain and len(values) == len(plain)
+        assert list(values.values()) == list(plain.values()) and 0.5 not in values.values()
         query = [*rng.sample(keys, 50), "absent", "x0", "へ"]
         want = [plain.get(k, -1.0) for k in query]
         assert values.values_of(query, missing=-1.0).tolist() == want

@@ -14,7 +14,7 @@ site of a broad crawl.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, ValuesView
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
@@ -195,6 +195,10 @@ class StringValues(Mapping[str, float]):
     def __len__(self) -> int:
         return len(self._values)
 
+    def values(self) -> ValuesView[float]:
+        """The values in the strings' order, read off the array (a site report sums them)."""
+        return _ArrayValues(self)
+
     def values_of(self, strings: Sequence[str], missing: float = 0.0) -> NDArray[np.float64]:
         """The values of ``strings`` in order, ``missing`` for strings absent."""
         ids = self._strings.lookup(strings)
@@ -202,3 +206,12 @@ class StringValues(Mapping[str, float]):
         found = ids >= 0
         out[found] = self._values[ids[found]]
         return out
+
+
+class _ArrayValues(ValuesView[float]):
+    """:meth:`StringValues.values`: iterated off the array, not string by string."""
+
+    _mapping: StringValues
+
+    def __iter__(self) -> Iterator[float]:
+        return iter(self._mapping._values.tolist())
