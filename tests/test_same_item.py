@@ -147,6 +147,8 @@ def test_blocks_record_of_another_version_is_skipped_and_counted(
             feed_model(store, model, site=site)
         good = encode_blocks(page_blocks(models[0]))
         assert decode_blocks(good).tolist() == page_blocks(models[0]).tolist()
+        with pytest.raises(ValueError, match="sorted and unique"):  # damaged: skipped too
+            decode_blocks(good[:9] + good[1:])
         newer = bytes([RECORD_VERSION + 1]) + good[1:]  # a later wisdom_scrapy wrote it
         store.put_records(site, RECORD_KIND, {models[1].url: newer, models[2].url: b"\x01abc"})
         with caplog.at_level(logging.WARNING):

@@ -83,10 +83,10 @@ class StringTable(Sequence[str]):
             sizes = np.fromiter((len(s.encode("utf-8", "surrogatepass")) for s in strings),
                                 np.int64, len(strings))
         table._offsets.frombytes(np.cumsum(sizes).tobytes())
-        table._index_all(strings)
-        keys = table._index._keys
-        if bool((keys[1:] == keys[:-1]).any()):
-            raise ValueError("StringTable.of: a string is listed twice")
+        try:
+            table._index_all(strings)
+        except ValueError:
+            raise ValueError("StringTable.of: a string is listed twice") from None
         return table
 
     def _index_all(self, strings: Sequence[str]) -> None:

@@ -34,11 +34,14 @@ class KeyValues:
 
     @classmethod
     def from_arrays(cls, keys: NDArray[np.int64], values: NDArray[np.int64]) -> Self:
-        """The values ``values`` of the distinct keys ``keys`` (any order)."""
+        """The values ``values`` of the distinct keys ``keys`` (any order); ValueError on a
+        repeated key."""
         made = cls()
         order = np.argsort(keys)
         made._keys = np.asarray(keys, dtype=np.int64)[order]
         made._values = np.asarray(values, dtype=np.int32)[order]
+        if bool((made._keys[1:] == made._keys[:-1]).any()):
+            raise ValueError(f"{cls.__name__}.from_arrays: a key is listed twice")
         return made
 
     def value(self, key: int, missing: int) -> int:
@@ -153,7 +156,6 @@ class KeyCounts(KeyValues, Mapping[int, int]):
     def __iter__(self) -> Iterator[int]:
         self._merge()
         return iter(self._keys.tolist())
-
 
 
 #: New keys a KeyCounts keeps in its dict before merging them, at least: few, since a broad

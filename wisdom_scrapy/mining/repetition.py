@@ -129,11 +129,15 @@ def encode_blocks(prints: NDArray[np.uint64]) -> bytes:
 
 
 def decode_blocks(blob: bytes) -> NDArray[np.uint64]:
-    """Inverse of :func:`encode_blocks`; ValueError for a record of another version or size."""
+    """Inverse of :func:`encode_blocks`; ValueError for a record of another version or size,
+    or whose fingerprints are not sorted and unique (damaged: they count once a page)."""
     if not blob or blob[0] != RECORD_VERSION or (len(blob) - 1) % 8:
         version = blob[0] if blob else None
         raise ValueError(f"blocks record of version {version} or wrong size ({len(blob)} bytes)")
-    return np.frombuffer(blob, dtype="<u8", offset=1).astype(np.uint64)
+    prints = np.frombuffer(blob, dtype="<u8", offset=1).astype(np.uint64)
+    if bool((prints[1:] <= prints[:-1]).any()):
+        raise ValueError("blocks record whose fingerprints are not sorted and unique")
+    return prints
 
 
 class BlockRepetition:

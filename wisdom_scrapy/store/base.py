@@ -38,7 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from itertools import count
-from typing import NamedTuple
+from typing import NamedTuple, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
@@ -157,9 +157,9 @@ class EntropySnapshot:
 
     ``values`` leaves out the terms of entropy 0 (a term seen on one page only), which read as
     0 all the same, like unseen terms: they are a third to most of a site's vocabulary (each
-    new article's own words), and a crawl holds a snapshot per site: a store's snapshot keeps
-    them packed (:class:`~wisdom_scrapy.strings.StringValues`). ``n_terms``: every term
-    of the site, those included (0: not counted). ``key``: this snapshot's number in the
+    new article's own words), and a crawl holds a snapshot per site: it keeps them packed (a
+    :class:`~wisdom_scrapy.strings.StringValues`, made of any mapping given). ``n_terms``:
+    every term of the site, those included (0: not counted). ``key``: this snapshot's number in the
     process that made it (never reused, unlike ``id``: what a worker is told to analyse with).
     """
 
@@ -169,13 +169,15 @@ class EntropySnapshot:
     n_terms: int = 0
     key: int = field(default_factory=count().__next__, init=False, compare=False, repr=False)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.values, StringValues):  # one given as a dict: packed too
+            values = self.values
+            object.__setattr__(self, "values", StringValues(list(values), list(values.values())))
+
     def entropy(self, terms: Iterable[str]) -> np.ndarray:
         """Entropies of ``terms`` in order; unseen terms get 0 (see the module docstring)."""
-        values = self.values
-        if isinstance(values, StringValues):
-            return values.values_of(terms if isinstance(terms, Sequence) else list(terms))
-        get = values.get
-        return np.fromiter((get(t, 0.0) for t in terms), dtype=np.float64)
+        values = cast(StringValues, self.values)  # packed by __post_init__
+        return values.values_of(terms if isinstance(terms, Sequence) else list(terms))
 
 
 class TermStore(ABC):
