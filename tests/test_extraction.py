@@ -364,3 +364,118 @@ def test_the_sites_snapshots_keep_within_their_budget(
     assert again is not first[names[0]] and again.values == first[names[0]].values
     assert sites.get(names[0]).held_terms == sizes[names[0]]
     assert counts["wisdom/snapshots"] == len(names) + 1
+
+
+
+def _interleaved_replay(
+    site_dir: Path, paths: list[str], store_path: Path, idle_pages: int
+) -> tuple[list[dict[str, Any]], dict[str, Any], Counter[str], Sites]:
+    """Three sites (the demo site's pages under three names) crawled in turns of five pages,
+    as the crawl's middlewares and pipeline see them, with a real SQLite store, then as many
+    pages of a fourth: the items, the template masks of every page, each site's structure item at
+    the end, and the counts."""
+    store = open_store(f"sqlite:///{store_path}")
+    counts: Counter[str] = Counter()
+    sites = Sites(store, count=lambda name: counts.update([name]), idle_pages=idle_pages)
+    extractor = Extractor(store, ExtractionParams(warmup_pages=3, until_template=False),
+                          analyze_page, sites=sites, count=lambda name: counts.update([name]))
+    tracker = StructureTracker(store, sites=sites, min_pages=3,
+                               count=lambda name, n: counts.update({name: n}))
+    items: list[Any] = []
+    seen: dict[str, Any] = {}
+
+    def crawl(site: str, path: str) -> None:
+        model = _model(site_dir, path)
+        feed_model(store, model, site=site)
+        record = tracker.observe(site, model.url, model)
+        seen[f"{site} {model.url}"] = tracker.state(site).recorder.template_mask(record).tolist()
+        items.extend(_items(extractor, _fetched(extractor, site, model.url, model)))
+        items.extend(_items(extractor, _submit(extractor, site, model.url, model)))
+        sites.fed(site)
+
+    for turn in range(0, len(paths), 5):
+        for site in SITES:
+            for path in paths[turn : turn + 5]:
+                crawl(site, path)
+    items.extend(_items(extractor, _flush(extractor)))
+    for path in paths:
+        crawl("d.example", path)
+    for item in tracker.structure_items(only_changed=False):
+        seen[item.site] = dataclasses.asdict(item)
+    store.close()
+    return [dataclasses.asdict(item) for item in items], seen, counts, sites
+
+
+SITES = ["a.example", "b.example", "c.example"]
+
+
+def test_sites_the_crawl_left_let_go_of_their_counts_and_read_them_back_equal(
+    demo: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """A broad crawl holds the counts of the sites it is crawling: a site none of whose pages
+    came in the last ``idle_pages`` lets go of its link statistics and block repetition (the
+    store holds every page they count) and reads them back when its pages come back, its
+    horizon doubled. The items, the template masks and the link analyses are those of a crawl
+    that kept every count."""
+    site_dir, truth = demo
+    paths = sorted(truth)[:20]
+    kept, kept_seen, kept_counts, _ = _interleaved_replay(site_dir, paths, tmp_path / "k.db", 0)
+    items, seen, counts, sites = _interleaved_replay(site_dir, paths, tmp_path / "i.db", 2)
+    assert kept_counts["wisdom/sites/idle"] == 0
+    # 10 pages of the others between a site's turns: idle at horizons 2, 4 and 8, not 16
+    assert counts["wisdom/sites/idle"] == counts["wisdom/sites/back"] + 3 == 3 * 3 + 3, counts
+    assert counts["wisdom/structure/read_back"] >= 3 * 3, counts
+    assert counts["wisdom/repetition/read_back"] >= 3, counts
+    assert [sites.get(site).idle_pages for site in SITES] == [16, 16, 16]
+    # at the end, the fourth site's pages left the three idle: what the analyses at close
+    # read back is let go again
+    for site in SITES:
+        context = sites.get(site)
+        assert context.idle and context.links is not None and context.waits is not None
+        assert context.links.recorder.counts_let_go and not len(context.links.recorder.pair_pages)
+        assert context.waits.repetition_let_go and not context.waits.repetition.n_pages
+    assert [item["url"] for item in items] == [item["url"] for item in kept]
+    assert len(items) >= 3 * len(paths) and items == kept
+    assert seen.keys() == kept_seen.keys() and seen == kept_seen
+
+
+def test_a_site_lets_go_only_of_counts_the_store_holds(
+    demo: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """A site whose counts the store could not give back equal keeps them: a page the block
+    repetition counted but the store lacks, a page recorded twice (the store holds its last
+    record only). A page waiting for its analysis keeps nothing: the analysis reads the
+    repetition back when it starts."""
+    site_dir, truth = demo
+    store = open_store(f"sqlite:///{tmp_path / 'w.db'}")
+    counts: Counter[str] = Counter()
+    sites = Sites(store, count=lambda name: counts.update([name]), idle_pages=1)
+    extractor = Extractor(store, ExtractionParams(warmup_pages=100, until_template=False),
+                          analyze_page, sites=sites, count=lambda name: counts.update([name]))
+    tracker = StructureTracker(store, sites=sites)
+    paths = sorted(truth)[:4]
+    for site in SITES:
+        for path in paths[:3]:
+            model = _model(site_dir, path)
+            feed_model(store, model, site=site)
+            tracker.observe(site, model.url, model)
+            extractor.page_fetched(site, model.url, model)
+    unstored = _model(site_dir, paths[3])
+    extractor.page_fetched("a.example", unstored.url, unstored)  # counted, never stored
+    again = _model(site_dir, paths[0])
+    tracker.observe("b.example", again.url, again)  # recorded twice
+    held = _model(site_dir, paths[1])
+    assert _submit(extractor, "c.example", held.url, held) == []  # held: warm-up
+    for site in [*SITES, "d.example", "d.example"]:
+        sites.fed(site)
+    assert counts["wisdom/sites/idle"] == 3  # a and b let go of one part only
+    a, b, c = (sites.get(site) for site in SITES)
+    assert a.waits and not a.waits.repetition_let_go
+    assert a.links and a.links.recorder.counts_let_go
+    assert b.links and not b.links.recorder.counts_let_go
+    assert b.waits and b.waits.repetition_let_go
+    assert c.waits and c.waits.repetition_let_go and c.waits.held
+    assert c.links and c.links.recorder.counts_let_go
+    (item,) = _items(extractor, _flush(extractor))
+    assert item.url == held.url and not c.waits.repetition_let_go
+    assert counts["wisdom/repetition/read_back"] == 1

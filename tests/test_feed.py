@@ -5,6 +5,7 @@ import pytest
 from wisdom_scrapy import feed_page, open_store
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.feed import PageUpdate, WriteBehind, feed_model
+from wisdom_scrapy.mining.repetition import RECORD_KIND as BLOCKS_KIND
 from wisdom_scrapy.store.base import Link
 from wisdom_scrapy.text import count_terms
 
@@ -119,6 +120,10 @@ def test_write_behind_reads_see_the_queued_pages(python_doc_pages, tmp_path):
     assert changes.count(False) == 1  # the unchanged re-feed
     assert behind.links(site) == direct.links(site) and not len(behind)
     assert_same_snapshot(behind.snapshot(site), direct.snapshot(site))
+    behind.add(updates[5])  # a site's block records: the queue is written for its own only
+    assert behind.records("other.test", BLOCKS_KIND) == {} and len(behind) == 1
+    assert behind.records(site, BLOCKS_KIND) == direct.records(site, BLOCKS_KIND)
+    assert not len(behind)
     behind.close()
 
 

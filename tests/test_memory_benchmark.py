@@ -1,12 +1,17 @@
 """The memory benchmark's endless site (benchmarks/memory.py ``--endless``): new pages and new
-terms forever, so every per-page table of a crawl shows as growth."""
+terms forever, so every per-page table of a crawl shows as growth; and a broad crawl of such
+sites, whose sites the crawl has left let go of their counts."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import urllib.request
+from pathlib import Path
 
 from benchmarks.memory import EndlessSite, _letters, endless_page
+
+from .crawling import CrawlResult, run_crawl
 
 
 def test_endless_pages_link_new_pages_and_hold_their_own_terms() -> None:
@@ -24,3 +29,36 @@ def test_endless_site_serves_pages() -> None:
     with EndlessSite() as start, urllib.request.urlopen(start, timeout=10) as response:
         assert response.headers["Content-Type"].startswith("text/html")
         assert response.read() == endless_page(0)
+
+
+def _broad_crawl(tmp_path: Path, starts: list[str], idle_pages: int) -> CrawlResult:
+    urls = tmp_path / "urls.txt"
+    urls.write_text("\n".join(starts) + "\n")
+    return run_crawl("site", tmp_path / str(idle_pages), args={"urls": str(urls)}, settings={
+        "DEPTH_LIMIT": 1, "CONCURRENT_REQUESTS": 1, "WISDOM_SITE_IDLE_PAGES": idle_pages,
+        "WISDOM_STORE_BATCH_PAGES": 4})
+
+
+def test_a_broad_crawl_lets_the_sites_it_left_go_and_makes_the_same_items(
+    tmp_path: Path,
+) -> None:
+    """A real broad crawl, one site after the other (``CONCURRENT_REQUESTS=1``): the sites it
+    left let go of their counts (stats), and its items are the items of a crawl that keeps
+    every site's counts."""
+    with contextlib.ExitStack() as stack:
+        starts = [stack.enter_context(EndlessSite(k + 1)) for k in range(6)]
+        (tmp_path / "0").mkdir()
+        (tmp_path / "4").mkdir()
+        kept = _broad_crawl(tmp_path, starts, 0)
+        idle = _broad_crawl(tmp_path, starts, 4)
+    for result in (kept, idle):
+        assert result.returncode == 0, result.log[-3000:]
+        assert " ERROR: " not in result.log and "Traceback" not in result.log, result.log[-3000:]
+    assert "wisdom/sites/idle" not in kept.stats
+    assert idle.stats["wisdom/sites/idle"] >= 4, idle.stats  # the sites crawled before the last
+    pages = {item["url"]: item for item in kept.items if "url" in item}
+    structures = [item for item in kept.items if "url" not in item]  # one per site
+    assert len(pages) >= 6 * 8 and len(structures) == 6
+    assert len(idle.items) == len(kept.items)
+    for item in idle.items:
+        assert item == (pages[item["url"]] if "url" in item else structures.pop(0))

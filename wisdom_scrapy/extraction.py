@@ -64,12 +64,15 @@ from wisdom_scrapy.items import (
 )
 from wisdom_scrapy.mining.lamis import link_weights
 from wisdom_scrapy.mining.repetition import (
+    RECORD_KIND as BLOCKS_KIND,
+)
+from wisdom_scrapy.mining.repetition import (
     BlockRepetition,
     merge_stored,
     page_blocks,
     repeated_blocks,
 )
-from wisdom_scrapy.site import Sites
+from wisdom_scrapy.site import SiteContext, Sites
 from wisdom_scrapy.store import StoreError
 from wisdom_scrapy.strings import StringTable
 from wisdom_scrapy.text import extract_terms
@@ -351,6 +354,8 @@ class SiteWaits:
     #: store pages the repetition lacked when last merged (pages stored without a blocks
     #: record, by an older wisdom_scrapy): only more than that means other processes' pages
     unmerged: int = 0
+    #: the repetition was let go (the site is idle): read back from the store before use
+    repetition_let_go: bool = False
 
 
 def _figures(figures: dict[str, Any] | None) -> dict[str, float]:
@@ -473,6 +478,7 @@ class Extractor:
     ) -> None:
         self.store = store
         self.sites = sites if sites is not None else Sites(store, count=count)
+        self.sites.on_idle.append(self.let_go)
         self.params = params
         self.analyze = analyze
         self.count = count
@@ -521,7 +527,7 @@ class Extractor:
                 pending = state.pending_tocs.get(held.url)
                 if pending is None or pending[0] is not held:  # it left meanwhile
                     continue
-                begun = self._begin(site, state, held)
+                begun = self._begin(site, held)
                 if begun is None:  # it stays pending, and so do the others
                     self._completed.clear()
                     break
@@ -569,7 +575,7 @@ class Extractor:
                 state.repetition.add(url, model)
             held = _Held(url, model, title, dict(extra or {}), source)
             if now:
-                begun = self._start(site, state, held, here=True)
+                begun = self._start(site, held, here=True)
                 assert begun.analysis is not None
                 return [self._item(ReadyPage(site, held, begun.analysis, begun.snapshot))]
             if self.remote is not None:
@@ -645,18 +651,18 @@ class Extractor:
         failure (the rest stay held); they leave the held list."""
         started: list[_Started] = []
         while state.held:
-            begun = self._begin(site, state, state.held[0])
+            begun = self._begin(site, state.held[0])
             if begun is None:
                 break
             started.append(begun)
             state.held.pop(0)
         return started
 
-    def _begin(self, site: str, state: SiteWaits, held: _Held) -> _Started | None:
+    def _begin(self, site: str, held: _Held) -> _Started | None:
         """:meth:`_start`, or None when the store failed (counted, logged: the page waits on);
         an analysis that raised is the page's alone (it leaves unanalysed: :meth:`_settled`)."""
         try:
-            return self._start(site, state, held)
+            return self._start(site, held)
         except StoreError as exc:
             self._store_failed(held.url, exc)
             held.compact()
@@ -682,19 +688,43 @@ class Extractor:
     # -- site state ----------------------------------------------------------------------------
 
     def _state(self, site: str) -> SiteWaits:
-        """The site's state; a new one starts with the block repetition the store holds."""
+        """The site's state; a new one starts with the block repetition the store holds, and
+        an idle site's is read back (:meth:`let_go`; until that read succeeds, the store
+        failing, the site's new pages are counted alone, and the read adds the others)."""
         context = self.sites.get(site)
-        if context.waits is None:
-            context.waits = SiteWaits()
-            self._merge_stored(site, context.waits)
-        return context.waits
+        state = context.waits
+        if state is None:
+            state = context.waits = SiteWaits()
+            self._merge_stored(site, state)
+        elif state.repetition_let_go and self._merge_stored(site, state):
+            state.repetition_let_go = False
+            self.count("wisdom/repetition/read_back")
+        return state
+
+    def let_go(self, context: SiteContext) -> bool:
+        """Let an idle site's block repetition go (:attr:`Sites.on_idle
+        <wisdom_scrapy.site.Sites.on_idle>`) when the store holds exactly the pages it counts,
+        so that reading it back (:meth:`_state`) gives the same counts; whether it went. Its
+        pages waiting here need not stay: each analysis reads the state when it starts."""
+        state, site = context.waits, context.site
+        if state is None or state.repetition_let_go:
+            return False
+        try:
+            stored = self.store.records(site, BLOCKS_KIND)
+        except StoreError:
+            return False
+        if not state.repetition.counts_exactly(stored):
+            return False
+        state.repetition = BlockRepetition()
+        state.repetition_let_go = True
+        return True
 
     def _all_waits(self) -> list[tuple[str, SiteWaits]]:
         return [(c.site, c.waits) for c in self.sites if c.waits is not None]
 
-    def _merge_stored(self, site: str, state: SiteWaits) -> None:
+    def _merge_stored(self, site: str, state: SiteWaits) -> bool:
         """Add to the site's repetition the stored pages it lacks (other processes', earlier
-        crawls'); a store failure leaves it as it is (counted, logged)."""
+        crawls'); a store failure leaves it as it is (counted, logged: False)."""
         repetition = state.repetition
         skipped = repetition.skipped
         try:
@@ -703,13 +733,15 @@ class Extractor:
         except StoreError as exc:
             self.count("wisdom/store_errors")
             logger.warning("wisdom_scrapy: block records of %s not read: %s", site, exc)
-            return
-        if added:
-            logger.info("wisdom_scrapy: block repetition of %s: %d pages from the store", site,
-                        added)  # fmt: skip
+            return False
+        if added:  # an idle site's read-back is counted, not logged (a broad crawl has many)
+            logger.log(logging.DEBUG if state.repetition_let_go else logging.INFO,
+                       "wisdom_scrapy: block repetition of %s: %d pages from the store", site,
+                       added)  # fmt: skip
         for _ in range(repetition.skipped - skipped):  # logged by merge_stored
             self.count("wisdom/repetition/bad_records")
         state.unmerged = max(0, n - state.repetition.n_pages)
+        return True
 
     # -- analysis ------------------------------------------------------------------------------
 
@@ -722,13 +754,13 @@ class Extractor:
             state.snapshot_read = context.reads
         return snap
 
-    def _start(
-        self, site: str, state: SiteWaits, held: _Held, *, here: bool = False
-    ) -> _Started:
+    def _start(self, site: str, held: _Held, *, here: bool = False) -> _Started:
         """Begin the page's analysis with the site's state now (the caller holds the lock):
         a job for a worker process when there are some (unless ``here``; :meth:`_results`
         awaits it, without the lock), else the analysis itself. StoreError when the site's
-        snapshot cannot be read."""
+        snapshot cannot be read. The state is looked up here, never kept across an await by
+        a caller: an idle site's repetition is let go and read back (:meth:`let_go`)."""
+        state = self._state(site)
         snapshot = self._snapshot(site, state)
         if self.remote is not None and not here:
             job = self.remote.job(site, held, snapshot, state.repetition,
@@ -816,18 +848,18 @@ class Extractor:
         ready = []
         while len(state.pending_tocs) > self.params.max_pending_tocs:
             oldest_url, (oldest, _) = next(iter(state.pending_tocs.items()))
-            page = await self._finish(site, state, oldest)
+            page = await self._finish(site, oldest)
             if page is None:  # the store failed: the oldest stays pending
                 break
             del state.pending_tocs[oldest_url]
             ready.append(page)
         return ready
 
-    async def _finish(self, site: str, state: SiteWaits, held: _Held) -> ReadyPage | None:
+    async def _finish(self, site: str, held: _Held) -> ReadyPage | None:
         """Analyse a pending TOC page again, now with its fetched targets, and let it go
         (None when the store fails: the caller keeps it pending). The caller holds the lock:
         for the rare TOC page past ``max_pending_tocs``."""
-        begun = self._begin(site, state, held)
+        begun = self._begin(site, held)
         if begun is None:
             return None
         (result,) = await self._results([begun])
@@ -864,7 +896,7 @@ class Extractor:
             site, held = ready.site, ready.held
             async with self._lock:  # the analysis begins with the site's state now
                 try:
-                    begun = self._start(site, self._state(site), held)
+                    begun = self._start(site, held)
                 except StoreError as exc:
                     self._store_failed(held.url, exc)
                     self.count("wisdom/analysis/unanalysed")

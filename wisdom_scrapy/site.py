@@ -13,7 +13,10 @@ part of a site here, under the site's context, rather than in a table of its own
 * what a crawl holds of a site is found in one place, listed by site;
 * the snapshots together stay within a budget (:data:`SNAPSHOT_TERMS`): a broad crawl's
   thousands of sites each have a vocabulary of their own, and a site crawled a while ago need
-  not keep its snapshot in memory (it is read again if the site's pages come back).
+  not keep its snapshot in memory (it is read again if the site's pages come back);
+* a site the crawl has left lets go of what its stages can read back from the store exactly
+  (:meth:`Sites.fed`, :data:`IDLE_PAGES`): a broad crawl holds the counts of the sites it is
+  crawling, not of every site it has crawled.
 
 The parts are typed here but built by their stages (each knows how to load its part from the
 store), so this module imports none of them at run time: it sits below them.
@@ -21,6 +24,7 @@ store), so this module imports none of them at run time: it sits below them.
 
 from __future__ import annotations
 
+import heapq
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
     from wisdom_scrapy.store import EntropySnapshot, TermStore
     from wisdom_scrapy.structure import SiteLinks
 
-__all__ = ["SNAPSHOT_GROWTH", "SNAPSHOT_TERMS", "SiteContext", "Sites"]
+__all__ = ["IDLE_PAGES", "SNAPSHOT_GROWTH", "SNAPSHOT_TERMS", "SiteContext", "Sites"]
 
 #: A site's entropy snapshot is re-read once the store knows this factor more of its pages:
 #: entropies drift as pages arrive, and re-reads then total O(N log N) per site, not O(N²).
@@ -42,6 +46,13 @@ SNAPSHOT_GROWTH = 1.1
 #: least recently used sites' snapshots are let go (counted under ``wisdom/snapshots/released``).
 #: The site in use keeps its snapshot whatever its size.
 SNAPSHOT_TERMS = 1 << 18
+
+#: A site none of whose pages the crawl fed in its last this many pages is idle: its stages let
+#: go of what they can read back from the store exactly (the link and block counts, about a
+#: third of what a small site holds), and read it back if the site is used again. Each time an
+#: idle site's pages come back, its horizon doubles, so a crawl that keeps returning to a site
+#: (one that takes its sites in turns) soon stops paying for the read-backs.
+IDLE_PAGES = 1024
 
 
 @dataclass(eq=False)
@@ -63,6 +74,12 @@ class SiteContext:
     links: SiteLinks | None = field(default=None, repr=False)
     cleaner: SiteCleaner | None = field(default=None, repr=False)
     _snapshot: EntropySnapshot | None = field(default=None, repr=False)
+    #: pages of the crawl without one of this site's before it is idle (:data:`IDLE_PAGES`)
+    idle_pages: int = IDLE_PAGES
+    #: the crawl's page count when the site's last page was fed (:meth:`Sites.fed`)
+    last_fed: int = 0
+    #: whether a stage let go of a part of the site since its last page (:meth:`Sites.fed`)
+    idle: bool = False
 
     def snapshot(self) -> EntropySnapshot:
         """The entropies the site's pages are analysed with: read from the store the first
@@ -109,7 +126,13 @@ class SiteContext:
 
 class Sites:
     """The crawl's :class:`SiteContext` per site, created on first use; their snapshots hold
-    at most ``max_terms`` terms together, beside the one in use (module docstring)."""
+    at most ``max_terms`` terms together, beside the one in use (module docstring).
+
+    Sites idle for their horizon (``idle_pages`` at first; 0: never) are offered to
+    :attr:`on_idle`: a stage's callable that lets go of its part of the site (it reads it
+    back on the site's next use) and says whether it did. Only the pages the crawl :meth:`fed`
+    count.
+    """
 
     def __init__(
         self,
@@ -118,12 +141,19 @@ class Sites:
         growth: float = SNAPSHOT_GROWTH,
         count: Callable[[str], None] = lambda name: None,
         max_terms: int = SNAPSHOT_TERMS,
+        idle_pages: int = IDLE_PAGES,
     ) -> None:
         self.store = store
         self.growth = growth
         self.count = count
         self.max_terms = max_terms
+        self.idle_pages = idle_pages
+        #: the stages' callables that let go of their part of an idle site (class docstring)
+        self.on_idle: list[Callable[[SiteContext], bool]] = []
         self._contexts: dict[str, SiteContext] = {}
+        self._fed = 0  # pages fed in the crawl
+        #: (page count at which the site may be idle, site): one entry per site with pages fed
+        self._idle_at: list[tuple[int, str]] = []
         #: sites holding a snapshot, least recently used first, with its terms
         self._holding: OrderedDict[str, int] = OrderedDict()
         self._held_terms = 0
@@ -132,9 +162,43 @@ class Sites:
         context = self._contexts.get(site)
         if context is None:
             context = self._contexts[site] = SiteContext(
-                site, self.store, self.growth, self.count, used=self._used
+                site, self.store, self.growth, self.count, used=self._used,
+                idle_pages=self.idle_pages,
             )
         return context
+
+    def fed(self, site: str) -> None:
+        """A page of ``site`` was fed: the crawl's page count goes on, and the sites idle by it
+        are offered to :attr:`on_idle` (a heap entry per site: O(log sites) a page)."""
+        if not self.idle_pages:
+            return
+        self._fed += 1
+        context = self.get(site)
+        if context.idle:  # back: its parts are read again as they are used
+            context.idle = False
+            context.idle_pages *= 2
+            self.count("wisdom/sites/back")
+        if not context.last_fed:
+            heapq.heappush(self._idle_at, (self._fed + context.idle_pages, site))
+        context.last_fed = self._fed
+        while self._idle_at and self._idle_at[0][0] <= self._fed:
+            self._offer(heapq.heappop(self._idle_at)[1])
+
+    def _offer(self, site: str) -> None:
+        """``site``'s horizon may be over: offer it to :attr:`on_idle` if so."""
+        context = self._contexts[site]
+        due = context.last_fed + context.idle_pages
+        if due > self._fed:  # fed since: it waits again
+            heapq.heappush(self._idle_at, (due, site))
+            return
+        context.last_fed = 0  # its next page arms it again
+        if self.let_go(context):
+            context.idle = True
+            self.count("wisdom/sites/idle")
+
+    def let_go(self, context: SiteContext) -> bool:
+        """Offer ``context``'s parts to :attr:`on_idle` (all of them); whether one let go."""
+        return any([let_go(context) for let_go in self.on_idle])
 
     def _used(self, context: SiteContext) -> None:
         """``context``'s snapshot was used: it becomes the most recently used, and the least

@@ -112,7 +112,9 @@ Memory
     bytes each (:class:`KeyCounts`), the site's URL table, and per page its URL and scores.
     The records' terms are ids into the crawl's vocabulary, one for all sites; it and the URL
     tables are each a :class:`~wisdom_scrapy.strings.StringTable` (about 30 bytes a string
-    over its text).
+    over its text). The counts of a site the crawl has left are let go and counted again from
+    the stored records when it comes back (:meth:`StructureTracker.let_go`,
+    :class:`~wisdom_scrapy.site.Sites`): a broad crawl holds those of the sites it is crawling.
 """
 
 from __future__ import annotations
@@ -135,7 +137,7 @@ from wisdom_scrapy.items import SiteStructureItem
 from wisdom_scrapy.mining.counts import KeyCounts
 from wisdom_scrapy.mining.lamis import HitsResult, LinkGraph, hits
 from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
-from wisdom_scrapy.site import Sites
+from wisdom_scrapy.site import SiteContext, Sites
 from wisdom_scrapy.store import StoreError, TermStore
 from wisdom_scrapy.strings import StringTable
 from wisdom_scrapy.text import extract_terms, stable_hash
@@ -340,6 +342,12 @@ class SiteRecorder:
     #: every URL the recorded pages link to (and theirs), by id
     urls: StringTable = field(default_factory=StringTable)
     vocab: StringTable = field(default_factory=StringTable)
+    #: the block statistics were let go (:meth:`let_go_counts`): counted again from the
+    #: stored records (:meth:`count_again`) before they are read
+    counts_let_go: bool = False
+    #: a page was recorded again: its first record's counts stay, the store holds its last,
+    #: so the statistics can no longer be counted again from the store exactly
+    recorded_again: bool = False
 
     def observe(self, url: str, model: PageModel) -> PageLinks:
         """Record a fetched page; its block statistics count once per URL (a re-fetch of the
@@ -383,13 +391,31 @@ class SiteRecorder:
 
     def _register(self, record: PageLinks) -> None:
         if record.url not in self.pages:
-            self.slot_pages.add(np.unique(record.slot))
-            self.pair_pages.add(np.unique(record.text_key))
-            self.pair_pages.add(np.unique(record.url_key))
-            self.shingle_pages.add(record.shingles)
+            self._count(record)
             self.pages.add(record.url)
+        else:
+            self.recorded_again = True
         self.records[record.url] = record
         self.urls.id(record.url)
+
+    def _count(self, record: PageLinks) -> None:
+        self.slot_pages.add(np.unique(record.slot))
+        self.pair_pages.add(np.unique(record.text_key))
+        self.pair_pages.add(np.unique(record.url_key))
+        self.shingle_pages.add(record.shingles)
+
+    def let_go_counts(self) -> None:
+        """Let the block statistics go (the site is idle, its records stored); the pages stay
+        recorded, with their URL ids."""
+        self.slot_pages, self.pair_pages, self.shingle_pages = KeyCounts(), KeyCounts(), KeyCounts()
+        self.counts_let_go = True
+
+    def count_again(self, records: Iterable[PageLinks]) -> None:
+        """The block statistics again, from the records of every recorded page (read back from
+        the store, :meth:`decode`): equal to the ones let go."""
+        for record in records:
+            self._count(record)
+        self.counts_let_go = False
 
     @property
     def n_pages(self) -> int:
@@ -896,6 +922,7 @@ class StructureTracker:
         self.max_iter = max_iter
         self.count = count
         self.sites = sites if sites is not None else Sites(store)
+        self.sites.on_idle.append(self.let_go)
         #: the page records' terms, every site's (the crawl's TOC term index's, given it)
         self.vocab = vocab if vocab is not None else StringTable()
 
@@ -905,12 +932,48 @@ class StructureTracker:
         return self.params.is_warm(self.state(site).recorder.n_pages)
 
     def state(self, site: str) -> SiteLinks:
-        """The site's state, starting with the page records already in the store."""
+        """The site's state, starting with the page records already in the store; an idle
+        site's block statistics are counted again first (:meth:`let_go`). StoreError when
+        that read fails (they are counted again on the next call)."""
         context = self.sites.get(site)
         if context.links is None:
             context.links = SiteLinks(SiteRecorder(min_pages=self.min_pages, vocab=self.vocab))
             self._load(site, context.links.recorder)
+        elif context.links.recorder.counts_let_go:
+            self._count_again(site, context.links.recorder)
         return context.links
+
+    def let_go(self, context: SiteContext) -> bool:
+        """Let an idle site's block statistics go (:attr:`Sites.on_idle
+        <wisdom_scrapy.site.Sites.on_idle>`) when the store holds the record of every page
+        they count, so that counting them again from it gives the same statistics; whether
+        they went. Its URL table, scores and estimates stay: they are numbered by URL id."""
+        state = context.links
+        if state is None or state.recorder.counts_let_go:
+            return False
+        recorder = state.recorder
+        if recorder.records or recorder.recorded_again:  # not stored, or stored as it is now
+            return False
+        try:
+            stored = self.store.records(context.site, RECORD_KIND)
+        except StoreError:
+            return False
+        if any(url not in stored for url in recorder.pages):
+            return False
+        recorder.let_go_counts()
+        return True
+
+    def _count_again(self, site: str, recorder: SiteRecorder) -> None:
+        try:
+            blobs = self.store.records(site, RECORD_KIND)
+        except StoreError as exc:
+            self.count("wisdom/store_errors", 1)
+            logger.warning("wisdom_scrapy: cannot read the page records of %s back: %s", site,
+                           exc)  # fmt: skip
+            raise
+        # pages gone from the store meanwhile are counted as lost, unreadable ones as bad
+        recorder.count_again(self._records(site, recorder, blobs).values())
+        self.count("wisdom/structure/read_back", 1)
 
     def _known(self, site: str) -> SiteLinks | None:
         """The site's state if this tracker has one (nothing created)."""
@@ -1115,6 +1178,8 @@ class StructureTracker:
             # the analysis may have loaded other processes' records: count them as emitted
             state.emitted_pages = state.recorder.n_pages
             items.append(structure_item(site, analysis))
+            if context.idle:  # counted again for the analysis: still idle
+                self.let_go(context)
         return items
 
 

@@ -197,6 +197,18 @@ class BlockRepetition:
             added += 1
         return added
 
+    def counts_exactly(self, records: Mapping[str, bytes]) -> bool:
+        """Whether the stored pages ``records`` (URL -> blob) are exactly the pages counted
+        here, each with the blocks counted: what :meth:`merge_records` of them would count
+        again from nothing."""
+        if len(records) != len(self._pages):
+            return False
+        for url, data in self._pages.items():
+            blob = records.get(url)
+            if blob is None or blob[1:] != data or blob[:1] != bytes([RECORD_VERSION]):
+                return False
+        return True
+
     def pages_of(self, model: PageModel) -> NDArray[np.int64]:
         """Per node of ``model``: the pages of the site holding a block with its text."""
         return self._counts.lookup(block_fingerprints(model).view(np.int64))
