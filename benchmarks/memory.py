@@ -44,6 +44,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -221,6 +222,13 @@ class EndlessSite:
         self.server.server_close()
 
 
+def close_all(sites: list[EndlessSite]) -> None:
+    """Stop the sites' servers at once: each takes up to its poll interval (0.5 s) to stop,
+    which one after the other made a 400-site run wait minutes at its end."""
+    with ThreadPoolExecutor(max_workers=64) as pool:
+        list(pool.map(lambda site: site.__exit__(None, None, None), sites))
+
+
 def ensure_installed(names: list[str], install: bool) -> None:
     missing = [SITES[n][0] for n in names if not SITES[n][1].is_dir()]
     if not missing:
@@ -320,7 +328,9 @@ def main(argv: list[str] | None = None) -> None:
             extra += ["-s", f"CLOSESPIDER_PAGECOUNT={args.endless}"]
         if args.broad:
             args.sites = f"broad:{args.broad}"
-            starts += [stack.enter_context(EndlessSite(k + 1)) for k in range(args.broad)]
+            sites = [EndlessSite(k + 1) for k in range(args.broad)]
+            starts += [site.__enter__() for site in sites]
+            stack.callback(close_all, sites)
             extra += ["-s", "DEPTH_LIMIT=1"]
         urls_file = out / "start-urls.txt"
         urls_file.write_text("\n".join(starts) + "\n")

@@ -22,6 +22,7 @@ from wisdom_scrapy.feed import feed_model
 from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
 from wisdom_scrapy.mining.repetition import BlockRepetition
 from wisdom_scrapy.site import Sites
+from wisdom_scrapy.store.redis import RedisStore
 from wisdom_scrapy.structure import StructureTracker
 from wisdom_scrapy.testing import serve_directory
 
@@ -366,17 +367,19 @@ def test_the_sites_snapshots_keep_within_their_budget(
     assert counts["wisdom/snapshots"] == len(names) + 1
 
 
+SITES = ["a.example", "b.example", "c.example"]
+
 
 def _interleaved_replay(
-    site_dir: Path, paths: list[str], store_path: Path, idle_pages: int
+    site_dir: Path, paths: list[str], store_path: Path, horizon: int
 ) -> tuple[list[dict[str, Any]], dict[str, Any], Counter[str], Sites]:
     """Three sites (the demo site's pages under three names) crawled in turns of five pages,
     as the crawl's middlewares and pipeline see them, with a real SQLite store, then as many
-    pages of a fourth: the items, the template masks of every page, each site's structure item at
-    the end, and the counts."""
+    pages of a fourth: the items, the template masks of every page, each site's structure item
+    at the end, and the counts."""
     store = open_store(f"sqlite:///{store_path}")
     counts: Counter[str] = Counter()
-    sites = Sites(store, count=lambda name: counts.update([name]), idle_pages=idle_pages)
+    sites = Sites(store, count=lambda name: counts.update([name]), horizon=horizon)
     extractor = Extractor(store, ExtractionParams(warmup_pages=3, until_template=False),
                           analyze_page, sites=sites, count=lambda name: counts.update([name]))
     tracker = StructureTracker(store, sites=sites, min_pages=3,
@@ -406,14 +409,11 @@ def _interleaved_replay(
     return [dataclasses.asdict(item) for item in items], seen, counts, sites
 
 
-SITES = ["a.example", "b.example", "c.example"]
-
-
 def test_sites_the_crawl_left_let_go_of_their_counts_and_read_them_back_equal(
     demo: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
     """A broad crawl holds the counts of the sites it is crawling: a site none of whose pages
-    came in the last ``idle_pages`` lets go of its link statistics and block repetition (the
+    came in the last ``horizon`` lets go of its link statistics and block repetition (the
     store holds every page they count) and reads them back when its pages come back, its
     horizon doubled. The items, the template masks and the link analyses are those of a crawl
     that kept every count."""
@@ -421,17 +421,19 @@ def test_sites_the_crawl_left_let_go_of_their_counts_and_read_them_back_equal(
     paths = sorted(truth)[:20]
     kept, kept_seen, kept_counts, _ = _interleaved_replay(site_dir, paths, tmp_path / "k.db", 0)
     items, seen, counts, sites = _interleaved_replay(site_dir, paths, tmp_path / "i.db", 2)
-    assert kept_counts["wisdom/sites/idle"] == 0
-    # 10 pages of the others between a site's turns: idle at horizons 2, 4 and 8, not 16
-    assert counts["wisdom/sites/idle"] == counts["wisdom/sites/back"] + 3 == 3 * 3 + 3, counts
+    assert kept_counts["wisdom/sites/left"] == 0
+    # 10 pages of the others between a site's turns: left at horizons 2, 4 and 8, not 16
+    assert counts["wisdom/sites/left"] == counts["wisdom/sites/back"] + 3 == 3 * 3 + 3, counts
     assert counts["wisdom/structure/read_back"] >= 3 * 3, counts
     assert counts["wisdom/repetition/read_back"] >= 3, counts
-    assert [sites.get(site).idle_pages for site in SITES] == [16, 16, 16]
-    # at the end, the fourth site's pages left the three idle: what the analyses at close
-    # read back is let go again
+    assert counts["wisdom/structure/let_go"] == counts["wisdom/sites/left"] + 3  # at close
+    assert counts["wisdom/repetition/let_go"] >= counts["wisdom/repetition/read_back"]
+    assert [sites.get(site).horizon for site in SITES] == [16, 16, 16]
+    # at the end, the fourth site's pages leave the three: what the analyses at close read
+    # back is let go again
     for site in SITES:
         context = sites.get(site)
-        assert context.idle and context.links is not None and context.waits is not None
+        assert context.left and context.links is not None and context.waits is not None
         assert context.links.recorder.counts_let_go and not len(context.links.recorder.pair_pages)
         assert context.waits.repetition_let_go and not context.waits.repetition.n_pages
     assert [item["url"] for item in items] == [item["url"] for item in kept]
@@ -449,7 +451,7 @@ def test_a_site_lets_go_only_of_counts_the_store_holds(
     site_dir, truth = demo
     store = open_store(f"sqlite:///{tmp_path / 'w.db'}")
     counts: Counter[str] = Counter()
-    sites = Sites(store, count=lambda name: counts.update([name]), idle_pages=1)
+    sites = Sites(store, count=lambda name: counts.update([name]), horizon=1)
     extractor = Extractor(store, ExtractionParams(warmup_pages=100, until_template=False),
                           analyze_page, sites=sites, count=lambda name: counts.update([name]))
     tracker = StructureTracker(store, sites=sites)
@@ -468,7 +470,7 @@ def test_a_site_lets_go_only_of_counts_the_store_holds(
     assert _submit(extractor, "c.example", held.url, held) == []  # held: warm-up
     for site in [*SITES, "d.example", "d.example"]:
         sites.fed(site)
-    assert counts["wisdom/sites/idle"] == 3  # a and b let go of one part only
+    assert counts["wisdom/sites/left"] == 3  # a and b let go of one part only
     a, b, c = (sites.get(site) for site in SITES)
     assert a.waits and not a.waits.repetition_let_go
     assert a.links and a.links.recorder.counts_let_go
@@ -479,3 +481,95 @@ def test_a_site_lets_go_only_of_counts_the_store_holds(
     (item,) = _items(extractor, _flush(extractor))
     assert item.url == held.url and not c.waits.repetition_let_go
     assert counts["wisdom/repetition/read_back"] == 1
+
+
+def test_pages_that_waited_read_a_left_site_back_and_it_lets_go_again(
+    demo: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """Sites crawled one after the other, with few pages allowed to wait: the TOC pages of a
+    site the crawl has left are analysed when later sites' pages push them out, and read its
+    repetition back for that; the site then lets it go again after its horizon, as if its
+    pages had come back. Only the last sites' counts stay."""
+    site_dir, truth = demo
+    store = open_store(f"sqlite:///{tmp_path / 'r.db'}")
+    counts: Counter[str] = Counter()
+    sites = Sites(store, count=lambda name: counts.update([name]), horizon=3)
+    extractor = Extractor(
+        store, ExtractionParams(warmup_pages=3, until_template=False, max_held_pages=4),
+        analyze_page, sites=sites, count=lambda name: counts.update([name]))  # fmt: skip
+    names = [f"s{k}.example" for k in range(6)]
+    for site in names:
+        for path in sorted(truth)[:5]:
+            model = _model(site_dir, path)
+            feed_model(store, model, site=site)
+            _items(extractor, _fetched(extractor, site, model.url, model))
+            _items(extractor, _submit(extractor, site, model.url, model))
+            sites.fed(site)
+    assert counts["wisdom/held/released_early"] >= 4, counts  # TOC pages pushed out
+    assert counts["wisdom/repetition/read_back"] >= 2, counts
+    assert counts["wisdom/repetition/let_go"] > len(names) - 1, counts  # some again
+    kept = [site for site in names if not sites.get(site).waits.repetition_let_go]
+    assert kept == names[-1:], kept
+
+
+def _store_down_on_return(
+    site_dir: Path, paths: list[str], server: Any, horizon: int
+) -> tuple[Counter[str], list[Any], list[dict[int, int]]]:
+    """Two sites in turn, then the first again with the Redis ``server`` stopped for one
+    page (not fed), then started: the counts, the items and the first site's counts tables.
+    One retry per call: it fails fast while the server is down, and survives the connection
+    the restart broke."""
+    store = RedisStore(server.url, retries=1)
+    counts: Counter[str] = Counter()
+    sites = Sites(store, count=lambda name: counts.update([name]), horizon=horizon)
+    extractor = Extractor(store, ExtractionParams(warmup_pages=3, until_template=False),
+                          analyze_page, sites=sites, count=lambda name: counts.update([name]))
+    tracker = StructureTracker(store, sites=sites, min_pages=3,
+                               count=lambda name, n: counts.update({name: n}))
+    items: list[Any] = []
+
+    def crawl(site: str, path: str, *, stored: bool = True) -> None:
+        model = _model(site_dir, path)
+        if stored:
+            feed_model(store, model, site=site)
+        record = tracker.observe(site, model.url, model)
+        tracker.state(site).recorder.template_mask(record)
+        items.extend(_items(extractor, _fetched(extractor, site, model.url, model)))
+        items.extend(_items(extractor, _submit(extractor, site, model.url, model)))
+        sites.fed(site)
+
+    for site in SITES[:2]:
+        for path in paths[:6]:
+            crawl(site, path)
+    server.stop()
+    crawl(SITES[0], paths[6], stored=False)  # back to a site it left: the store is down
+    server.start()
+    for path in paths[7:]:
+        crawl(SITES[0], path)
+    items.extend(_items(extractor, _flush(extractor)))
+    recorder = tracker.state(SITES[0]).recorder
+    waits = extractor.sites.get(SITES[0]).waits
+    assert waits is not None
+    tables = [dict(recorder.slot_pages), dict(recorder.pair_pages), dict(recorder.shingle_pages),
+              dict(waits.repetition._counts)]
+    store.close()
+    return counts, items, tables
+
+
+def test_a_left_site_whose_store_fails_records_its_pages_and_reads_them_back_later(
+    demo: tuple[Path, dict[str, Any]], redis_server_factory: Any
+) -> None:
+    """The store (Redis) is stopped when the crawl comes back to a site it has left: the page
+    is recorded and counted all the same (the read-back fails, counted), no step raises, and
+    once the store is back the site's counts and items equal a crawl's that kept them."""
+    site_dir, truth = demo
+    paths = sorted(truth)[:14]
+    _, kept, kept_tables = _store_down_on_return(
+        site_dir, paths, redis_server_factory("--appendonly", "yes"), 0)
+    counts, items, tables = _store_down_on_return(
+        site_dir, paths, redis_server_factory("--appendonly", "yes"), 2)
+    assert counts["wisdom/sites/left"] >= 1 and counts["wisdom/sites/back"] >= 1, counts
+    assert counts["wisdom/store_errors"] >= 2, counts  # the record and a read-back, at least
+    assert counts["wisdom/structure/read_back"] >= 1, counts
+    assert tables == kept_tables
+    assert [item.url for item in items] == [item.url for item in kept] and items == kept

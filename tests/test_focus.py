@@ -392,6 +392,29 @@ def test_page_records_survive_the_store_and_other_processes() -> None:
             source.encode(next(iter(source.records.values()))))[:-3]))
 
 
+def test_an_analysis_reads_a_record_another_worker_stored_again() -> None:
+    """Another worker of a distributed crawl fetched a recorded page again, with a link to a
+    new page, and stored its record: the analysis, which decodes the stored records as it
+    reads them, takes that record, whose new target was never fetched (no node)."""
+    from wisdom_scrapy.feed import feed_model
+
+    store = open_store("memory://")
+    tracker = StructureTracker(store, min_pages=3)
+    pages = _news_pages()
+    for path, html in pages.items():
+        model = PageModel.from_html(html, "http://news" + path)
+        feed_model(store, model, site="news")
+        tracker.observe("news", model.url, model)
+    url = "http://news/a0.html"
+    html = pages["/a0.html"].replace("</div></body>", '<a href="/new.html">New</a></div></body>')
+    other = SiteRecorder(min_pages=3)
+    store.put_records("news", RECORD_KIND, {url: other.encode(other.observe(
+        url, PageModel.from_html(html, url)))})
+    analysis = tracker.analyse("news")
+    assert url in analysis.urls and "http://news/new.html" not in analysis.urls
+    assert "http://news/new.html" in tracker.state("news").recorder.urls
+
+
 class _CountingStore:
     """A real memory store that counts the whole-site reads an analysis may make."""
 

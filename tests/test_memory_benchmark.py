@@ -31,11 +31,11 @@ def test_endless_site_serves_pages() -> None:
         assert response.read() == endless_page(0)
 
 
-def _broad_crawl(tmp_path: Path, starts: list[str], idle_pages: int) -> CrawlResult:
+def _broad_crawl(tmp_path: Path, starts: list[str], horizon: int) -> CrawlResult:
     urls = tmp_path / "urls.txt"
     urls.write_text("\n".join(starts) + "\n")
-    return run_crawl("site", tmp_path / str(idle_pages), args={"urls": str(urls)}, settings={
-        "DEPTH_LIMIT": 1, "CONCURRENT_REQUESTS": 1, "WISDOM_SITE_IDLE_PAGES": idle_pages,
+    return run_crawl("site", tmp_path / str(horizon), args={"urls": str(urls)}, settings={
+        "DEPTH_LIMIT": 1, "CONCURRENT_REQUESTS": 1, "WISDOM_SITE_HORIZON": horizon,
         "WISDOM_STORE_BATCH_PAGES": 4})
 
 
@@ -54,8 +54,10 @@ def test_a_broad_crawl_lets_the_sites_it_left_go_and_makes_the_same_items(
     for result in (kept, idle):
         assert result.returncode == 0, result.log[-3000:]
         assert " ERROR: " not in result.log and "Traceback" not in result.log, result.log[-3000:]
-    assert "wisdom/sites/idle" not in kept.stats
-    assert idle.stats["wisdom/sites/idle"] >= 4, idle.stats  # the sites crawled before the last
+    assert "wisdom/sites/left" not in kept.stats
+    assert idle.stats["wisdom/sites/left"] >= 4, idle.stats  # the sites crawled before the last
+    assert idle.stats["wisdom/structure/let_go"] >= 4, idle.stats
+    assert idle.stats["wisdom/repetition/let_go"] >= 4, idle.stats
     pages = {item["url"]: item for item in kept.items if "url" in item}
     structures = [item for item in kept.items if "url" not in item]  # one per site
     assert len(pages) >= 6 * 8 and len(structures) == 6

@@ -354,7 +354,7 @@ class SiteWaits:
     #: store pages the repetition lacked when last merged (pages stored without a blocks
     #: record, by an older wisdom_scrapy): only more than that means other processes' pages
     unmerged: int = 0
-    #: the repetition was let go (the site is idle): read back from the store before use
+    #: the repetition was let go (the crawl left the site): read back from the store for use
     repetition_let_go: bool = False
 
 
@@ -478,7 +478,7 @@ class Extractor:
     ) -> None:
         self.store = store
         self.sites = sites if sites is not None else Sites(store, count=count)
-        self.sites.on_idle.append(self.let_go)
+        self.sites.on_left.append(self.let_go)
         self.params = params
         self.analyze = analyze
         self.count = count
@@ -523,7 +523,7 @@ class Extractor:
             started = []
             while self._completed:
                 _, (site, held) = self._completed.popitem(last=False)
-                state = self._state(site)
+                state = self._waits(site)
                 pending = state.pending_tocs.get(held.url)
                 if pending is None or pending[0] is not held:  # it left meanwhile
                     continue
@@ -599,6 +599,8 @@ class Extractor:
         ``until_template``, its template shows."""
         if state.released:
             return True
+        if state.repetition_let_go:  # not read back (the store failing): a later page judges
+            return False
         try:
             n = self.store.page_count(site)
         except StoreError as exc:
@@ -622,7 +624,7 @@ class Extractor:
         ready: list[ReadyPage] = []
         waiting = [(site, held) for site, held in self._waiting.values() if not held.analysing]
         for site, held in waiting[: max(0, len(waiting) - self.params.max_held_pages)]:
-            state = self._state(site)
+            state = self._waits(site)
             pending = state.pending_tocs.get(held.url)
             if pending is not None and pending[0] is held:
                 del state.pending_tocs[held.url]
@@ -689,8 +691,9 @@ class Extractor:
 
     def _state(self, site: str) -> SiteWaits:
         """The site's state; a new one starts with the block repetition the store holds, and
-        an idle site's is read back (:meth:`let_go`; until that read succeeds, the store
-        failing, the site's new pages are counted alone, and the read adds the others)."""
+        a left site's is read back (:meth:`let_go`). Until that read succeeds (the store
+        failing), the site's new pages are counted alone, analyses wait (:meth:`_start`), and
+        the read adds the others."""
         context = self.sites.get(site)
         state = context.waits
         if state is None:
@@ -699,11 +702,17 @@ class Extractor:
         elif state.repetition_let_go and self._merge_stored(site, state):
             state.repetition_let_go = False
             self.count("wisdom/repetition/read_back")
+            self.sites.read_back(site)
         return state
 
+    def _waits(self, site: str) -> SiteWaits:
+        """The site's state, its repetition as it is (let go or not): for the steps that only
+        move its pages between its lists, which need no read-back."""
+        return self.sites.get(site).waits or self._state(site)
+
     def let_go(self, context: SiteContext) -> bool:
-        """Let an idle site's block repetition go (:attr:`Sites.on_idle
-        <wisdom_scrapy.site.Sites.on_idle>`) when the store holds exactly the pages it counts,
+        """Let a left site's block repetition go (:attr:`Sites.on_left
+        <wisdom_scrapy.site.Sites.on_left>`) when the store holds exactly the pages it counts,
         so that reading it back (:meth:`_state`) gives the same counts; whether it went. Its
         pages waiting here need not stay: each analysis reads the state when it starts."""
         state, site = context.waits, context.site
@@ -711,12 +720,15 @@ class Extractor:
             return False
         try:
             stored = self.store.records(site, BLOCKS_KIND)
-        except StoreError:
+        except StoreError as exc:  # kept: let go when the site is left next
+            self.count("wisdom/store_errors")
+            logger.warning("wisdom_scrapy: block records of %s not read: %s", site, exc)
             return False
         if not state.repetition.counts_exactly(stored):
             return False
         state.repetition = BlockRepetition()
         state.repetition_let_go = True
+        self.count("wisdom/repetition/let_go")
         return True
 
     def _all_waits(self) -> list[tuple[str, SiteWaits]]:
@@ -734,7 +746,7 @@ class Extractor:
             self.count("wisdom/store_errors")
             logger.warning("wisdom_scrapy: block records of %s not read: %s", site, exc)
             return False
-        if added:  # an idle site's read-back is counted, not logged (a broad crawl has many)
+        if added:  # a left site's read-back is counted, not logged (a broad crawl has many)
             logger.log(logging.DEBUG if state.repetition_let_go else logging.INFO,
                        "wisdom_scrapy: block repetition of %s: %d pages from the store", site,
                        added)  # fmt: skip
@@ -758,20 +770,28 @@ class Extractor:
         """Begin the page's analysis with the site's state now (the caller holds the lock):
         a job for a worker process when there are some (unless ``here``; :meth:`_results`
         awaits it, without the lock), else the analysis itself. StoreError when the site's
-        snapshot cannot be read. The state is looked up here, never kept across an await by
-        a caller: an idle site's repetition is let go and read back (:meth:`let_go`)."""
-        state = self._state(site)
+        snapshot or, the crawl having left it, its repetition cannot be read. The state is
+        looked up here, never kept across an await by a caller: a left site's repetition is
+        let go and read back (:meth:`let_go`)."""
+        state = self._analysable(site)
         snapshot = self._snapshot(site, state)
         if self.remote is not None and not here:
             job = self.remote.job(site, held, snapshot, state.repetition,
                                   report=bool(self.observers), known=self.summarised(site))
             if job is not None:
                 return _Started(site, held, snapshot, job=job)
-        return _Started(site, held, snapshot, self._analyse_here(site, state, held, snapshot))
+        return _Started(site, held, snapshot, self._analyse_here(site, held, snapshot))
 
-    def _analyse_here(
-        self, site: str, state: SiteWaits, held: _Held, snapshot: EntropySnapshot
-    ) -> PageAnalysis:
+    def _analysable(self, site: str) -> SiteWaits:
+        """The site's state with its repetition (:meth:`_state`); StoreError when the crawl
+        left the site and the read-back failed (counted, logged): the analysis waits."""
+        state = self._state(site)
+        if state.repetition_let_go:
+            raise StoreError(f"the block repetition of {site} could not be read back")
+        return state
+
+    def _analyse_here(self, site: str, held: _Held, snapshot: EntropySnapshot) -> PageAnalysis:
+        state = self._analysable(site)
         return self.analyze(
             None,
             held.url,
@@ -799,7 +819,7 @@ class Extractor:
         except BaseException:
             for begun in reversed(started):
                 begun.held.analysing = False
-                self._state(begun.site).held.insert(0, begun.held)
+                self._waits(begun.site).held.insert(0, begun.held)
             raise
 
     async def _result(self, begun: _Started) -> PageAnalysis | RemoteAnalysis:
@@ -812,7 +832,7 @@ class Extractor:
         remote = await self.remote.run(begun.job)
         if remote is None:  # no worker can start: analysed here, with the site's state now
             site = begun.site
-            return self._analyse_here(site, self._state(site), begun.held, begun.snapshot)
+            return self._analyse_here(site, begun.held, begun.snapshot)
         begun.held.compact()
         return remote
 
@@ -835,7 +855,7 @@ class Extractor:
         """The page whose analysis is back (:meth:`submit`) leaves, or waits when it is a TOC
         page whose targets are not fetched yet (the caller holds the lock)."""
         site, held = begun.site, begun.held
-        state = self._state(site)
+        state = self._waits(site)
         if isinstance(result, BaseException) or result.role != "toc":
             return [self._settled(begun, result)]
         targets = list(dict.fromkeys(u for u, _ in result.toc_links))  # distinct pages

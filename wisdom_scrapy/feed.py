@@ -138,8 +138,9 @@ class WriteBehind(TermStore):
     Every read goes to ``store`` and sees the queued pages as if written: the queue is written
     first, except for :meth:`page_count`, answered as the store's count plus the queued pages
     it does not hold yet (the analysis reads it per page: a batch per page would undo the
-    batching), and for a site's block records while no page of the site is queued (an idle
-    site of a broad crawl reads them: :class:`~wisdom_scrapy.site.Sites`). Writes (a retry's) go after the queued pages, so a page's last version wins.
+    batching), and for a site's block records while no page of the site is queued (a broad
+    crawl reads those of the sites it left: :class:`~wisdom_scrapy.site.Sites`). Writes (a
+    retry's) go after the queued pages, so a page's last version wins.
 
     Each batch's outcome goes to ``report`` with its updates: the pages' results, or the
     :class:`StoreError` that stored none of them (SQLite rolls the whole batch back).

@@ -125,7 +125,7 @@ class WisdomRuntime:
             item_fields=self.settings.item_fields,
         )
         #: each site's state, in one place: its snapshot, waits, link structure, cleaner
-        self.sites = Sites(self.store, count=self.inc, idle_pages=self.settings.site_idle_pages)
+        self.sites = Sites(self.store, count=self.inc, horizon=self.settings.site_horizon)
         self.cleaners = Cleaners(
             self.settings.cleaner,
             self.store,
@@ -268,7 +268,10 @@ class WisdomRuntime:
         self.extractor.page_fetched(site, response.url, model, update.blocks)
         if self.extractor.remote is None:  # the TOC pages it completes, at once, as always
             self.ready += self.release(run_sync(self.extractor.finish_completed()))
-        self.sites.fed(site)  # sites the crawl has left let go of what the store holds
+        try:
+            self.sites.fed(site)  # sites the crawl has left let go of what the store holds
+        except Exception:  # a bug in a stage's let_go: the page is fed all the same
+            self.failed("sites", response.url)
         self.sync_pending()
         return True
 

@@ -44,10 +44,11 @@ WISDOM_MAX_PENDING_TOCS    50                       TOC pages waiting for target
 WISDOM_MAX_HELD_PAGES      256                      pages held (warm-up) or pending (TOC) at once,
                                                     all sites together; past it the oldest is
                                                     released with the analysis there is (counted)
-WISDOM_SITE_IDLE_PAGES     1024                     pages of the crawl without one of a site's
-                                                    before the site lets go of the counts the
-                                                    store holds (read back if it comes back;
-                                                    its horizon then doubles); 0: never
+WISDOM_SITE_HORIZON        1024                     pages of the crawl without one of a site's
+                                                    before the crawl has left it: it lets go of
+                                                    the counts the store holds (read back if it
+                                                    comes back; its horizon then doubles);
+                                                    0: never
 WISDOM_FOCUS               ``drop``                 what the spider's requests for links found
                                                     only in redundant (template) blocks become:
                                                     ``drop``, ``deprioritize`` or ``off``
@@ -129,7 +130,7 @@ DEFAULTS: dict[str, Any] = {
     "WISDOM_TOC_TARGETS_RATIO": 0.5,
     "WISDOM_MAX_PENDING_TOCS": 50,
     "WISDOM_MAX_HELD_PAGES": 256,
-    "WISDOM_SITE_IDLE_PAGES": 1024,
+    "WISDOM_SITE_HORIZON": 1024,
     "WISDOM_FOCUS": "drop",
     "WISDOM_FOCUS_MIN_PAGES": 5,
     "WISDOM_FOCUS_PRIORITY": 100,
@@ -347,7 +348,7 @@ class WisdomSettings:
     toc_targets_ratio: float
     max_pending_tocs: int
     max_held_pages: int = 256
-    site_idle_pages: int = 1024
+    site_horizon: int = 1024
     focus: str = "drop"
     focus_min_pages: int = 5
     focus_priority: int = 100
@@ -397,7 +398,7 @@ class WisdomSettings:
             toc_targets_ratio=ratio,
             max_pending_tocs=_positive(settings, "WISDOM_MAX_PENDING_TOCS", allow_zero=True),
             max_held_pages=_positive(settings, "WISDOM_MAX_HELD_PAGES", allow_zero=True),
-            site_idle_pages=_positive(settings, "WISDOM_SITE_IDLE_PAGES", allow_zero=True),
+            site_horizon=_positive(settings, "WISDOM_SITE_HORIZON", allow_zero=True),
             focus=_focus_policy(settings),
             focus_min_pages=_positive(settings, "WISDOM_FOCUS_MIN_PAGES"),
             focus_priority=_positive(settings, "WISDOM_FOCUS_PRIORITY", allow_zero=True),

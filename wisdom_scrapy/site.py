@@ -15,7 +15,7 @@ part of a site here, under the site's context, rather than in a table of its own
   thousands of sites each have a vocabulary of their own, and a site crawled a while ago need
   not keep its snapshot in memory (it is read again if the site's pages come back);
 * a site the crawl has left lets go of what its stages can read back from the store exactly
-  (:meth:`Sites.fed`, :data:`IDLE_PAGES`): a broad crawl holds the counts of the sites it is
+  (:meth:`Sites.fed`, :data:`SITE_HORIZON`): a broad crawl holds the counts of the sites it is
   crawling, not of every site it has crawled.
 
 The parts are typed here but built by their stages (each knows how to load its part from the
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from wisdom_scrapy.store import EntropySnapshot, TermStore
     from wisdom_scrapy.structure import SiteLinks
 
-__all__ = ["IDLE_PAGES", "SNAPSHOT_GROWTH", "SNAPSHOT_TERMS", "SiteContext", "Sites"]
+__all__ = ["SITE_HORIZON", "SNAPSHOT_GROWTH", "SNAPSHOT_TERMS", "SiteContext", "Sites"]
 
 #: A site's entropy snapshot is re-read once the store knows this factor more of its pages:
 #: entropies drift as pages arrive, and re-reads then total O(N log N) per site, not O(N²).
@@ -47,12 +47,12 @@ SNAPSHOT_GROWTH = 1.1
 #: The site in use keeps its snapshot whatever its size.
 SNAPSHOT_TERMS = 1 << 18
 
-#: A site none of whose pages the crawl fed in its last this many pages is idle: its stages let
+#: A site none of whose pages the crawl fed in its last this many pages is left: its stages let
 #: go of what they can read back from the store exactly (the link and block counts, about a
-#: third of what a small site holds), and read it back if the site is used again. Each time an
-#: idle site's pages come back, its horizon doubles, so a crawl that keeps returning to a site
+#: quarter of what a small site holds), and read it back if the site is used again. Each time a
+#: left site's pages come back, its horizon doubles, so a crawl that keeps returning to a site
 #: (one that takes its sites in turns) soon stops paying for the read-backs.
-IDLE_PAGES = 1024
+SITE_HORIZON = 1024
 
 
 @dataclass(eq=False)
@@ -74,12 +74,14 @@ class SiteContext:
     links: SiteLinks | None = field(default=None, repr=False)
     cleaner: SiteCleaner | None = field(default=None, repr=False)
     _snapshot: EntropySnapshot | None = field(default=None, repr=False)
-    #: pages of the crawl without one of this site's before it is idle (:data:`IDLE_PAGES`)
-    idle_pages: int = IDLE_PAGES
+    #: pages of the crawl without one of this site's before it is left (:data:`SITE_HORIZON`)
+    horizon: int = SITE_HORIZON
     #: the crawl's page count when the site's last page was fed (:meth:`Sites.fed`)
     last_fed: int = 0
+    #: whether the site is waiting for its horizon in :class:`Sites`' heap
+    armed: bool = False
     #: whether a stage let go of a part of the site since its last page (:meth:`Sites.fed`)
-    idle: bool = False
+    left: bool = False
 
     def snapshot(self) -> EntropySnapshot:
         """The entropies the site's pages are analysed with: read from the store the first
@@ -128,10 +130,10 @@ class Sites:
     """The crawl's :class:`SiteContext` per site, created on first use; their snapshots hold
     at most ``max_terms`` terms together, beside the one in use (module docstring).
 
-    Sites idle for their horizon (``idle_pages`` at first; 0: never) are offered to
-    :attr:`on_idle`: a stage's callable that lets go of its part of the site (it reads it
-    back on the site's next use) and says whether it did. Only the pages the crawl :meth:`fed`
-    count.
+    A site none of whose pages the crawl :meth:`fed` in the last ``horizon`` pages (doubled for
+    each time the site came back; 0: never) is left: it is offered to :attr:`on_left`, the
+    stages' callables that let go of their part of the site (read back on the site's next use)
+    and say whether they did.
     """
 
     def __init__(
@@ -141,19 +143,19 @@ class Sites:
         growth: float = SNAPSHOT_GROWTH,
         count: Callable[[str], None] = lambda name: None,
         max_terms: int = SNAPSHOT_TERMS,
-        idle_pages: int = IDLE_PAGES,
+        horizon: int = SITE_HORIZON,
     ) -> None:
         self.store = store
         self.growth = growth
         self.count = count
         self.max_terms = max_terms
-        self.idle_pages = idle_pages
-        #: the stages' callables that let go of their part of an idle site (class docstring)
-        self.on_idle: list[Callable[[SiteContext], bool]] = []
+        self.horizon = horizon
+        #: the stages' callables that let go of their part of a left site (class docstring)
+        self.on_left: list[Callable[[SiteContext], bool]] = []
         self._contexts: dict[str, SiteContext] = {}
         self._fed = 0  # pages fed in the crawl
-        #: (page count at which the site may be idle, site): one entry per site with pages fed
-        self._idle_at: list[tuple[int, str]] = []
+        #: (page count at which the site may be left, site): one entry per armed site
+        self._due: list[tuple[int, str]] = []
         #: sites holding a snapshot, least recently used first, with its terms
         self._holding: OrderedDict[str, int] = OrderedDict()
         self._held_terms = 0
@@ -163,42 +165,52 @@ class Sites:
         if context is None:
             context = self._contexts[site] = SiteContext(
                 site, self.store, self.growth, self.count, used=self._used,
-                idle_pages=self.idle_pages,
+                horizon=self.horizon,
             )
         return context
 
     def fed(self, site: str) -> None:
-        """A page of ``site`` was fed: the crawl's page count goes on, and the sites idle by it
-        are offered to :attr:`on_idle` (a heap entry per site: O(log sites) a page)."""
-        if not self.idle_pages:
+        """A page of ``site`` was fed: the crawl's page count goes on, and the sites it left are
+        offered to :attr:`on_left` (a heap entry per site: O(log sites) a page)."""
+        if not self.horizon:
             return
         self._fed += 1
         context = self.get(site)
-        if context.idle:  # back: its parts are read again as they are used
-            context.idle = False
-            context.idle_pages *= 2
+        if context.left:  # back: its parts are read again as they are used
+            context.left = False
+            context.horizon *= 2
             self.count("wisdom/sites/back")
-        if not context.last_fed:
-            heapq.heappush(self._idle_at, (self._fed + context.idle_pages, site))
         context.last_fed = self._fed
-        while self._idle_at and self._idle_at[0][0] <= self._fed:
-            self._offer(heapq.heappop(self._idle_at)[1])
+        self._arm(context)
+        while self._due and self._due[0][0] <= self._fed:
+            self._offer(heapq.heappop(self._due)[1])
+
+    def read_back(self, site: str) -> None:
+        """A stage read a part of the left ``site`` back without a page of it coming back (its
+        analysis at idle, a page of it that waited): it is let go again after its horizon."""
+        context = self.get(site)
+        if context.left and not context.armed:
+            context.last_fed = self._fed
+            self._arm(context)
+
+    def _arm(self, context: SiteContext) -> None:
+        if not context.armed:
+            context.armed = True
+            heapq.heappush(self._due, (context.last_fed + context.horizon, context.site))
 
     def _offer(self, site: str) -> None:
-        """``site``'s horizon may be over: offer it to :attr:`on_idle` if so."""
+        """``site``'s horizon may be over: offer it to :attr:`on_left` if so."""
         context = self._contexts[site]
-        due = context.last_fed + context.idle_pages
-        if due > self._fed:  # fed since: it waits again
-            heapq.heappush(self._idle_at, (due, site))
-            return
-        context.last_fed = 0  # its next page arms it again
-        if self.let_go(context):
-            context.idle = True
-            self.count("wisdom/sites/idle")
+        context.armed = False
+        if context.last_fed + context.horizon > self._fed:  # fed since: it waits again
+            self._arm(context)
+        elif self.let_go(context):
+            context.left = True
+            self.count("wisdom/sites/left")
 
     def let_go(self, context: SiteContext) -> bool:
-        """Offer ``context``'s parts to :attr:`on_idle` (all of them); whether one let go."""
-        return any([let_go(context) for let_go in self.on_idle])
+        """Offer ``context``'s parts to :attr:`on_left` (all of them); whether one let go."""
+        return any([let_go(context) for let_go in self.on_left])
 
     def _used(self, context: SiteContext) -> None:
         """``context``'s snapshot was used: it becomes the most recently used, and the least

@@ -391,7 +391,8 @@ class SiteRecorder:
 
     def _register(self, record: PageLinks) -> None:
         if record.url not in self.pages:
-            self._count(record)
+            if not self.counts_let_go:  # else counted with the others when read back
+                self._count(record)
             self.pages.add(record.url)
         else:
             self.recorded_again = True
@@ -405,8 +406,8 @@ class SiteRecorder:
         self.shingle_pages.add(record.shingles)
 
     def let_go_counts(self) -> None:
-        """Let the block statistics go (the site is idle, its records stored); the pages stay
-        recorded, with their URL ids."""
+        """Let the block statistics go (the crawl has left the site, its records stored); the
+        pages stay recorded, with their URL ids."""
         self.slot_pages, self.pair_pages, self.shingle_pages = KeyCounts(), KeyCounts(), KeyCounts()
         self.counts_let_go = True
 
@@ -740,7 +741,10 @@ def analyse_site(
             else:
                 occ_alpha = np.divide(occ_info, lengths, out=np.zeros(len(rec)),
                                       where=lengths > 0)  # fmt: skip
-            occ_dst = node_of_url[rec.url_id]
+            # a record decoded now may add targets to the URL table: never fetched, no node
+            fetched = rec.url_id < len(node_of_url)
+            occ_dst = np.full(len(rec), -1, dtype=np.int64)
+            occ_dst[fetched] = node_of_url[rec.url_id[fetched]]
             keep = (occ_dst >= 0) & (occ_dst != i)
             if tmask is not None:
                 keep &= ~tmask
@@ -922,7 +926,7 @@ class StructureTracker:
         self.max_iter = max_iter
         self.count = count
         self.sites = sites if sites is not None else Sites(store)
-        self.sites.on_idle.append(self.let_go)
+        self.sites.on_left.append(self.let_go)
         #: the page records' terms, every site's (the crawl's TOC term index's, given it)
         self.vocab = vocab if vocab is not None else StringTable()
 
@@ -932,35 +936,40 @@ class StructureTracker:
         return self.params.is_warm(self.state(site).recorder.n_pages)
 
     def state(self, site: str) -> SiteLinks:
-        """The site's state, starting with the page records already in the store; an idle
-        site's block statistics are counted again first (:meth:`let_go`). StoreError when
-        that read fails (they are counted again on the next call)."""
+        """The site's state, starting with the page records already in the store; a left
+        site's block statistics are counted again first (:meth:`let_go`). Should that read
+        fail (counted, logged), they stay let go until a later call: no slot is known yet, so
+        no link is taken for a template link, and :meth:`analyse` waits."""
+        state = self._recording(site)
+        if state.recorder.counts_let_go:
+            self._count_again(site, state.recorder)
+        return state
+
+    def _recording(self, site: str) -> SiteLinks:
+        """The site's state, its statistics as they are (let go or not): enough to record a
+        page, which a left site counts when it reads them back."""
         context = self.sites.get(site)
         if context.links is None:
             context.links = SiteLinks(SiteRecorder(min_pages=self.min_pages, vocab=self.vocab))
             self._load(site, context.links.recorder)
-        elif context.links.recorder.counts_let_go:
-            self._count_again(site, context.links.recorder)
         return context.links
 
     def let_go(self, context: SiteContext) -> bool:
-        """Let an idle site's block statistics go (:attr:`Sites.on_idle
-        <wisdom_scrapy.site.Sites.on_idle>`) when the store holds the record of every page
-        they count, so that counting them again from it gives the same statistics; whether
-        they went. Its URL table, scores and estimates stay: they are numbered by URL id."""
+        """Let a left site's block statistics go (:attr:`Sites.on_left
+        <wisdom_scrapy.site.Sites.on_left>`) when the store holds the record of every page
+        they count as counted (none held back by a store failure, none recorded twice), so
+        that counting them again from it gives the same statistics; whether they went. Its
+        URL table, scores and estimates stay: they are numbered by URL id. In a distributed
+        crawl, a record another worker stored again for one of its pages is the one counted
+        back."""
         state = context.links
         if state is None or state.recorder.counts_let_go:
             return False
         recorder = state.recorder
-        if recorder.records or recorder.recorded_again:  # not stored, or stored as it is now
-            return False
-        try:
-            stored = self.store.records(context.site, RECORD_KIND)
-        except StoreError:
-            return False
-        if any(url not in stored for url in recorder.pages):
+        if recorder.records or recorder.recorded_again:
             return False
         recorder.let_go_counts()
+        self.count("wisdom/structure/let_go", 1)
         return True
 
     def _count_again(self, site: str, recorder: SiteRecorder) -> None:
@@ -970,10 +979,11 @@ class StructureTracker:
             self.count("wisdom/store_errors", 1)
             logger.warning("wisdom_scrapy: cannot read the page records of %s back: %s", site,
                            exc)  # fmt: skip
-            raise
+            return
         # pages gone from the store meanwhile are counted as lost, unreadable ones as bad
         recorder.count_again(self._records(site, recorder, blobs).values())
         self.count("wisdom/structure/read_back", 1)
+        self.sites.read_back(site)
 
     def _known(self, site: str) -> SiteLinks | None:
         """The site's state if this tracker has one (nothing created)."""
@@ -1034,8 +1044,9 @@ class StructureTracker:
 
     def observe(self, site: str, url: str, model: PageModel) -> PageLinks:
         """Record a fetched page (and store its record), re-analysing the site when it has
-        grown enough."""
-        state = self.state(site)
+        grown enough. A left site's page is recorded without its statistics (counted when
+        they are read back: for the analysis, or the page's template links)."""
+        state = self._recording(site)
         record = state.recorder.observe(url, model)
         try:
             self.store.put_records(site, RECORD_KIND, {url: state.recorder.encode(record)})
@@ -1045,7 +1056,8 @@ class StructureTracker:
         else:  # read back from the store by the analyses: not held per page in memory
             state.recorder.release(url)
         n = state.recorder.n_pages
-        if self.params.is_warm(n) and n >= state.analysed_pages * self.growth:
+        due = self.params.is_warm(n) and n >= state.analysed_pages * self.growth
+        if due and not self.state(site).recorder.counts_let_go:  # else a later page's turn
             self.analyse(site)
         return record
 
@@ -1055,6 +1067,8 @@ class StructureTracker:
         started = time.perf_counter()
         state = self.state(site)
         recorder = state.recorder
+        if recorder.counts_let_go:  # counted and logged by state()
+            raise StoreError(f"the link statistics of {site} could not be read back")
         snapshot = self.sites.get(site).current()
         store_links = blobs = None
         if self._unrecorded(site, recorder):
@@ -1174,11 +1188,16 @@ class StructureTracker:
             n = state.recorder.n_pages
             if not n or (only_changed and n == state.emitted_pages):
                 continue
-            analysis = self.analyse(site)
+            try:
+                analysis = self.analyse(site)
+            except StoreError as exc:  # the other sites' items go on; this one's comes later
+                self.count("wisdom/store_errors", 1)
+                logger.warning("wisdom_scrapy: structure of %s not analysed: %s", site, exc)
+                continue
+            items.append(structure_item(site, analysis))
             # the analysis may have loaded other processes' records: count them as emitted
             state.emitted_pages = state.recorder.n_pages
-            items.append(structure_item(site, analysis))
-            if context.idle:  # counted again for the analysis: still idle
+            if context.left:  # counted again for the analysis: let go again at once
                 self.let_go(context)
         return items
 

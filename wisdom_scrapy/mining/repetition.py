@@ -204,8 +204,7 @@ class BlockRepetition:
         if len(records) != len(self._pages):
             return False
         for url, data in self._pages.items():
-            blob = records.get(url)
-            if blob is None or blob[1:] != data or blob[:1] != bytes([RECORD_VERSION]):
+            if records.get(url) != encode_blocks(np.frombuffer(data, dtype=np.uint64)):
                 return False
         return True
 
