@@ -370,43 +370,58 @@ def test_the_sites_snapshots_keep_within_their_budget(
 SITES = ["a.example", "b.example", "c.example"]
 
 
+class _BroadCrawl:
+    """The steps the crawl's middlewares and pipeline take for each page of a broad crawl,
+    with the sites' parts let go after ``horizon`` pages (0: never): the items, the template
+    mask of every page and the counts."""
+
+    def __init__(self, site_dir: Path, store: Any, horizon: int) -> None:
+        self.site_dir, self.store = site_dir, store
+        self.counts: Counter[str] = Counter()
+        self.sites = Sites(store, count=self._count, horizon=horizon)
+        self.extractor = Extractor(store, ExtractionParams(warmup_pages=3, until_template=False),
+                                   analyze_page, sites=self.sites, count=self._count)
+        self.tracker = StructureTracker(store, sites=self.sites, min_pages=3,
+                                        count=lambda name, n: self.counts.update({name: n}))
+        self.items: list[Any] = []
+        self.seen: dict[str, Any] = {}
+
+    def _count(self, name: str) -> None:
+        self.counts[name] += 1
+
+    def page(self, site: str, path: str, *, stored: bool = True) -> None:
+        """Fetch ``path`` of ``site`` (``stored``: fed, else the store failed)."""
+        model = _model(self.site_dir, path)
+        if stored:
+            feed_model(self.store, model, site=site)
+        record = self.tracker.observe(site, model.url, model)
+        mask = self.tracker.state(site).recorder.template_mask(record)
+        self.seen[f"{site} {model.url}"] = mask.tolist()
+        self.items += _items(self.extractor, _fetched(self.extractor, site, model.url, model))
+        self.items += _items(self.extractor, _submit(self.extractor, site, model.url, model))
+        self.sites.fed(site)
+
+
 def _interleaved_replay(
     site_dir: Path, paths: list[str], store_path: Path, horizon: int
 ) -> tuple[list[dict[str, Any]], dict[str, Any], Counter[str], Sites]:
     """Three sites (the demo site's pages under three names) crawled in turns of five pages,
-    as the crawl's middlewares and pipeline see them, with a real SQLite store, then as many
-    pages of a fourth: the items, the template masks of every page, each site's structure item
-    at the end, and the counts."""
+    with a real SQLite store, then as many pages of a fourth: the items, the template masks of
+    every page, each site's structure item at the end, and the counts."""
     store = open_store(f"sqlite:///{store_path}")
-    counts: Counter[str] = Counter()
-    sites = Sites(store, count=lambda name: counts.update([name]), horizon=horizon)
-    extractor = Extractor(store, ExtractionParams(warmup_pages=3, until_template=False),
-                          analyze_page, sites=sites, count=lambda name: counts.update([name]))
-    tracker = StructureTracker(store, sites=sites, min_pages=3,
-                               count=lambda name, n: counts.update({name: n}))
-    items: list[Any] = []
-    seen: dict[str, Any] = {}
-
-    def crawl(site: str, path: str) -> None:
-        model = _model(site_dir, path)
-        feed_model(store, model, site=site)
-        record = tracker.observe(site, model.url, model)
-        seen[f"{site} {model.url}"] = tracker.state(site).recorder.template_mask(record).tolist()
-        items.extend(_items(extractor, _fetched(extractor, site, model.url, model)))
-        items.extend(_items(extractor, _submit(extractor, site, model.url, model)))
-        sites.fed(site)
-
+    crawl = _BroadCrawl(site_dir, store, horizon)
     for turn in range(0, len(paths), 5):
         for site in SITES:
             for path in paths[turn : turn + 5]:
-                crawl(site, path)
-    items.extend(_items(extractor, _flush(extractor)))
+                crawl.page(site, path)
+    crawl.items += _items(crawl.extractor, _flush(crawl.extractor))
     for path in paths:
-        crawl("d.example", path)
-    for item in tracker.structure_items(only_changed=False):
-        seen[item.site] = dataclasses.asdict(item)
+        crawl.page("d.example", path)
+    for item in crawl.tracker.structure_items(only_changed=False):
+        crawl.seen[item.site] = dataclasses.asdict(item)
     store.close()
-    return [dataclasses.asdict(item) for item in items], seen, counts, sites
+    items = [dataclasses.asdict(item) for item in crawl.items]
+    return items, crawl.seen, crawl.counts, crawl.sites
 
 
 def test_sites_the_crawl_left_let_go_of_their_counts_and_read_them_back_equal(
@@ -520,40 +535,23 @@ def _store_down_on_return(
     One retry per call: it fails fast while the server is down, and survives the connection
     the restart broke."""
     store = RedisStore(server.url, retries=1)
-    counts: Counter[str] = Counter()
-    sites = Sites(store, count=lambda name: counts.update([name]), horizon=horizon)
-    extractor = Extractor(store, ExtractionParams(warmup_pages=3, until_template=False),
-                          analyze_page, sites=sites, count=lambda name: counts.update([name]))
-    tracker = StructureTracker(store, sites=sites, min_pages=3,
-                               count=lambda name, n: counts.update({name: n}))
-    items: list[Any] = []
-
-    def crawl(site: str, path: str, *, stored: bool = True) -> None:
-        model = _model(site_dir, path)
-        if stored:
-            feed_model(store, model, site=site)
-        record = tracker.observe(site, model.url, model)
-        tracker.state(site).recorder.template_mask(record)
-        items.extend(_items(extractor, _fetched(extractor, site, model.url, model)))
-        items.extend(_items(extractor, _submit(extractor, site, model.url, model)))
-        sites.fed(site)
-
+    crawl = _BroadCrawl(site_dir, store, horizon)
     for site in SITES[:2]:
         for path in paths[:6]:
-            crawl(site, path)
+            crawl.page(site, path)
     server.stop()
-    crawl(SITES[0], paths[6], stored=False)  # back to a site it left: the store is down
+    crawl.page(SITES[0], paths[6], stored=False)  # back to a site it left: the store is down
     server.start()
     for path in paths[7:]:
-        crawl(SITES[0], path)
-    items.extend(_items(extractor, _flush(extractor)))
-    recorder = tracker.state(SITES[0]).recorder
-    waits = extractor.sites.get(SITES[0]).waits
+        crawl.page(SITES[0], path)
+    crawl.items += _items(crawl.extractor, _flush(crawl.extractor))
+    recorder = crawl.tracker.state(SITES[0]).recorder
+    waits = crawl.sites.get(SITES[0]).waits
     assert waits is not None
     tables = [dict(recorder.slot_pages), dict(recorder.pair_pages), dict(recorder.shingle_pages),
               dict(waits.repetition._counts)]
     store.close()
-    return counts, items, tables
+    return crawl.counts, crawl.items, tables
 
 
 def test_a_left_site_whose_store_fails_records_its_pages_and_reads_them_back_later(
