@@ -370,6 +370,31 @@ def test_the_sites_snapshots_keep_within_their_budget(
 SITES = ["a.example", "b.example", "c.example"]
 
 
+def test_a_site_is_offered_when_left_and_again_after_a_read_back() -> None:
+    """The crawl's page count decides when a site is left: each stage is offered it once its
+    horizon of other sites' pages has passed; a site whose pages come back doubles it; a
+    stage's read-back (a waiting page, an analysis at idle) arms the site again, whether it
+    was let go or kept (a part that could not go yet)."""
+    sites = Sites(None, horizon=2)
+    offered: list[tuple[str, int]] = []
+    answer = {"a": False}
+    sites.on_left.append(lambda context: offered.append((context.site, sites._fed)) or
+                         answer.get(context.site, True))  # fmt: skip
+    for site in ["a", "b", "b", "b"]:
+        sites.fed(site)
+    assert offered == [("a", 3)] and not sites.get("a").left  # kept: nothing let go
+    sites.read_back("a")  # read back (or kept) by a stage: armed again
+    sites.fed("b")
+    sites.fed("b")
+    assert offered == [("a", 3), ("a", 6)]
+    answer["a"] = True
+    sites.read_back("a")
+    for site in ["b", "b", "a"]:
+        sites.fed(site)
+    assert offered[-1] == ("a", 8) and sites.get("a").horizon == 4  # left, then back
+    assert ("b", 8) not in offered
+
+
 class _BroadCrawl:
     """The steps the crawl's middlewares and pipeline take for each page of a broad crawl,
     with the sites' parts let go after ``horizon`` pages (0: never): the items, the template
@@ -571,3 +596,32 @@ def test_a_left_site_whose_store_fails_records_its_pages_and_reads_them_back_lat
     assert counts["wisdom/structure/read_back"] >= 1, counts
     assert tables == kept_tables
     assert [item.url for item in items] == [item.url for item in kept] and items == kept
+
+
+def test_a_page_fetched_again_once_its_site_was_left_keeps_its_first_counts(
+    demo: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """A page of a left site is fetched again with a new link: its first record's counts
+    stay, as in a crawl that kept the site's counts (the store holds its new record)."""
+    site_dir, truth = demo
+    paths = sorted(truth)[:6]
+    tables = []
+    for horizon in (0, 1):
+        store = open_store(f"sqlite:///{tmp_path / f'{horizon}.db'}")
+        sites = Sites(store, horizon=horizon)
+        tracker = StructureTracker(store, sites=sites, min_pages=3)
+        for site in SITES[:2]:
+            for path in paths:
+                model = _model(site_dir, path)
+                tracker.observe(site, model.url, model)
+                sites.fed(site)
+        assert sites.get(SITES[0]).left == bool(horizon)
+        html = (site_dir / paths[0].lstrip("/")).read_text()
+        again = PageModel.from_html(html.replace("</body>", '<a href="/new.html">New</a></body>'),
+                                    BASE + paths[0].lstrip("/"))  # fmt: skip
+        tracker.observe(SITES[0], again.url, again)
+        recorder = tracker.state(SITES[0]).recorder
+        tables.append([dict(recorder.slot_pages), dict(recorder.pair_pages),
+                       dict(recorder.shingle_pages)])
+        store.close()
+    assert tables[0] == tables[1]

@@ -50,17 +50,17 @@ def test_a_broad_crawl_lets_the_sites_it_left_go_and_makes_the_same_items(
         (tmp_path / "0").mkdir()
         (tmp_path / "4").mkdir()
         kept = _broad_crawl(tmp_path, starts, 0)
-        idle = _broad_crawl(tmp_path, starts, 4)
-    for result in (kept, idle):
+        left = _broad_crawl(tmp_path, starts, 4)
+    for result in (kept, left):
         assert result.returncode == 0, result.log[-3000:]
         assert " ERROR: " not in result.log and "Traceback" not in result.log, result.log[-3000:]
     assert "wisdom/sites/left" not in kept.stats
-    assert idle.stats["wisdom/sites/left"] >= 4, idle.stats  # the sites crawled before the last
-    assert idle.stats["wisdom/structure/let_go"] >= 4, idle.stats
-    assert idle.stats["wisdom/repetition/let_go"] >= 4, idle.stats
+    assert left.stats["wisdom/sites/left"] >= 4, left.stats  # the sites crawled before the last
+    assert left.stats["wisdom/structure/let_go"] >= 4, left.stats
+    assert left.stats["wisdom/repetition/let_go"] >= 4, left.stats
     pages = {item["url"]: item for item in kept.items if "url" in item}
     structures = [item for item in kept.items if "url" not in item]  # one per site
     assert len(pages) >= 6 * 8 and len(structures) == 6
-    assert len(idle.items) == len(kept.items)
-    for item in idle.items:
+    assert len(left.items) == len(kept.items)
+    for item in left.items:
         assert item == (pages[item["url"]] if "url" in item else structures.pop(0))

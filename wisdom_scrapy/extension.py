@@ -146,7 +146,10 @@ class WisdomExtension:
         try:
             site = self.runtime.site_of(model.url)
             record = self.tracker.observe(site, model.url, model)
-            template = self.tracker.state(site).recorder.template_mask(record)
+            recorder = self.tracker.state(site).recorder
+            if recorder.counts_let_go:  # a left site's, not read back (the store failing):
+                return self._unjudged(response, site, record)  # counted, logged by state()
+            template = recorder.template_mask(record)
             alpha = self._alpha(site, record)
             hub = self.tracker.estimate_hub(site, record, alpha, ~template)
             self.tracker.note(site, record, alpha, ~template, hub)
@@ -154,6 +157,13 @@ class WisdomExtension:
             self.runtime.failed("structure", model.url)
             return None
         page = self.linked[response] = LinkedPage(site, record, alpha, template, hub)
+        return page
+
+    def _unjudged(self, response: Response, site: str, record: PageLinks) -> LinkedPage:
+        """The page recorded, its links not judged (none template, no weight, no hub) and no
+        estimate of its targets made: its site's statistics could not be read back."""
+        none = np.zeros(len(record))
+        page = self.linked[response] = LinkedPage(site, record, none, none.astype(bool), 0.0)
         return page
 
     def _alpha(self, site: str, record: PageLinks) -> NDArray[np.float64]:

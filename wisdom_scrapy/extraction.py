@@ -699,10 +699,13 @@ class Extractor:
         if state is None:
             state = context.waits = SiteWaits()
             self._merge_stored(site, state)
-        elif state.repetition_let_go and self._merge_stored(site, state):
-            state.repetition_let_go = False
-            self.count("wisdom/repetition/read_back")
-            self.sites.read_back(site)
+        elif state.repetition_let_go and self.sites.may_read(site):
+            if self._merge_stored(site, state):
+                state.repetition_let_go = False
+                self.count("wisdom/repetition/read_back")
+                self.sites.read_back(site)
+            else:
+                self.sites.read_failed(site)
         return state
 
     def _waits(self, site: str) -> SiteWaits:
@@ -840,6 +843,9 @@ class Extractor:
         """The page of an analysis that is back leaves the waits: with it, or without it
         when it failed (counted, logged; its item tries again)."""
         begun.held.analysing = False
+        if isinstance(result, StoreError):  # analysed here after all, and the store failed
+            self._store_failed(begun.held.url, result)
+            return self._ready(begun.site, begun.held)
         if isinstance(result, BaseException):
             self.count("wisdom/errors/analysis")
             logger.error("wisdom_scrapy: analysis of %s failed (its item tries again): %r",
@@ -914,18 +920,18 @@ class Extractor:
         fails raises."""
         if ready.analysis is None:
             site, held = ready.site, ready.held
-            async with self._lock:  # the analysis begins with the site's state now
-                try:
-                    begun = self._start(site, held)
-                except StoreError as exc:
-                    self._store_failed(held.url, exc)
-                    self.count("wisdom/analysis/unanalysed")
-                    return PageItem(url=held.url, title=held.title if title is None else title,
-                                    extra=held.extra if extra is None else extra)  # fmt: skip
             try:
-                analysis = await self._result(begun)
-            finally:
-                held.analysing = False
+                async with self._lock:  # the analysis begins with the site's state now
+                    begun = self._start(site, held)
+                try:  # a worker that cannot start: analysed here, which may read the store
+                    analysis = await self._result(begun)
+                finally:
+                    held.analysing = False
+            except StoreError as exc:
+                self._store_failed(held.url, exc)
+                self.count("wisdom/analysis/unanalysed")
+                return PageItem(url=held.url, title=held.title if title is None else title,
+                                extra=held.extra if extra is None else extra)  # fmt: skip
             ready = ReadyPage(site, held, analysis, begun.snapshot)
         return self._item(ready, title, extra)
 

@@ -82,6 +82,8 @@ class SiteContext:
     armed: bool = False
     #: whether a stage let go of a part of the site since its last page (:meth:`Sites.fed`)
     left: bool = False
+    #: the crawl's page count when a read-back of the site last failed (:meth:`Sites.may_read`)
+    read_failed_at: int = -1
 
     def snapshot(self) -> EntropySnapshot:
         """The entropies the site's pages are analysed with: read from the store the first
@@ -186,12 +188,21 @@ class Sites:
             self._offer(heapq.heappop(self._due)[1])
 
     def read_back(self, site: str) -> None:
-        """A stage read a part of the left ``site`` back without a page of it coming back (its
+        """A stage read a part of ``site`` back, maybe without a page of it coming back (its
         analysis at idle, a page of it that waited): it is let go again after its horizon."""
         context = self.get(site)
-        if context.left and not context.armed:
+        if not context.armed:
             context.last_fed = self._fed
             self._arm(context)
+
+    def may_read(self, site: str) -> bool:
+        """Whether a stage may try to read a part of ``site`` back now: once a read failed
+        (:meth:`read_failed`, the store failing), not before the crawl's next page, so that a
+        page's steps do not each try, warn and count again."""
+        return self.get(site).read_failed_at != self._fed
+
+    def read_failed(self, site: str) -> None:
+        self.get(site).read_failed_at = self._fed
 
     def _arm(self, context: SiteContext) -> None:
         if not context.armed:
@@ -204,13 +215,9 @@ class Sites:
         context.armed = False
         if context.last_fed + context.horizon > self._fed:  # fed since: it waits again
             self._arm(context)
-        elif self.let_go(context):
+        elif any([let_go(context) for let_go in self.on_left]):  # all offered
             context.left = True
             self.count("wisdom/sites/left")
-
-    def let_go(self, context: SiteContext) -> bool:
-        """Offer ``context``'s parts to :attr:`on_left` (all of them); whether one let go."""
-        return any([let_go(context) for let_go in self.on_left])
 
     def _used(self, context: SiteContext) -> None:
         """``context``'s snapshot was used: it becomes the most recently used, and the least

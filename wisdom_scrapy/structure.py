@@ -941,7 +941,7 @@ class StructureTracker:
         fail (counted, logged), they stay let go until a later call: no slot is known yet, so
         no link is taken for a template link, and :meth:`analyse` waits."""
         state = self._recording(site)
-        if state.recorder.counts_let_go:
+        if state.recorder.counts_let_go and self.sites.may_read(site):
             self._count_again(site, state.recorder)
         return state
 
@@ -979,6 +979,7 @@ class StructureTracker:
             self.count("wisdom/store_errors", 1)
             logger.warning("wisdom_scrapy: cannot read the page records of %s back: %s", site,
                            exc)  # fmt: skip
+            self.sites.read_failed(site)
             return
         # pages gone from the store meanwhile are counted as lost, unreadable ones as bad
         recorder.count_again(self._records(site, recorder, blobs).values())
@@ -1044,9 +1045,12 @@ class StructureTracker:
 
     def observe(self, site: str, url: str, model: PageModel) -> PageLinks:
         """Record a fetched page (and store its record), re-analysing the site when it has
-        grown enough. A left site's page is recorded without its statistics (counted when
-        they are read back: for the analysis, or the page's template links)."""
+        grown enough. A left site's new page is recorded without its statistics (counted when
+        they are read back: for the analysis, or the page's template links); a page fetched
+        again reads them back first, so that its first record's counts stay."""
         state = self._recording(site)
+        if state.recorder.counts_let_go and url in state.recorder.pages:
+            state = self.state(site)
         record = state.recorder.observe(url, model)
         try:
             self.store.put_records(site, RECORD_KIND, {url: state.recorder.encode(record)})
@@ -1191,7 +1195,8 @@ class StructureTracker:
             try:
                 analysis = self.analyse(site)
             except StoreError as exc:  # the other sites' items go on; this one's comes later
-                self.count("wisdom/store_errors", 1)
+                if not state.recorder.counts_let_go:  # else counted by the read-back
+                    self.count("wisdom/store_errors", 1)
                 logger.warning("wisdom_scrapy: structure of %s not analysed: %s", site, exc)
                 continue
             items.append(structure_item(site, analysis))
