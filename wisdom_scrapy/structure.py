@@ -956,8 +956,8 @@ class StructureTracker:
 
     def let_go(self, context: SiteContext) -> bool:
         """Let a left site's block statistics go (:attr:`Sites.on_left
-        <wisdom_scrapy.site.Sites.on_left>`) when the store holds the record of every page
-        they count as counted (none held back by a store failure, none recorded twice), so
+        <wisdom_scrapy.site.Sites.on_left>`) when the store holds, for every page they count,
+        the record they counted (none held back by a store failure, none recorded twice), so
         that counting them again from it gives the same statistics; whether they went. Its
         URL table, scores and estimates stay: they are numbered by URL id. In a distributed
         crawl, a record another worker stored again for one of its pages is the one counted
