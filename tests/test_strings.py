@@ -1,5 +1,6 @@
 """StringTable: strings by id in order of first sight, held compactly; StringValues: floats by
-string, on one."""
+string, on one; TableSubset: some of a table's strings; SeenStrings and StringBytes: a set and
+a dict of bytes by the strings' hashes alone."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ import random
 import subprocess
 import sys
 import tracemalloc
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
 
-from wisdom_scrapy.strings import StringTable, StringValues
+from wisdom_scrapy.strings import SeenStrings, StringBytes, StringTable, StringValues, TableSubset
 
 
 def _words(rng: random.Random, n: int) -> list[str]:
@@ -137,6 +140,86 @@ def test_a_string_costs_a_fraction_of_a_list_and_a_dict() -> None:
     assert len(table) == len(plain[1]) == len(urls)
     assert (table_bytes - text) / len(urls) < 45
     assert table_bytes < plain_bytes / 2
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_seen_strings_and_string_bytes_answer_like_a_set_and_a_dict(seed: int) -> None:
+    """Through the index's merges, with strings seen again and values set again (a page
+    fetched twice), they answer what a set and a dict of bytes answer."""
+    rng = random.Random(seed)
+    seen, values = SeenStrings(), StringBytes()
+    plain_seen: set[str] = set()
+    plain_values: dict[str, bytes] = {}
+    for _ in range(3000):
+        s = rng.choice([*_words(rng, 1), f"u{rng.randrange(2000)}"])
+        assert seen.add(s) == (s not in plain_seen)
+        plain_seen.add(s)
+        value = bytes(rng.randrange(256) for _ in range(rng.randrange(12)))
+        values[s] = plain_values[s] = value
+    assert len(seen) == len(plain_seen) and len(values) == len(plain_values)
+    for s in [*plain_seen, "absent", "x0", "へ"]:
+        assert (s in seen) == (s in plain_seen) and (s in values) == (s in plain_values)
+        assert values.get(s) == plain_values.get(s)
+    assert values.nbytes() == sum(map(len, plain_values.values()))
+
+
+def test_hash_keyed_tables_travel_only_empty() -> None:
+    """Their hashes are salted per process: an empty one pickles (a page's block repetition
+    sent to a worker carries one), a filled one says why it cannot."""
+    for kind in (SeenStrings, StringBytes):
+        assert len(pickle.loads(pickle.dumps(kind()))) == 0
+    seen = SeenStrings()
+    seen.add("http://127.0.0.1/a")
+    with pytest.raises(TypeError, match="SeenStrings holding strings cannot be pickled"):
+        pickle.dumps(seen)
+
+
+def test_a_table_subset_holds_some_strings_in_the_tables_order() -> None:
+    """The pages among a site's URLs: in the table's order, not the order they joined the
+    subset; a string of the table outside the subset is not in it."""
+    table = StringTable()
+    table.ids(["b", "a", "c", "d"])
+    pages = TableSubset(table)
+    assert pages.add("c") and pages.add("new") and pages.add("b") and not pages.add("c")
+    assert list(pages) == ["b", "c", "new"] and len(pages) == 3
+    assert "a" not in pages and "absent" not in pages and "new" in table
+    copy = pickle.loads(pickle.dumps(pages))
+    assert list(copy) == ["b", "c", "new"] and copy.table.get("d") == 3
+
+
+def test_per_page_url_tables_cost_a_fraction_of_a_set_and_a_dict() -> None:
+    """What the crawl keeps per page by URL: 12 bytes a URL seen and 20 over a page's packed
+    ids (module docstring), where a set or dict held each URL's own string as well (each
+    response's URL is a string of its own once its request is gone)."""
+    urls = [f"http://127.0.0.1:8000/a/{k}.html" for k in range(20_000)]
+    blob = bytes(40)
+
+    def traced(build):
+        tracemalloc.start()
+        try:
+            kept = build()
+            return tracemalloc.get_traced_memory()[0] / len(urls), kept
+        finally:
+            tracemalloc.stop()
+
+    def fresh(url: str) -> str:
+        return "".join(url)  # a string of its own
+
+    seen_bytes, seen = traced(lambda: _each(SeenStrings(), urls, SeenStrings.add))
+    values_bytes, values = traced(
+        lambda: _each(StringBytes(), urls, lambda t, u: t.__setitem__(u, blob)))
+    set_bytes, plain_set = traced(lambda: _each(set(), urls, lambda t, u: t.add(fresh(u))))
+    dict_bytes, plain_dict = traced(
+        lambda: _each({}, urls, lambda t, u: t.__setitem__(fresh(u), bytes(bytearray(blob)))))
+    assert len(seen) == len(values) == len(plain_set) == len(plain_dict) == len(urls)
+    assert seen_bytes < 20 and set_bytes > 5 * seen_bytes
+    assert values_bytes - len(blob) < 30 and dict_bytes - values_bytes > 100
+
+
+def _each(table: Any, urls: list[str], put: Callable[[Any, str], object]) -> Any:
+    for url in urls:
+        put(table, url)
+    return table
 
 
 def _filled(urls: list[str]) -> StringTable:

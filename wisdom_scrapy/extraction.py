@@ -74,7 +74,7 @@ from wisdom_scrapy.mining.repetition import (
 )
 from wisdom_scrapy.site import SiteContext, Sites
 from wisdom_scrapy.store import StoreError
-from wisdom_scrapy.strings import StringTable
+from wisdom_scrapy.strings import StringBytes, StringTable
 from wisdom_scrapy.text import extract_terms
 
 if TYPE_CHECKING:
@@ -175,13 +175,14 @@ class TermIndex:
     """Which terms each fetched page holds, for the anchor precision index (WISDOM §3.1.2).
 
     About 1 byte per distinct term of a page (its sorted ids into the index's vocabulary as
-    varint gaps: :func:`_pack_ids`; a Python set of strings would take ~60, an id array 4), so
-    a crawl of 10⁵ pages keeps it in memory; :meth:`get` unpacks a page's ids (a few µs).
+    varint gaps: :func:`_pack_ids`; a Python set of strings would take ~60, an id array 4) and
+    20 per page (:class:`~wisdom_scrapy.strings.StringBytes`), so a crawl of 10⁵ pages keeps
+    it in memory; :meth:`get` unpacks a page's ids (a few µs).
     """
 
     def __init__(self, vocab: StringTable | None = None) -> None:
         self.vocab = vocab if vocab is not None else StringTable()
-        self._pages: dict[str, bytes] = {}
+        self._pages = StringBytes()
         self._recent_ids: dict[str, int] = {}  # term -> id, the terms anchors look up lately
 
     def term_id(self, term: str) -> int | None:
@@ -218,7 +219,7 @@ class TermIndex:
 
     def nbytes(self) -> int:
         """Bytes of the pages' packed ids (what the index holds per page, besides URLs)."""
-        return sum(map(len, self._pages.values()))
+        return self._pages.nbytes()
 
 
 def run_sync(step: Coroutine[Any, Any, Any]) -> Any:

@@ -60,6 +60,7 @@ from wisdom_scrapy.extraction import RemoteAnalysis
 from wisdom_scrapy.items import ArticleItem, SitemapItem, SiteStructureItem, TocItem
 from wisdom_scrapy.settings import SettingsError, WisdomSettings
 from wisdom_scrapy.store import StoreError, TermStore, redact_uri
+from wisdom_scrapy.strings import SeenStrings
 from wisdom_scrapy.svg import bars_svg, histogram_svg
 from wisdom_scrapy.view import ROLE_COLOURS, redundant_summary
 
@@ -132,7 +133,7 @@ class SiteReportData:
     def __post_init__(self) -> None:
         # gathered during the crawl and summed up by finish(); not stored
         self._toc_targets: dict[str, tuple[float | None, frozenset[str]]] = {}
-        self._article_urls: set[str] = set()
+        self._article_urls = SeenStrings()
 
     def observe(self, analysis: PageAnalysis | RemoteAnalysis) -> None:
         """Count one analysed page's redundant blocks (once per path and page); a page analysed
@@ -181,7 +182,7 @@ class SiteReportData:
         if not self._toc_targets:
             return
         final = {t.get("url"): t.get("hub") for t in (self.structure or {}).get("tocs") or []}
-        listed = {url: targets & self._article_urls
+        listed = {url: {t for t in targets if t in self._article_urls}
                   for url, (_, targets) in self._toc_targets.items()}  # fmt: skip
         lists = Counter(a for articles in listed.values() for a in articles)
         rows = [

@@ -42,6 +42,7 @@ from wisdom_scrapy.resume import PendingPages
 from wisdom_scrapy.settings import WisdomSettings
 from wisdom_scrapy.site import Sites
 from wisdom_scrapy.store import StoreError, StoreLost, open_store, redact_uri
+from wisdom_scrapy.strings import SeenStrings, StringTable
 from wisdom_scrapy.text import MAX_TERM_CHARS
 from wisdom_scrapy.workers import WorkerPool
 
@@ -101,7 +102,7 @@ class WisdomRuntime:
         self.fed_sites: Counter[str] = Counter()  # pages fed per site (progress, report)
         self.retry_queue = RetryQueue()  # page updates the store refused, retried later
         # URLs this crawl stored, per site: checked to be still there (check_store)
-        self.stored_urls: dict[str, set[str]] = {}
+        self.stored_urls: dict[str, StringTable] = {}
         self.lost_urls: set[str] = set()  # counted under wisdom/pages_lost
         self._stopping = False  # the crawl is being stopped: the store is lost
         #: the spider is closing: its last items are leaving, no request can be scheduled
@@ -109,7 +110,7 @@ class WisdomRuntime:
         self._late_request_pending = False
         #: URLs whose PageItem this crawl took: a second one for a URL is dropped (each URL
         #: leaves once, even when Scrapy fetched it twice: a start URL has ``dont_filter``)
-        self.taken_urls: set[str] = set()
+        self.taken_urls = SeenStrings()
         #: Called, in order, with the items leaving at close (:meth:`flush_at_close`); each
         #: returns them with its own added (site structure, sitemaps) or annotated (focus).
         self.close_hooks: list[Callable[[list[Any]], list[Any]]] = []
@@ -354,8 +355,10 @@ class WisdomRuntime:
         self.inc("wisdom/pages_fed" if result.changed else "wisdom/pages_unchanged")
         self.inc("wisdom/terms", result.terms)
         self.inc("wisdom/links", result.links)
-        urls = self.stored_urls.setdefault(result.site, set())
-        urls.add(result.url)
+        urls = self.stored_urls.get(result.site)
+        if urls is None:
+            urls = self.stored_urls[result.site] = StringTable()
+        urls.id(result.url)
         if len(urls) % STORE_CHECK_EVERY == 0:
             self.check_store(result.site, final=False)
         return result.changed
@@ -374,7 +377,7 @@ class WisdomRuntime:
         can lose them with no call failing (a Redis without persistence restarted empty, a
         SQLite file deleted). Mid-crawl only the page count is compared with what this crawl
         stored (one cheap call), at spider close every URL is looked up."""
-        urls = self.stored_urls.get(site, set())
+        urls = self.stored_urls.get(site) or StringTable()
         try:
             if not final and self.store.page_count(site) >= len(urls):
                 return
@@ -441,10 +444,10 @@ class WisdomRuntime:
         if self.pending is not None and not self.pending.received(site, page.url, callback):
             self.inc("wisdom/resumed_duplicates")
             return []
-        if page.url in self.taken_urls:  # fetched again (dont_filter): its item is out or held
+        # fetched again (dont_filter): its item is out or held
+        if not self.taken_urls.add(page.url):
             self.skip("duplicate_url")
             return []
-        self.taken_urls.add(page.url)
         self.page_items[page.url] = page
         source = self._source(response)
         if self.extractor.remote is None:

@@ -8,13 +8,20 @@ beside a ``dict`` from string to id, each string costs 100 to 130 bytes over its
 its UTF-8 bytes in one buffer, an 8-byte end offset, and 12 bytes of hash index.
 
 :class:`StringValues` keeps floats by string on a table: a site's entropy snapshot, one per
-site of a broad crawl.
+site of a broad crawl. :class:`TableSubset` marks some strings of a table (the pages among a
+site's URLs).
+
+Per-page tables keyed by URL (which URLs were taken, a page's packed term or block ids) grow
+with every page. Where nothing needs the URLs back, they keep only the string's 64-bit hash:
+:class:`SeenStrings` (12 bytes a URL where a ``set`` of ``str`` takes about 150 with the string)
+and :class:`StringBytes` (a bytes value per string, 20 bytes over the value where a ``dict``
+takes about 190).
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence, ValuesView
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence, ValuesView
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
@@ -24,7 +31,7 @@ from wisdom_scrapy.mining.counts import KeyValues
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["StringTable", "StringValues"]
+__all__ = ["SeenStrings", "StringBytes", "StringTable", "StringValues", "TableSubset"]
 
 
 def _key(string: str) -> int:
@@ -215,3 +222,123 @@ class _ArrayValues(ValuesView[float]):
 
     def __iter__(self) -> Iterator[float]:
         return iter(self._mapping._values.tolist())
+
+
+class TableSubset(Collection[str]):
+    """Some strings of a :class:`StringTable`, a flag byte per string of the table: the pages
+    among a site's URLs, iterated in id order (the order the table met them)."""
+
+    __slots__ = ("_flags", "_n", "table")
+
+    def __init__(self, table: StringTable) -> None:
+        self.table = table
+        self._flags = bytearray()  # _flags[i]: string i is in the subset
+        self._n = 0
+
+    def add(self, string: str) -> bool:
+        """Put ``string`` in the subset (and in the table, if new there); False when it was in
+        already."""
+        i = self.table.id(string)
+        if i >= len(self._flags):
+            self._flags.extend(bytes(max(i + 1, 2 * len(self._flags)) - len(self._flags)))
+        if self._flags[i]:
+            return False
+        self._flags[i] = 1
+        self._n += 1
+        return True
+
+    def __contains__(self, value: object) -> bool:
+        i = self.table.get(value) if isinstance(value, str) else None
+        return i is not None and i < len(self._flags) and bool(self._flags[i])
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[str]:
+        ids = np.flatnonzero(np.frombuffer(self._flags, dtype=np.uint8)).tolist()
+        for start in range(0, len(ids), 4096):
+            yield from self.table.strings(ids[start : start + 4096])
+
+
+def _unpicklable(kind: type) -> Any:
+    """A :class:`SeenStrings` or :class:`StringBytes` unpickled: only an empty one travels
+    (a process's salted hashes mean nothing in another)."""
+    return kind()
+
+
+class SeenStrings:
+    """Which strings were seen, by their 64-bit hash alone (the :class:`StringTable`'s, with
+    its odds of a collision: 3·10⁻⁸ for a million strings): 12 bytes a string, its text not
+    kept, so it cannot be iterated. The URLs a crawl took or made articles of."""
+
+    __slots__ = ("_index",)
+
+    def __init__(self) -> None:
+        self._index = KeyValues()  # _key(string) -> 0
+
+    def add(self, string: str) -> bool:
+        """Note ``string``; False when it was seen already."""
+        key = _key(string)
+        if self._index.value(key, -1) >= 0:
+            return False
+        self._index.put(key, 0)
+        return True
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, str) and self._index.value(_key(value), -1) >= 0
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        _only_empty(self)
+        return _unpicklable, (type(self),)
+
+
+class StringBytes:
+    """A ``bytes`` value per string, by the string's 64-bit hash (as :class:`SeenStrings`):
+    the values one after the other in a buffer, 20 bytes over a value. A page's packed term or
+    block ids by URL. Setting a string's value again leaves its old bytes unused in the buffer:
+    a page fetched again, rare."""
+
+    __slots__ = ("_blob", "_index", "_live", "_offsets")
+
+    def __init__(self) -> None:
+        self._blob = bytearray()
+        self._offsets = array("q", [0])  # value i is _blob[_offsets[i]:_offsets[i + 1]]
+        self._index = KeyValues()  # _key(string) -> value id
+        self._live = 0  # bytes of the current values
+
+    def get(self, string: str) -> bytes | None:
+        i = self._index.value(_key(string), -1)
+        return None if i < 0 else bytes(self._blob[self._offsets[i] : self._offsets[i + 1]])
+
+    def __setitem__(self, string: str, value: bytes) -> None:
+        key = _key(string)
+        old = self._index.value(key, -1)
+        if old >= 0:
+            self._live -= self._offsets[old + 1] - self._offsets[old]
+        self._blob += value
+        self._offsets.append(len(self._blob))
+        self._index.set(key, len(self._offsets) - 2)
+        self._live += len(value)
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, str) and self._index.value(_key(value), -1) >= 0
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def nbytes(self) -> int:
+        """Bytes of the current values."""
+        return self._live
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        _only_empty(self)
+        return _unpicklable, (type(self),)
+
+
+def _only_empty(table: SeenStrings | StringBytes) -> None:
+    if len(table):
+        raise TypeError(f"a {type(table).__name__} holding strings cannot be pickled: its "
+                        "hashes are salted per process")

@@ -139,7 +139,7 @@ from wisdom_scrapy.mining.lamis import HitsResult, LinkGraph, hits
 from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
 from wisdom_scrapy.site import SiteContext, Sites
 from wisdom_scrapy.store import StoreError, TermStore
-from wisdom_scrapy.strings import StringTable
+from wisdom_scrapy.strings import StringTable, TableSubset
 from wisdom_scrapy.text import extract_terms, stable_hash
 
 if TYPE_CHECKING:
@@ -337,17 +337,21 @@ class SiteRecorder:
     #: the page records held in memory: every recorded page's, unless they are :meth:`release`\ d
     #: once the store holds them (a tracker's recorders: module docstring, Memory)
     records: dict[str, PageLinks] = field(default_factory=dict)
-    #: every recorded page (counted in the block statistics), its record held or not
-    pages: set[str] = field(default_factory=set)
     #: every URL the recorded pages link to (and theirs), by id
     urls: StringTable = field(default_factory=StringTable)
     vocab: StringTable = field(default_factory=StringTable)
+    #: every recorded page (counted in the block statistics), its record held or not: a
+    #: byte per URL of :attr:`urls`, where a set of strings took ~150 a page
+    pages: TableSubset = field(init=False)
     #: the block statistics were let go (:meth:`let_go_counts`): counted again from the
     #: stored records (:meth:`count_again`) before they are read
     counts_let_go: bool = False
     #: a page was recorded again: its first record's counts stay, the store holds its last,
     #: so the statistics can no longer be counted again from the store exactly
     recorded_again: bool = False
+
+    def __post_init__(self) -> None:
+        self.pages = TableSubset(self.urls)
 
     def observe(self, url: str, model: PageModel) -> PageLinks:
         """Record a fetched page; its block statistics count once per URL (a re-fetch of the
@@ -390,14 +394,12 @@ class SiteRecorder:
         return record
 
     def _register(self, record: PageLinks) -> None:
-        if record.url not in self.pages:
+        if self.pages.add(record.url):
             if not self.counts_let_go:  # else counted with the others when read back
                 self._count(record)
-            self.pages.add(record.url)
         else:
             self.recorded_again = True
         self.records[record.url] = record
-        self.urls.id(record.url)
 
     def _count(self, record: PageLinks) -> None:
         self.slot_pages.add(np.unique(record.slot))

@@ -73,6 +73,14 @@ class KeyValues:
         self._recent[key] = value
         self._merge_if_due()
 
+    def set(self, key: int, value: int) -> None:
+        """Give ``key`` its ``value``, whether it had one or not."""
+        at = int(self._keys.searchsorted(key))
+        if at < len(self._keys) and int(self._keys[at]) == key:
+            self._values[at] = value
+        else:
+            self.put(key, value)
+
     def _merge_if_due(self) -> None:
         if len(self._recent) > max(_MERGE_AT, len(self._keys) >> 3):
             self._merge()

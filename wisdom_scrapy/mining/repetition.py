@@ -60,6 +60,7 @@ import numpy as np
 
 from wisdom_scrapy.dom import BLOCK_TAGS, nearest_marked
 from wisdom_scrapy.mining.counts import KeyCounts
+from wisdom_scrapy.strings import StringBytes
 from wisdom_scrapy.text import stable_hash
 
 if TYPE_CHECKING:
@@ -147,12 +148,13 @@ class BlockRepetition:
     distinct URLs holding the fingerprint); ``pages_of`` a page's nodes. About 12 bytes per
     distinct block text of the site (:class:`~wisdom_scrapy.mining.counts.KeyCounts`: most of
     a site's block texts are on one page, so their number grows with the pages) and, per page,
-    8 per block and its URL (to take a replaced page's blocks back).
+    8 per block and 20 for its URL (to take a replaced page's blocks back:
+    :class:`~wisdom_scrapy.strings.StringBytes`).
     """
 
     def __init__(self) -> None:
         self._counts = KeyCounts()  # fingerprint (as int64) -> pages
-        self._pages: dict[str, bytes] = {}  # URL -> its fingerprints (uint64 bytes)
+        self._pages = StringBytes()  # URL -> its fingerprints (uint64 bytes)
         #: records skipped by :meth:`merge_records`: of another version, or damaged
         self.skipped = 0
 
@@ -202,9 +204,10 @@ class BlockRepetition:
         here, each with the blocks counted: what :meth:`merge_records` of them would count
         again from nothing."""
         if len(records) != len(self._pages):
-            return False
-        for url, data in self._pages.items():
-            if records.get(url) != encode_blocks(np.frombuffer(data, dtype=np.uint64)):
+            return False  # else equal when each stored page is one counted, with its blocks
+        for url, blob in records.items():
+            data = self._pages.get(url)
+            if data is None or blob != encode_blocks(np.frombuffer(data, dtype=np.uint64)):
                 return False
         return True
 
