@@ -4,6 +4,7 @@ a dict of bytes by the strings' hashes alone."""
 
 from __future__ import annotations
 
+import copy
 import pickle
 import random
 import subprocess
@@ -163,6 +164,27 @@ def test_seen_strings_and_string_bytes_answer_like_a_set_and_a_dict(seed: int) -
     assert values.nbytes() == sum(map(len, plain_values.values()))
 
 
+def test_values_set_again_keep_the_buffer_within_twice_the_values() -> None:
+    """A page fetched again and again (a live index page): unchanged, its value is not stored
+    again; changed, the old bytes are dropped once they outnumber the ones in use, and every
+    value reads back as last set."""
+    values = StringBytes()
+    for k in range(50):
+        values[f"u{k}"] = bytes([k]) * 100
+    tracemalloc.start()
+    try:
+        for round_ in range(2000):
+            values["u0"] = bytes([0]) * 100  # the same again
+            values["u1"] = round_.to_bytes(2, "little") * 500  # changed: 1 KB
+        grown = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert grown < 400_000  # 2 MB were every version kept
+    assert values.get("u1") == (1999).to_bytes(2, "little") * 500
+    assert all(values.get(f"u{k}") == bytes([k]) * 100 for k in (0, *range(2, 50)))
+    assert values.nbytes() == 49 * 100 + 1000
+
+
 def test_hash_keyed_tables_travel_only_empty() -> None:
     """Their hashes are salted per process: an empty one pickles (a page's block repetition
     sent to a worker carries one), a filled one says why it cannot."""
@@ -172,6 +194,9 @@ def test_hash_keyed_tables_travel_only_empty() -> None:
     seen.add("http://127.0.0.1/a")
     with pytest.raises(TypeError, match="SeenStrings holding strings cannot be pickled"):
         pickle.dumps(seen)
+    copied = copy.deepcopy(seen)  # in the process, the hashes hold
+    copied.add("http://127.0.0.1/b")
+    assert "http://127.0.0.1/a" in copied and "http://127.0.0.1/b" not in seen
 
 
 def test_a_table_subset_holds_some_strings_in_the_tables_order() -> None:

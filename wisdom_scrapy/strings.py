@@ -20,9 +20,10 @@ takes about 190).
 
 from __future__ import annotations
 
+import copy
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence, ValuesView
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Self, overload
 
 import numpy as np
 
@@ -260,13 +261,35 @@ class TableSubset(Collection[str]):
             yield from self.table.strings(ids[start : start + 4096])
 
 
-def _unpicklable(kind: type) -> Any:
-    """A :class:`SeenStrings` or :class:`StringBytes` unpickled: only an empty one travels
-    (a process's salted hashes mean nothing in another)."""
-    return kind()
+class _ByHash:
+    """What :class:`SeenStrings` and :class:`StringBytes` share: their keys are the strings'
+    salted hashes (:func:`_key`), which mean nothing in another process, so only an empty one
+    pickles (a page's block repetition sent to a worker holds one); a copy in the process is
+    a copy of its arrays."""
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if len(self):
+            raise TypeError(f"a {type(self).__name__} holding strings cannot be pickled: its "
+                            "hashes are salted per process")
+        return type(self), ()
+
+    def __copy__(self) -> Self:
+        return copy.deepcopy(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        made = type(self).__new__(type(self))
+        name: str
+        for name in type(self).__slots__:
+            setattr(made, name, copy.deepcopy(getattr(self, name), memo))
+        return made
 
 
-class SeenStrings:
+class SeenStrings(_ByHash):
     """Which strings were seen, by their 64-bit hash alone (the :class:`StringTable`'s, with
     its odds of a collision: 3·10⁻⁸ for a million strings): 12 bytes a string, its text not
     kept, so it cannot be iterated. The URLs a crawl took or made articles of."""
@@ -290,16 +313,13 @@ class SeenStrings:
     def __len__(self) -> int:
         return len(self._index)
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        _only_empty(self)
-        return _unpicklable, (type(self),)
 
-
-class StringBytes:
+class StringBytes(_ByHash):
     """A ``bytes`` value per string, by the string's 64-bit hash (as :class:`SeenStrings`):
     the values one after the other in a buffer, 20 bytes over a value. A page's packed term or
-    block ids by URL. Setting a string's value again leaves its old bytes unused in the buffer:
-    a page fetched again, rare."""
+    block ids by URL. A value set again, changed (a page fetched again), leaves its old bytes
+    unused in the buffer until they are as many as the values in use: then the buffer is
+    packed again."""
 
     __slots__ = ("_blob", "_index", "_live", "_offsets")
 
@@ -317,11 +337,27 @@ class StringBytes:
         key = _key(string)
         old = self._index.value(key, -1)
         if old >= 0:
-            self._live -= self._offsets[old + 1] - self._offsets[old]
+            start, end = self._offsets[old], self._offsets[old + 1]
+            if self._blob[start:end] == value:  # a page fetched again, unchanged
+                return
+            self._live -= end - start
         self._blob += value
         self._offsets.append(len(self._blob))
         self._index.set(key, len(self._offsets) - 2)
         self._live += len(value)
+        if len(self._blob) > 2 * self._live + _PACK_SLACK:
+            self._pack()
+
+    def _pack(self) -> None:
+        """The values in use only, one after the other again."""
+        keys, ids = self._index.arrays()
+        offsets = np.frombuffer(self._offsets, dtype=np.int64)
+        starts, ends = offsets[ids].tolist(), offsets[ids + 1].tolist()
+        self._blob = bytearray().join(self._blob[a:b] for a, b in zip(starts, ends, strict=True))
+        sizes = offsets[ids + 1] - offsets[ids]
+        self._offsets = array("q", [0])
+        self._offsets.frombytes(np.cumsum(sizes).tobytes())
+        self._index = KeyValues.from_arrays(keys, np.arange(len(keys)))
 
     def __contains__(self, value: object) -> bool:
         return isinstance(value, str) and self._index.value(_key(value), -1) >= 0
@@ -333,12 +369,7 @@ class StringBytes:
         """Bytes of the current values."""
         return self._live
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        _only_empty(self)
-        return _unpicklable, (type(self),)
 
-
-def _only_empty(table: SeenStrings | StringBytes) -> None:
-    if len(table):
-        raise TypeError(f"a {type(table).__name__} holding strings cannot be pickled: its "
-                        "hashes are salted per process")
+#: Unused bytes a :class:`StringBytes` tolerates beyond as many as it uses before it packs
+#: its buffer (so a small one is not packed at every change)
+_PACK_SLACK = 1 << 16

@@ -81,6 +81,11 @@ class KeyValues:
         else:
             self.put(key, value)
 
+    def arrays(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """(keys sorted, their values)."""
+        self._merge()
+        return self._keys, self._values.astype(np.int64)
+
     def _merge_if_due(self) -> None:
         if len(self._recent) > max(_MERGE_AT, len(self._keys) >> 3):
             self._merge()
@@ -145,11 +150,6 @@ class KeyCounts(KeyValues, Mapping[int, int]):
                 recent[k] = left
             else:
                 recent.pop(k, None)
-
-    def arrays(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """(keys sorted, their counts)."""
-        self._merge()
-        return self._keys, self._values.astype(np.int64)
 
     def lookup(self, query: NDArray[np.int64]) -> NDArray[np.int64]:
         """The count of every key of ``query`` (0 when absent)."""
