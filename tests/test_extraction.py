@@ -598,6 +598,41 @@ def test_a_left_site_whose_store_fails_records_its_pages_and_reads_them_back_lat
     assert [item.url for item in items] == [item.url for item in kept] and items == kept
 
 
+def test_a_page_fetched_again_with_other_blocks_counts_the_site_again(
+    demo: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """The block repetition keeps a digest of a page's blocks, not the blocks: a page that
+    comes back with other blocks has the site counted again, its new blocks with the store's
+    of the other pages, as if each page had been fetched once in its latest version; later
+    versions of it take their blocks back in memory (kept), without counting again."""
+    site_dir, truth = demo
+    paths = sorted(p for p, page in truth.items() if page["role"] == "article")[:8]
+    store = open_store(f"sqlite:///{tmp_path / 'w.db'}")
+    counts: Counter[str] = Counter()
+    extractor = Extractor(store, ExtractionParams(warmup_pages=4), analyze_page,
+                          lambda name, n=1: counts.update({name: n}))  # fmt: skip
+    models = [_model(site_dir, path) for path in paths]
+    for model in models:
+        feed_model(store, model, site=SITE)
+        extractor.page_fetched(SITE, model.url, model)
+    first = models[0].url
+    for k, version in enumerate((1, 1, 2), start=1):  # page 0 with page 1's HTML, again, 2's
+        again = PageModel.from_html((site_dir / paths[version].lstrip("/")).read_bytes(), first)
+        feed_model(store, again, site=SITE)
+        extractor.page_fetched(SITE, first, again)
+        _submit(extractor, SITE, first, again)  # its analysis reads the repetition back
+        repetition = extractor.sites.get(SITE).waits.repetition
+        latest = BlockRepetition()
+        for model in [again, *models[1:]]:
+            latest.add(model.url, model)
+        assert repetition.n_pages == latest.n_pages == len(models)
+        for model in models:
+            assert repetition.pages_of(model).tolist() == latest.pages_of(model).tolist(), k
+        assert counts["wisdom/repetition/counted_again"] == 1  # the first change only
+    assert counts["wisdom/repetition/read_back"] == 1
+    store.close()
+
+
 def test_a_page_fetched_again_once_its_site_was_left_keeps_its_first_counts(
     demo: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:

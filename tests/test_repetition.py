@@ -11,7 +11,12 @@ import pytest
 
 from wisdom_scrapy.analysis import _orphan_headings
 from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.mining.repetition import BlockRepetition, block_fingerprints, repeated_blocks
+from wisdom_scrapy.mining.repetition import (
+    BlockRepetition,
+    block_fingerprints,
+    page_blocks,
+    repeated_blocks,
+)
 
 AD = '<div class="promo"><span>Advertisement</span> <a href="/x">Buy a boat</a> today.</div>'
 
@@ -59,14 +64,26 @@ def test_block_repetition_counts_pages_once_per_url() -> None:
     for i in range(11, 22):
         rep.add(f"http://s.test/{i}.html", _page(i, ad=""))
     assert rep.n_pages == 16 and not repeated_blocks(page, rep)[ad]
-    # a page fetched again with other blocks: its earlier ones are taken back
-    assert rep.add("http://s.test/0.html", _page(0, ad=""))
-    assert rep.n_pages == 16 and rep.pages_of(page)[ad] == 3
-    first = _page(0)
-    assert rep.pages_of(first)[_node(first, "Story number 0 about topic0 and word0.")] == 1
-    assert rep.add("http://s.test/0.html", _page(30, ad=""))  # none of its text left
-    assert rep.pages_of(first)[_node(first, "Story number 0 about topic0 and word0.")] == 0
-    assert not rep.add("http://s.test/0.html", _page(30, ad=""))  # the same: nothing changed
+    # a page fetched again with other blocks: its earlier ones are not kept (a digest is), so
+    # the repetition cannot take them back; the extractor counts the site again from the store
+    changed = page_blocks(_page(0, ad=""))
+    assert rep.takes_back("http://s.test/0.html", changed)
+    assert not rep.takes_back("http://s.test/0.html", page_blocks(_page(0)))
+    with pytest.raises(ValueError, match="earlier blocks of http://s.test/0.html are not kept"):
+        rep.add_blocks("http://s.test/0.html", changed)
+    assert rep.n_pages == 16 and rep.pages_of(page)[ad] == 4  # unchanged
+    # a page whose blocks are kept takes them back when it changes
+    kept = "http://s.test/kept.html"
+    rep.add_blocks(kept, page_blocks(_page(40)), keep=True)
+    assert rep.pages_of(page)[ad] == 5 and not rep.takes_back(kept, changed)
+    assert rep.add_blocks(kept, page_blocks(_page(40, ad="")))
+    assert rep.n_pages == 17 and rep.pages_of(page)[ad] == 4
+    first = _page(40)
+    story = _node(first, "Story number 40 about topic40 and word40.")
+    assert rep.pages_of(first)[story] == 1
+    assert rep.add_blocks(kept, page_blocks(_page(30, ad="")))  # none of its text left
+    assert rep.pages_of(first)[story] == 0
+    assert not rep.add_blocks(kept, page_blocks(_page(30, ad="")))  # the same: nothing changed
 
 
 def _headings_page() -> PageModel:

@@ -119,11 +119,14 @@ def test_crawl_and_wisdom_show_give_the_same_role_and_text(
 
 def test_refed_page_replaces_its_blocks() -> None:
     """Counts are distinct URLs holding a block's text: the same URL fed twice counts once, a
-    changed page's old blocks stop counting."""
+    changed page's old blocks stop counting (a page whose blocks are kept; the extractor
+    counts the site again from the store for the others:
+    ``test_a_page_fetched_again_with_other_blocks_counts_the_site_again``)."""
     old = PageModel.from_html("<div><p>First text here</p><p>Shared box</p></div>", "http://s/a")
     new = PageModel.from_html("<div><p>Other words now</p><p>Shared box</p></div>", "http://s/a")
     rep = BlockRepetition()
-    assert rep.add("http://s/a", old) and not rep.add("http://s/a", old)
+    assert rep.add_blocks("http://s/a", page_blocks(old), keep=True)
+    assert not rep.add("http://s/a", old)
     assert rep.add("http://s/a", new)
     assert rep.n_pages == 1
     assert rep.pages_of(old).max() == 1 and rep.pages_of(old).min() == 0  # "First text" gone

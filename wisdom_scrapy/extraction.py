@@ -146,6 +146,9 @@ def _unpack_ids(blob: bytes) -> NDArray[np.int64]:
 
 #: most term ids :meth:`TermIndex.term_id` keeps at hand (a site's anchor vocabulary fits)
 _RECENT_TERM_IDS = 1 << 14
+#: Pages fetched lately whose blocks :attr:`Extractor._fetched_blocks` keeps: a page fed comes
+#: as a page item moments later, or never (then its blocks go, oldest first)
+_FETCHED_BLOCKS = 256
 
 
 class _PageTerms(AbstractSet[str]):
@@ -264,6 +267,9 @@ class _Held:
     #: the distinct URLs the page links to (:func:`~wisdom_scrapy.mining.wisdom.link_targets`),
     #: kept when its analysis may run in a worker process, which needs their terms
     links: list[str] | None = None
+    #: its blocks (:func:`~wisdom_scrapy.mining.repetition.page_blocks`), kept when its
+    #: analysis may run in a worker process, which needs their counts
+    blocks: NDArray[np.uint64] | None = None
     #: its analysis is in a worker: it is neither held nor pending, and cannot be released
     analysing: bool = False
 
@@ -496,6 +502,9 @@ class Extractor:
         self._waiting: OrderedDict[int, tuple[str, _Held]] = OrderedDict()
         #: pending TOC pages whose targets a fetched page completed (:meth:`finish_completed`)
         self._completed: OrderedDict[int, tuple[str, _Held]] = OrderedDict()
+        #: with worker processes, the blocks of the pages fetched lately, taken by their
+        #: analysis when they come as page items (the repetition keeps a digest of them)
+        self._fetched_blocks: OrderedDict[str, NDArray[np.uint64]] = OrderedDict()
         #: page items made per site and role (the SiteStructureItem states them: ``item_roles``)
         self.item_roles: dict[str, Counter[str]] = {}
         self._lock = asyncio.Lock()
@@ -510,7 +519,12 @@ class Extractor:
         completes: :meth:`finish_completed` analyses them."""
         self.terms.add(url, model.vocab)
         state = self._state(site)
-        state.repetition.add_blocks(url, page_blocks(model) if blocks is None else blocks)
+        prints = page_blocks(model) if blocks is None else blocks
+        self._count_blocks(state, url, prints)
+        if self.remote is not None:
+            self._fetched_blocks[url] = prints
+            while len(self._fetched_blocks) > _FETCHED_BLOCKS:
+                self._fetched_blocks.popitem(last=False)
         for held, targets in state.pending_tocs.values():
             if url in targets and self._targets_ready(targets):
                 self._completed[id(held)] = (site, held)
@@ -581,6 +595,9 @@ class Extractor:
                 return [self._item(ReadyPage(site, held, begun.analysis, begun.snapshot))]
             if self.remote is not None:
                 held.links = self.remote.links_of(model)
+                held.blocks = self._fetched_blocks.pop(url, None)
+                if held.blocks is None:  # not fed lately
+                    held.blocks = page_blocks(model)
             state.held.append(held)
             self._waiting[id(held)] = (site, held)
             started = self._start_held(site, state) if self._hold_over(site, state, held) else []
@@ -708,6 +725,19 @@ class Extractor:
             else:
                 self.sites.read_failed(site)
         return state
+
+    def _count_blocks(self, state: SiteWaits, url: str, prints: NDArray[np.uint64]) -> None:
+        """Count a fetched page's blocks in its site's repetition. A page that comes back with
+        other blocks than its earlier version, which the repetition did not keep, has the
+        site's repetition counted again: this page's blocks, and the store's of the other
+        pages, read back as for a left site (:meth:`_state`). From then on its blocks are
+        kept: a page polled for news changes again."""
+        repetition = state.repetition
+        if repetition.takes_back(url, prints):
+            state.repetition = BlockRepetition()
+            state.repetition_let_go = True
+            self.count("wisdom/repetition/counted_again")
+        state.repetition.add_blocks(url, prints, keep=url in repetition)
 
     def _waits(self, site: str) -> SiteWaits:
         """The site's state, its repetition as it is (let go or not): for the steps that only

@@ -200,7 +200,7 @@ class RemoteAnalyzer:
         this crawl): the caller analyses it here. ``report``: the site report wants the page's
         redundant blocks, but not the samples of the ``known`` paths."""
         page_ids = self.terms.ids(held.url)
-        counts = repetition.page_view(held.url)
+        counts = None if held.blocks is None else repetition.page_view(held.url, held.blocks)
         if not isinstance(held.source, PageSource) or page_ids is None or counts is None:
             self.count("wisdom/workers/analysed_here")
             return None

@@ -51,6 +51,7 @@ fingerprinted or which blocks count must raise :data:`RECORD_VERSION`.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 from collections.abc import Mapping
@@ -144,41 +145,60 @@ def decode_blocks(blob: bytes) -> NDArray[np.uint64]:
 class BlockRepetition:
     """Per site: on how many pages each block fingerprint was seen (see the module docstring).
 
-    ``add`` a page (a URL added again replaces its earlier blocks: a count is the number of
-    distinct URLs holding the fingerprint); ``pages_of`` a page's nodes. About 12 bytes per
-    distinct block text of the site (:class:`~wisdom_scrapy.mining.counts.KeyCounts`: most of
-    a site's block texts are on one page, so their number grows with the pages) and, per page,
-    8 per block and 20 for its URL (to take a replaced page's blocks back:
-    :class:`~wisdom_scrapy.strings.StringBytes`).
+    ``add`` a page; ``pages_of`` a page's nodes. A count is the number of distinct URLs
+    holding the fingerprint, so a page fetched again with other blocks must take its earlier
+    ones back. About 12 bytes per distinct block text of the site
+    (:class:`~wisdom_scrapy.mining.counts.KeyCounts`: most of a site's block texts are on one
+    page, so their number grows with the pages) and 28 per page: a digest of its blocks (a
+    page has hundreds of blocks, 8 bytes each, which the store keeps). A page's blocks are
+    kept only once it was fetched again with other ones (``keep``): a page polled for news.
+    Any other page that comes back changed cannot take its blocks back here
+    (:meth:`takes_back`): the caller counts the site again from the store, which holds each
+    page's latest blocks.
     """
 
     def __init__(self) -> None:
         self._counts = KeyCounts()  # fingerprint (as int64) -> pages
-        self._pages = StringBytes()  # URL -> its fingerprints (uint64 bytes)
+        self._digests = StringBytes()  # URL -> digest of its fingerprints (_digest)
+        self._kept: dict[str, bytes] = {}  # URL -> its fingerprints (int64 bytes): see above
         #: records skipped by :meth:`merge_records`: of another version, or damaged
         self.skipped = 0
 
     @property
     def n_pages(self) -> int:
-        return len(self._pages)
+        return len(self._digests)
 
     def __contains__(self, url: str) -> bool:
-        return url in self._pages
+        return url in self._digests
 
     def add(self, url: str, model: PageModel) -> bool:
         return self.add_blocks(url, page_blocks(model))
 
-    def add_blocks(self, url: str, prints: NDArray[np.uint64]) -> bool:
+    def takes_back(self, url: str, prints: NDArray[np.uint64]) -> bool:
+        """Whether counting ``url`` with the blocks ``prints`` would take back blocks of an
+        earlier version of it that are not kept here (see the class docstring)."""
+        old = self._digests.get(url)
+        return old is not None and url not in self._kept and old != _digest(_keys(prints))
+
+    def add_blocks(self, url: str, prints: NDArray[np.uint64], *, keep: bool = False) -> bool:
         """Count the page ``url`` with its :func:`page_blocks`, replacing what an earlier
-        version of it counted; False when nothing changed."""
-        keys = np.asarray(prints, dtype=np.uint64).view(np.int64)
-        data = keys.tobytes()
-        old = self._pages.get(url)
-        if old == data:
+        version of it counted; False when nothing changed. ``keep``: keep its blocks, to take
+        them back should it change again. ValueError when they cannot be taken back
+        (:meth:`takes_back`)."""
+        keys = _keys(prints)
+        digest = _digest(keys)
+        old = self._digests.get(url)
+        if old == digest:
             return False
         if old is not None:
-            self._counts.remove(np.frombuffer(old, dtype=np.int64))
-        self._pages[url] = data
+            kept = self._kept.get(url)
+            if kept is None:
+                raise ValueError(f"the earlier blocks of {url} are not kept: count the site "
+                                 "again from the store")
+            self._counts.remove(np.frombuffer(kept, dtype=np.int64))
+        if keep or old is not None:
+            self._kept[url] = keys.tobytes()
+        self._digests[url] = digest
         self._counts.add(keys)
         return True
 
@@ -188,7 +208,7 @@ class BlockRepetition:
         and counted in :attr:`skipped`."""
         added = 0
         for url, blob in records.items():
-            if url in self._pages:
+            if url in self:
                 continue
             try:
                 prints = decode_blocks(blob)
@@ -203,11 +223,14 @@ class BlockRepetition:
         """Whether the stored pages ``records`` (URL -> blob) are exactly the pages counted
         here, each with the blocks counted: what :meth:`merge_records` of them would count
         again from nothing."""
-        if len(records) != len(self._pages):
+        if len(records) != self.n_pages:
             return False  # else equal when each stored page is one counted, with its blocks
         for url, blob in records.items():
-            data = self._pages.get(url)
-            if data is None or blob != encode_blocks(np.frombuffer(data, dtype=np.uint64)):
+            digest = self._digests.get(url)
+            try:
+                if digest is None or digest != _digest(_keys(decode_blocks(blob))):
+                    return False
+            except ValueError:
                 return False
         return True
 
@@ -215,15 +238,14 @@ class BlockRepetition:
         """Per node of ``model``: the pages of the site holding a block with its text."""
         return self._counts.lookup(block_fingerprints(model).view(np.int64))
 
-    def page_view(self, url: str) -> PageRepetition | None:
-        """What an analysis of the counted page ``url`` reads of this repetition, compact
-        enough to send to a worker process (:class:`PageRepetition`); None for a page it has
-        not counted."""
-        data = self._pages.get(url)
-        if data is None:
+    def page_view(self, url: str, prints: NDArray[np.uint64]) -> PageRepetition | None:
+        """What an analysis of the counted page ``url``, whose blocks are ``prints``
+        (:func:`page_blocks`), reads of this repetition, compact enough to send to a worker
+        process (:class:`PageRepetition`); None for a page it has not counted."""
+        if url not in self:
             return None
-        keys = np.frombuffer(data, dtype=np.int64)
-        return PageRepetition(keys.copy(), self._counts.lookup(keys), self.n_pages)
+        keys = _keys(prints).copy()
+        return PageRepetition(keys, self._counts.lookup(keys), self.n_pages)
 
 
 class PageRepetition(BlockRepetition):
@@ -240,6 +262,16 @@ class PageRepetition(BlockRepetition):
     @property
     def n_pages(self) -> int:
         return self._n_pages
+
+
+def _keys(prints: NDArray[np.uint64]) -> NDArray[np.int64]:
+    """Fingerprints as the int64 keys the counts take."""
+    return np.asarray(prints, dtype=np.uint64).view(np.int64)
+
+
+def _digest(keys: NDArray[np.int64]) -> bytes:
+    """8 bytes that tell a page's blocks from another version's (BLAKE2b of the sorted keys)."""
+    return hashlib.blake2b(np.ascontiguousarray(keys).tobytes(), digest_size=8).digest()
 
 
 def merge_stored(repetition: BlockRepetition, store: TermStore, site: str) -> int:
