@@ -20,7 +20,7 @@ from wisdom_scrapy.evaluation import shingle_prf
 from wisdom_scrapy.extraction import ExtractionParams, Extractor, ReadyPage, TermIndex, run_sync
 from wisdom_scrapy.feed import feed_model
 from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
-from wisdom_scrapy.mining.repetition import BlockRepetition
+from wisdom_scrapy.mining.repetition import BlockRepetition, page_blocks
 from wisdom_scrapy.site import Sites
 from wisdom_scrapy.store.redis import RedisStore
 from wisdom_scrapy.structure import StructureTracker
@@ -393,6 +393,13 @@ def test_a_site_is_offered_when_left_and_again_after_a_read_back() -> None:
         sites.fed(site)
     assert offered[-1] == ("a", 8) and sites.get("a").horizon == 4  # left, then back
     assert ("b", 8) not in offered
+    # never left (horizon 0), a site's part can still need a read-back (a page that came back
+    # changed): a failed one is tried again from the crawl's next page
+    kept = Sites(None, horizon=0)
+    kept.read_failed("a")
+    assert not kept.may_read("a")
+    kept.fed("b")
+    assert kept.may_read("a")
 
 
 class _BroadCrawl:
@@ -598,38 +605,51 @@ def test_a_left_site_whose_store_fails_records_its_pages_and_reads_them_back_lat
     assert [item.url for item in items] == [item.url for item in kept] and items == kept
 
 
-def test_a_page_fetched_again_with_other_blocks_counts_the_site_again(
+def test_a_page_fetched_again_with_other_blocks_takes_its_earlier_ones_back(
     demo: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
-    """The block repetition keeps a digest of a page's blocks, not the blocks: a page that
-    comes back with other blocks has the site counted again, its new blocks with the store's
-    of the other pages, as if each page had been fetched once in its latest version; later
-    versions of it take their blocks back in memory (kept), without counting again."""
+    """The block repetition keeps a digest of a page's blocks, not the blocks. A page that
+    comes back with other blocks has its earlier ones read from the store (one record) before
+    its new ones are stored, and taken back; when the store holds the new ones already (two
+    versions in one write batch), the site is counted again from the store, and that page's
+    blocks are kept, through later counts, to be taken back in memory. Either way the counts
+    are those of each page fetched once in its latest version."""
     site_dir, truth = demo
-    paths = sorted(p for p, page in truth.items() if page["role"] == "article")[:8]
+    paths = sorted(p for p, page in truth.items() if page["role"] == "article")[:10]
     store = open_store(f"sqlite:///{tmp_path / 'w.db'}")
     counts: Counter[str] = Counter()
     extractor = Extractor(store, ExtractionParams(warmup_pages=4), analyze_page,
                           lambda name, n=1: counts.update({name: n}))  # fmt: skip
-    models = [_model(site_dir, path) for path in paths]
-    for model in models:
+    latest = {}
+    for path in paths[:6]:
+        model = latest[BASE + path.lstrip("/")] = _model(site_dir, path)
         feed_model(store, model, site=SITE)
         extractor.page_fetched(SITE, model.url, model)
-    first = models[0].url
-    for k, version in enumerate((1, 1, 2), start=1):  # page 0 with page 1's HTML, again, 2's
-        again = PageModel.from_html((site_dir / paths[version].lstrip("/")).read_bytes(), first)
-        feed_model(store, again, site=SITE)
-        extractor.page_fetched(SITE, first, again)
-        _submit(extractor, SITE, first, again)  # its analysis reads the repetition back
+    first, second, third = list(latest)[:3]
+    # (page, the HTML it comes back with, whether its earlier blocks are still stored)
+    steps = [(first, 6, True), (first, 7, True), (second, 8, False), (third, 9, False),
+             (second, 6, False)]
+    for url, version, stored in steps:
+        again = PageModel.from_html((site_dir / paths[version].lstrip("/")).read_bytes(), url)
+        if not stored:
+            feed_model(store, again, site=SITE)
+        extractor.page_storing(SITE, url, page_blocks(again))
+        if stored:
+            feed_model(store, again, site=SITE)
+        extractor.page_fetched(SITE, url, again)
+        _submit(extractor, SITE, url, again)  # its analysis reads the repetition back
+        latest[url] = again
         repetition = extractor.sites.get(SITE).waits.repetition
-        latest = BlockRepetition()
-        for model in [again, *models[1:]]:
-            latest.add(model.url, model)
-        assert repetition.n_pages == latest.n_pages == len(models)
-        for model in models:
-            assert repetition.pages_of(model).tolist() == latest.pages_of(model).tolist(), k
-        assert counts["wisdom/repetition/counted_again"] == 1  # the first change only
-    assert counts["wisdom/repetition/read_back"] == 1
+        fetched_once = BlockRepetition()
+        for model in latest.values():
+            fetched_once.add(model.url, model)
+        assert repetition.n_pages == fetched_once.n_pages == 6
+        for model in latest.values():
+            assert repetition.pages_of(model).tolist() == fetched_once.pages_of(model).tolist()
+    # counted again for the second and third pages' first changes only: the second's blocks,
+    # kept, went through the third's count
+    assert (counts["wisdom/repetition/counted_again"], counts["wisdom/repetition/read_back"]) \
+        == (2, 2)
     store.close()
 
 

@@ -6,6 +6,7 @@ from wisdom_scrapy import feed_page, open_store
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.feed import PageUpdate, WriteBehind, feed_model
 from wisdom_scrapy.mining.repetition import RECORD_KIND as BLOCKS_KIND
+from wisdom_scrapy.mining.repetition import encode_blocks
 from wisdom_scrapy.store.base import Link
 from wisdom_scrapy.text import count_terms
 
@@ -122,6 +123,11 @@ def test_write_behind_reads_see_the_queued_pages(python_doc_pages, tmp_path):
     assert_same_snapshot(behind.snapshot(site), direct.snapshot(site))
     behind.add(updates[5])  # a site's block records: the queue is written for its own only
     assert behind.records("other.test", BLOCKS_KIND) == {} and len(behind) == 1
+    # one page's: the queued page's as it will be written, else the store's; nothing written
+    assert behind.record(site, BLOCKS_KIND, updates[5].url) == encode_blocks(updates[5].blocks)
+    stored = direct.record(site, BLOCKS_KIND, updates[3].url)
+    assert stored is not None and behind.record(site, BLOCKS_KIND, updates[3].url) == stored
+    assert len(behind) == 1
     assert behind.records(site, BLOCKS_KIND) == direct.records(site, BLOCKS_KIND)
     assert not len(behind)
     behind.close()

@@ -76,7 +76,7 @@ def test_block_repetition_counts_pages_once_per_url() -> None:
     kept = "http://s.test/kept.html"
     rep.add_blocks(kept, page_blocks(_page(40)), keep=True)
     assert rep.pages_of(page)[ad] == 5 and not rep.takes_back(kept, changed)
-    assert rep.add_blocks(kept, page_blocks(_page(40, ad="")))
+    assert rep.add_blocks(kept, page_blocks(_page(40, ad="")), keep=True)
     assert rep.n_pages == 17 and rep.pages_of(page)[ad] == 4
     first = _page(40)
     story = _node(first, "Story number 40 about topic40 and word40.")
@@ -84,6 +84,12 @@ def test_block_repetition_counts_pages_once_per_url() -> None:
     assert rep.add_blocks(kept, page_blocks(_page(30, ad="")))  # none of its text left
     assert rep.pages_of(first)[story] == 0
     assert not rep.add_blocks(kept, page_blocks(_page(30, ad="")))  # the same: nothing changed
+    assert rep.takes_back(kept, changed)  # added without keep: no longer kept
+    # the earlier blocks read from the store are kept if they are the counted ones
+    assert not rep.keep_blocks("http://s.test/0.html", changed)
+    assert rep.keep_blocks("http://s.test/0.html", page_blocks(_page(0)))
+    assert rep.add_blocks("http://s.test/0.html", changed)
+    assert rep.n_pages == 17 and rep.pages_of(page)[ad] == 3
 
 
 def _headings_page() -> PageModel:

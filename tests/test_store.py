@@ -266,6 +266,13 @@ def test_keyed_records(new_store: Callable[[], TermStore]) -> None:
     assert store.records(SITE, "structure") == {"u0": b"\x00\xffa", "u1": b"B", "u2": b""}
     assert store.records(SITE, "sitemap") == {"u0": b"other kind"}
     assert store.records("other.example", "structure") == {"u0": b"other site"}
+    # one record: a page's earlier blocks, read when it comes back changed
+    assert store.record(SITE, "structure", "u1") == b"B" and store.record(SITE, "structure",
+                                                                          "u2") == b""
+    assert store.record("other.example", "structure", "u0") == b"other site"
+    for site, kind, key in ((SITE, "structure", "u9"), (SITE, "sitemap", "u1"),
+                            ("no.example", "structure", "u0")):
+        assert store.record(site, kind, key) is None
     assert store.page_count(SITE) == 0 and store.sites() == []  # records are not pages
     if not store.uri.startswith("memory:"):
         with open_store(store.uri) as again:  # another connection (process) sees them

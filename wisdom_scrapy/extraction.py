@@ -68,6 +68,7 @@ from wisdom_scrapy.mining.repetition import (
 )
 from wisdom_scrapy.mining.repetition import (
     BlockRepetition,
+    decode_blocks,
     merge_stored,
     page_blocks,
     repeated_blocks,
@@ -504,7 +505,8 @@ class Extractor:
         self._completed: OrderedDict[int, tuple[str, _Held]] = OrderedDict()
         #: with worker processes, the blocks of the pages fetched lately, taken by their
         #: analysis when they come as page items (the repetition keeps a digest of them)
-        self._fetched_blocks: OrderedDict[str, NDArray[np.uint64]] = OrderedDict()
+        #: (the id of the page's model, its blocks) by URL
+        self._fetched_blocks: OrderedDict[str, tuple[int, NDArray[np.uint64]]] = OrderedDict()
         #: page items made per site and role (the SiteStructureItem states them: ``item_roles``)
         self.item_roles: dict[str, Counter[str]] = {}
         self._lock = asyncio.Lock()
@@ -522,7 +524,7 @@ class Extractor:
         prints = page_blocks(model) if blocks is None else blocks
         self._count_blocks(state, url, prints)
         if self.remote is not None:
-            self._fetched_blocks[url] = prints
+            self._fetched_blocks[url] = (id(model), prints)
             while len(self._fetched_blocks) > _FETCHED_BLOCKS:
                 self._fetched_blocks.popitem(last=False)
         for held, targets in state.pending_tocs.values():
@@ -595,9 +597,9 @@ class Extractor:
                 return [self._item(ReadyPage(site, held, begun.analysis, begun.snapshot))]
             if self.remote is not None:
                 held.links = self.remote.links_of(model)
-                held.blocks = self._fetched_blocks.pop(url, None)
-                if held.blocks is None:  # not fed lately
-                    held.blocks = page_blocks(model)
+                fed, prints = self._fetched_blocks.pop(url, (None, None))
+                # not fed lately, or fed again since (another version of the page)
+                held.blocks = prints if fed == id(model) else page_blocks(model)
             state.held.append(held)
             self._waiting[id(held)] = (site, held)
             started = self._start_held(site, state) if self._hold_over(site, state, held) else []
@@ -709,9 +711,9 @@ class Extractor:
 
     def _state(self, site: str) -> SiteWaits:
         """The site's state; a new one starts with the block repetition the store holds, and
-        a left site's is read back (:meth:`let_go`). Until that read succeeds (the store
-        failing), the site's new pages are counted alone, analyses wait (:meth:`_start`), and
-        the read adds the others."""
+        a left site's (:meth:`let_go`), or one counted again (:meth:`_count_blocks`), is read
+        back. Until that read succeeds (the store failing), the site's new pages are counted
+        alone, analyses wait (:meth:`_start`), and the read adds the others."""
         context = self.sites.get(site)
         state = context.waits
         if state is None:
@@ -726,18 +728,38 @@ class Extractor:
                 self.sites.read_failed(site)
         return state
 
+    def page_storing(self, site: str, url: str, prints: NDArray[np.uint64]) -> None:
+        """A fetched page is about to be stored, with its blocks ``prints``: should it come
+        back with other blocks than its site's repetition counted for it, their record is
+        read (one record) while the store still holds it, so that :meth:`page_fetched` takes
+        them back (:meth:`BlockRepetition.keep_blocks`)."""
+        state = self.sites.get(site).waits
+        if state is None or not state.repetition.takes_back(url, prints):
+            return
+        try:
+            blob = self.store.record(site, BLOCKS_KIND, url)
+            if blob is not None:
+                state.repetition.keep_blocks(url, decode_blocks(blob))
+        except StoreError as exc:  # the site is counted again (page_fetched)
+            self.count("wisdom/store_errors")
+            logger.warning("wisdom_scrapy: earlier blocks of %s not read: %s", url, exc)
+        except ValueError:  # damaged: likewise
+            pass
+
     def _count_blocks(self, state: SiteWaits, url: str, prints: NDArray[np.uint64]) -> None:
         """Count a fetched page's blocks in its site's repetition. A page that comes back with
-        other blocks than its earlier version, which the repetition did not keep, has the
-        site's repetition counted again: this page's blocks, and the store's of the other
-        pages, read back as for a left site (:meth:`_state`). From then on its blocks are
-        kept: a page polled for news changes again."""
+        other blocks than its earlier version, which the repetition did not keep nor could
+        read (:meth:`page_storing`: the store failing, or two versions in one write batch),
+        has the site's repetition counted again: the pages it keeps, this one, and the store's
+        others, read back as for a left site (:meth:`_state`). Then this page's blocks are
+        kept: it may well change again before the store holds them."""
         repetition = state.repetition
-        if repetition.takes_back(url, prints):
-            state.repetition = BlockRepetition()
+        again = repetition.takes_back(url, prints)
+        if again:
+            state.repetition = repetition.only_kept()
             state.repetition_let_go = True
             self.count("wisdom/repetition/counted_again")
-        state.repetition.add_blocks(url, prints, keep=url in repetition)
+        state.repetition.add_blocks(url, prints, keep=again)
 
     def _waits(self, site: str) -> SiteWaits:
         """The site's state, its repetition as it is (let go or not): for the steps that only

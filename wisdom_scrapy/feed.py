@@ -138,8 +138,9 @@ class WriteBehind(TermStore):
     Every read goes to ``store`` and sees the queued pages as if written: the queue is written
     first, except for :meth:`page_count`, answered as the store's count plus the queued pages
     it does not hold yet (the analysis reads it per page: a batch per page would undo the
-    batching), and for a site's block records while no page of the site is queued (a broad
-    crawl reads those of the sites it left: :class:`~wisdom_scrapy.site.Sites`). Writes (a
+    batching), for a site's block records while no page of the site is queued (a broad
+    crawl reads those of the sites it left: :class:`~wisdom_scrapy.site.Sites`), and for one
+    page's block record (the queued page's, else the store's). Writes (a
     retry's) go after the queued pages, so a page's last version wins.
 
     Each batch's outcome goes to ``report`` with its updates: the pages' results, or the
@@ -214,6 +215,13 @@ class WriteBehind(TermStore):
         if kind == RECORD_KIND and any(s == site for s, _ in self._queue):  # the site's only
             self.flush()
         return self.store.records(site, kind)
+
+    def record(self, site: str, kind: str, key: str) -> bytes | None:
+        if kind == RECORD_KIND:  # a queued page's is the one it writes
+            queued = self._queue.get((site, key))
+            if queued is not None:
+                return encode_blocks(queued.blocks)
+        return self.store.record(site, kind, key)
 
     def term_sums(self, site: str, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         self.flush()

@@ -258,6 +258,7 @@ class WisdomRuntime:
         if self.pending is not None:  # recorded as fed, not stored yet, until it is
             self.pending.fed(response.url, response.request and response.request.callback)
         self.retry_queue.discard(update)  # this newer version replaces it
+        self.extractor.page_storing(site, response.url, update.blocks)
         self.store.add(update, limit=1 if self.distributed else None)
         try:
             self.cleaners.observe(site, response.url, model)

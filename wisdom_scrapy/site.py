@@ -174,9 +174,9 @@ class Sites:
     def fed(self, site: str) -> None:
         """A page of ``site`` was fed: the crawl's page count goes on, and the sites it left are
         offered to :attr:`on_left` (a heap entry per site: O(log sites) a page)."""
+        self._fed += 1  # whatever the horizon: a failed read-back is tried again by it
         if not self.horizon:
             return
-        self._fed += 1
         context = self.get(site)
         if context.left:  # back: its parts are read again as they are used
             context.left = False
@@ -205,7 +205,7 @@ class Sites:
         self.get(site).read_failed_at = self._fed
 
     def _arm(self, context: SiteContext) -> None:
-        if not context.armed:
+        if not context.armed and self.horizon:
             context.armed = True
             heapq.heappush(self._due, (context.last_fed + context.horizon, context.site))
 

@@ -150,11 +150,11 @@ class BlockRepetition:
     ones back. About 12 bytes per distinct block text of the site
     (:class:`~wisdom_scrapy.mining.counts.KeyCounts`: most of a site's block texts are on one
     page, so their number grows with the pages) and 28 per page: a digest of its blocks (a
-    page has hundreds of blocks, 8 bytes each, which the store keeps). A page's blocks are
-    kept only once it was fetched again with other ones (``keep``): a page polled for news.
-    Any other page that comes back changed cannot take its blocks back here
-    (:meth:`takes_back`): the caller counts the site again from the store, which holds each
-    page's latest blocks.
+    page has hundreds of blocks, 8 bytes each, which the store keeps). A page that comes
+    back changed takes its earlier blocks back: read from the store first (one record:
+    :meth:`keep_blocks`), or kept here (``keep``: a page whose earlier version the store did
+    not hold, polled fast). Else (:meth:`takes_back`) the caller counts the site again from
+    the store, which holds each page's latest blocks.
     """
 
     def __init__(self) -> None:
@@ -180,11 +180,29 @@ class BlockRepetition:
         old = self._digests.get(url)
         return old is not None and url not in self._kept and old != _digest(_keys(prints))
 
+    def keep_blocks(self, url: str, prints: NDArray[np.uint64]) -> bool:
+        """Keep ``prints`` as the blocks of the counted page ``url`` (its record read from the
+        store before it comes back changed), if they are the ones counted (their digest), so
+        that its next version takes them back; whether they are."""
+        keys = _keys(prints)
+        if self._digests.get(url) != _digest(keys):
+            return False
+        self._kept[url] = keys.tobytes()
+        return True
+
+    def only_kept(self) -> BlockRepetition:
+        """A repetition of this one's kept pages alone, still kept (a site counted again keeps
+        them: the store's other pages join it)."""
+        kept = BlockRepetition()
+        for url, data in self._kept.items():
+            kept.add_blocks(url, np.frombuffer(data, dtype=np.uint64), keep=True)
+        return kept
+
     def add_blocks(self, url: str, prints: NDArray[np.uint64], *, keep: bool = False) -> bool:
         """Count the page ``url`` with its :func:`page_blocks`, replacing what an earlier
         version of it counted; False when nothing changed. ``keep``: keep its blocks, to take
-        them back should it change again. ValueError when they cannot be taken back
-        (:meth:`takes_back`)."""
+        them back should it change again. ValueError when the earlier ones cannot be taken
+        back (:meth:`takes_back`)."""
         keys = _keys(prints)
         digest = _digest(keys)
         old = self._digests.get(url)
@@ -196,8 +214,10 @@ class BlockRepetition:
                 raise ValueError(f"the earlier blocks of {url} are not kept: count the site "
                                  "again from the store")
             self._counts.remove(np.frombuffer(kept, dtype=np.int64))
-        if keep or old is not None:
+        if keep:
             self._kept[url] = keys.tobytes()
+        else:
+            self._kept.pop(url, None)
         self._digests[url] = digest
         self._counts.add(keys)
         return True
@@ -270,7 +290,8 @@ def _keys(prints: NDArray[np.uint64]) -> NDArray[np.int64]:
 
 
 def _digest(keys: NDArray[np.int64]) -> bytes:
-    """8 bytes that tell a page's blocks from another version's (BLAKE2b of the sorted keys)."""
+    """8 bytes that tell a page's blocks from another version's: BLAKE2b of the keys, in the
+    order :func:`page_blocks` and the records give them (sorted)."""
     return hashlib.blake2b(np.ascontiguousarray(keys).tobytes(), digest_size=8).digest()
 
 

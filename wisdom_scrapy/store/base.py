@@ -234,6 +234,12 @@ class TermStore(ABC):
     def records(self, site: str, kind: str) -> dict[str, bytes]:
         """Every blob of ``kind`` stored for ``site`` (empty when none)."""
 
+    def record(self, site: str, kind: str, key: str) -> bytes | None:
+        """The blob of ``kind`` stored for ``site`` under ``key`` (None when none): a page
+        that comes back changed has its earlier blocks record read, one of the site's many.
+        This default reads them all; the stores read the one."""
+        return self.records(site, kind).get(key)
+
     def missing_pages(self, site: str, urls: Iterable[str]) -> list[str]:
         """Those of ``urls`` that have no page stored for ``site`` (in order).
 

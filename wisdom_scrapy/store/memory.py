@@ -84,3 +84,6 @@ class MemoryStore(TermStore):
 
     def records(self, site: str, kind: str) -> dict[str, bytes]:
         return dict(self._records.get((site, kind), {}))
+
+    def record(self, site: str, kind: str, key: str) -> bytes | None:
+        return self._records.get((site, kind), {}).get(key)

@@ -577,6 +577,10 @@ class RedisStore(TermStore):
             got = cast("dict[bytes, bytes]", self._client.hgetall(self._records_key(site, kind)))
         return {key.decode(): value for key, value in got.items()}
 
+    def record(self, site: str, kind: str, key: str) -> bytes | None:
+        with self._errors("record"):
+            return cast("bytes | None", self._client.hget(self._records_key(site, kind), key))
+
     def page_record(self, site: str, url: str) -> bytes | None:
         """The stored record of one page (digest + varint pairs), for inspection and tests."""
         with self._errors("page_record"):

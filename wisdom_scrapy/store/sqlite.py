@@ -493,6 +493,15 @@ class SQLiteStore(TermStore):
             ).fetchall()
         return {key: bytes(value) for key, value in rows}
 
+    def record(self, site: str, kind: str, key: str) -> bytes | None:
+        with self._transaction("DEFERRED") as db:
+            row = db.execute(
+                "SELECT value FROM records JOIN sites ON sites.id = records.site "
+                "WHERE sites.name = ? AND kind = ? AND key = ?",
+                (site, kind, key),
+            ).fetchone()
+        return None if row is None else bytes(row[0])
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
