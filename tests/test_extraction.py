@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from collections import Counter
 from functools import partial
 from pathlib import Path
@@ -186,6 +187,30 @@ def test_crawl_emits_one_item_per_page_including_late_ones(demo, tmp_path):
     assert len(urls) == len(set(urls)) == len(truth)
     assert result.stats["wisdom/items/late"] >= len(truth)  # + the site structure item
     assert all(item["role"] in ("article", "toc", "other") for item in page_items)
+
+
+def test_a_crawl_into_an_earlier_crawls_store_takes_changed_pages_blocks_back(demo, tmp_path):
+    """A second crawl of a site whose every page changed a little (a timestamp), into the
+    store of the first: each page's earlier blocks are read from the store (one record)
+    before its new ones are written behind, so the site's block repetition is never counted
+    again (its whole records read back per changed page, as a first version of this did)."""
+    site_dir = shutil.copytree(demo[0], tmp_path / "site")
+    store_uri = f"sqlite:///{tmp_path}/w.db"
+    with serve_directory(site_dir) as base:
+        results = []
+        for crawl in ("first", "second"):
+            results.append(run_crawl("site", tmp_path / crawl, args={"url": base + "index.html"},
+                                     settings={"WISDOM_STORE_URI": store_uri,
+                                               "WISDOM_FOCUS": "off"}))  # fmt: skip
+            for k, page in enumerate(sorted(site_dir.rglob("*.html"))):
+                html = page.read_text().replace("</body>",
+                                                f"<div><p>Generated {k} s ago</p></div></body>")
+                page.write_text(html)
+    first, second = results
+    assert first.returncode == second.returncode == 0, second.log[-3000:]
+    assert second.stats["wisdom/pages_fed"] == first.stats["wisdom/pages_fed"] > 100  # changed
+    assert "wisdom/repetition/counted_again" not in second.stats
+    assert "wisdom/repetition/read_back" not in second.stats
 
 
 def test_toc_page_waits_for_its_link_targets(demo):
