@@ -678,6 +678,41 @@ def test_a_page_fetched_again_with_other_blocks_takes_its_earlier_ones_back(
     store.close()
 
 
+def test_a_page_whose_earlier_version_waits_for_a_retry_takes_its_blocks_back(
+    demo: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """The store failed to take a page's changed version (its write waits for a retry, which
+    the next version replaces): the next version takes that one's blocks back from the
+    retried update, where the store holds an older version, and the site is not counted
+    again."""
+    site_dir, truth = demo
+    paths = sorted(p for p, page in truth.items() if page["role"] == "article")[:8]
+    store = open_store(f"sqlite:///{tmp_path / 'w.db'}")
+    counts: Counter[str] = Counter()
+    extractor = Extractor(store, ExtractionParams(warmup_pages=4), analyze_page,
+                          lambda name, n=1: counts.update({name: n}))  # fmt: skip
+    models = [_model(site_dir, path) for path in paths[:6]]
+    for model in models:
+        feed_model(store, model, site=SITE)
+        extractor.page_fetched(SITE, model.url, model)
+    url = models[0].url
+    failed, retried = (PageModel.from_html((site_dir / path.lstrip("/")).read_bytes(), url)
+                       for path in paths[6:8])  # fmt: skip
+    extractor.page_storing(SITE, url, page_blocks(failed))  # its write fails: not stored
+    extractor.page_fetched(SITE, url, failed)
+    extractor.page_storing(SITE, url, page_blocks(retried), page_blocks(failed))
+    feed_model(store, retried, site=SITE)
+    extractor.page_fetched(SITE, url, retried)
+    repetition = extractor.sites.get(SITE).waits.repetition
+    fetched_once = BlockRepetition()
+    for model in [retried, *models[1:]]:
+        fetched_once.add(model.url, model)
+    assert "wisdom/repetition/counted_again" not in counts
+    for model in [failed, *models]:
+        assert repetition.pages_of(model).tolist() == fetched_once.pages_of(model).tolist()
+    store.close()
+
+
 def test_a_page_fetched_again_once_its_site_was_left_keeps_its_first_counts(
     demo: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:

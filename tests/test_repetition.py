@@ -85,6 +85,12 @@ def test_block_repetition_counts_pages_once_per_url() -> None:
     assert rep.pages_of(first)[story] == 0
     assert not rep.add_blocks(kept, page_blocks(_page(30, ad="")))  # the same: nothing changed
     assert rep.takes_back(kept, changed)  # added without keep: no longer kept
+    assert rep.keep_blocks(kept, page_blocks(_page(30, ad="")))  # read from the store
+    assert not rep.takes_back(kept, changed)
+    assert rep.add_blocks(kept, page_blocks(_page(31, ad="")), keep=True)
+    assert not rep.takes_back(kept, changed)
+    rep.forget_blocks(kept)  # the store took them: read from there should the page change
+    assert rep.takes_back(kept, changed)
     # the earlier blocks read from the store are kept if they are the counted ones
     assert not rep.keep_blocks("http://s.test/0.html", changed)
     assert rep.keep_blocks("http://s.test/0.html", page_blocks(_page(0)))

@@ -121,7 +121,7 @@ def test_refed_page_replaces_its_blocks() -> None:
     """Counts are distinct URLs holding a block's text: the same URL fed twice counts once, a
     changed page's old blocks stop counting (a page whose blocks are kept; the extractor
     counts the site again from the store for the others:
-    ``test_a_page_fetched_again_with_other_blocks_counts_the_site_again``)."""
+    ``test_a_page_fetched_again_with_other_blocks_takes_its_earlier_ones_back``)."""
     old = PageModel.from_html("<div><p>First text here</p><p>Shared box</p></div>", "http://s/a")
     new = PageModel.from_html("<div><p>Other words now</p><p>Shared box</p></div>", "http://s/a")
     rep = BlockRepetition()

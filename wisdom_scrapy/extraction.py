@@ -728,13 +728,18 @@ class Extractor:
                 self.sites.read_failed(site)
         return state
 
-    def page_storing(self, site: str, url: str, prints: NDArray[np.uint64]) -> None:
+    def page_storing(self, site: str, url: str, prints: NDArray[np.uint64],
+                     unstored: NDArray[np.uint64] | None = None) -> None:
         """A fetched page is about to be stored, with its blocks ``prints``: should it come
-        back with other blocks than its site's repetition counted for it, their record is
-        read (one record) while the store still holds it, so that :meth:`page_fetched` takes
-        them back (:meth:`BlockRepetition.keep_blocks`)."""
+        back with other blocks than its site's repetition counted for it, the earlier ones are
+        read (one record) while the store still holds them, so that :meth:`page_fetched` takes
+        them back (:meth:`BlockRepetition.keep_blocks`). ``unstored``: the blocks of its
+        earlier version the store failed to take (waiting for a retry, which this one
+        replaces), tried first."""
         state = self.sites.get(site).waits
         if state is None or not state.repetition.takes_back(url, prints):
+            return
+        if unstored is not None and state.repetition.keep_blocks(url, unstored):
             return
         try:
             blob = self.store.record(site, BLOCKS_KIND, url)
@@ -746,13 +751,21 @@ class Extractor:
         except ValueError:  # damaged: likewise
             pass
 
+    def page_stored(self, site: str, url: str) -> None:
+        """The store took a page: the blocks its site's repetition kept for it, if any, can be
+        read from the store should it come back changed (:meth:`page_storing`)."""
+        state = self.sites.get(site).waits
+        if state is not None:
+            state.repetition.forget_blocks(url)
+
     def _count_blocks(self, state: SiteWaits, url: str, prints: NDArray[np.uint64]) -> None:
         """Count a fetched page's blocks in its site's repetition. A page that comes back with
         other blocks than its earlier version, which the repetition did not keep nor could
-        read (:meth:`page_storing`: the store failing, or two versions in one write batch),
-        has the site's repetition counted again: the pages it keeps, this one, and the store's
-        others, read back as for a left site (:meth:`_state`). Then this page's blocks are
-        kept: it may well change again before the store holds them."""
+        read (:meth:`page_storing`: the store failing, or holding another version than the
+        counted one, another process'), has the site's repetition counted again: the pages it
+        keeps, this one, and the store's others, read back as for a left site
+        (:meth:`_state`). This page's blocks are kept until the store takes them
+        (:meth:`page_stored`)."""
         repetition = state.repetition
         again = repetition.takes_back(url, prints)
         if again:

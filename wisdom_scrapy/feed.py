@@ -109,9 +109,10 @@ class RetryQueue:
         self._updates[key] = update  # a newer version of a page replaces the older
         return True
 
-    def discard(self, update: PageUpdate) -> None:
-        """Forget the kept version of ``update``'s page (a newer one is being written)."""
-        self._updates.pop((update.site, update.url), None)
+    def discard(self, update: PageUpdate) -> PageUpdate | None:
+        """Forget the kept version of ``update``'s page (a newer one is being written); it is
+        returned (None when none was kept)."""
+        return self._updates.pop((update.site, update.url), None)
 
     def retry(self, store: TermStore) -> Iterator[FeedResult]:
         """Apply the kept updates in order; stops (raising StoreError) at the first failure,

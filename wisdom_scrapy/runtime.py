@@ -257,8 +257,12 @@ class WisdomRuntime:
         self.inc("wisdom/bytes/fed", len(response.body))
         if self.pending is not None:  # recorded as fed, not stored yet, until it is
             self.pending.fed(response.url, response.request and response.request.callback)
-        self.retry_queue.discard(update)  # this newer version replaces it
-        self.extractor.page_storing(site, response.url, update.blocks)
+        unstored = self.retry_queue.discard(update)  # this newer version replaces it
+        try:
+            self.extractor.page_storing(site, response.url, update.blocks,
+                                        None if unstored is None else unstored.blocks)
+        except Exception:  # a bug: the page is stored all the same
+            self.failed("repetition", response.url)
         self.store.add(update, limit=1 if self.distributed else None)
         try:
             self.cleaners.observe(site, response.url, model)
@@ -353,6 +357,7 @@ class WisdomRuntime:
         return urls
 
     def _stored(self, result: FeedResult) -> bool:
+        self.extractor.page_stored(result.site, result.url)
         self.inc("wisdom/pages_fed" if result.changed else "wisdom/pages_unchanged")
         self.inc("wisdom/terms", result.terms)
         self.inc("wisdom/links", result.links)

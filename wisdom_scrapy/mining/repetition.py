@@ -153,7 +153,7 @@ class BlockRepetition:
     page has hundreds of blocks, 8 bytes each, which the store keeps). A page that comes
     back changed takes its earlier blocks back: read from the store first (one record:
     :meth:`keep_blocks`), or kept here (``keep``: a page whose earlier version the store did
-    not hold, polled fast). Else (:meth:`takes_back`) the caller counts the site again from
+    not hold, until it does). Else (:meth:`takes_back`) the caller counts the site again from
     the store, which holds each page's latest blocks.
     """
 
@@ -161,6 +161,9 @@ class BlockRepetition:
         self._counts = KeyCounts()  # fingerprint (as int64) -> pages
         self._digests = StringBytes()  # URL -> digest of its fingerprints (_digest)
         self._kept: dict[str, bytes] = {}  # URL -> its fingerprints (int64 bytes): see above
+        #: URL -> the fingerprints of its counted version, read from the store for the next
+        #: version to take back (:meth:`keep_blocks`), until it does
+        self._earlier: dict[str, bytes] = {}
         #: records skipped by :meth:`merge_records`: of another version, or damaged
         self.skipped = 0
 
@@ -178,17 +181,22 @@ class BlockRepetition:
         """Whether counting ``url`` with the blocks ``prints`` would take back blocks of an
         earlier version of it that are not kept here (see the class docstring)."""
         old = self._digests.get(url)
-        return old is not None and url not in self._kept and old != _digest(_keys(prints))
+        return (old is not None and url not in self._kept and url not in self._earlier
+                and old != _digest(_keys(prints)))
 
     def keep_blocks(self, url: str, prints: NDArray[np.uint64]) -> bool:
         """Keep ``prints`` as the blocks of the counted page ``url`` (its record read from the
-        store before it comes back changed), if they are the ones counted (their digest), so
-        that its next version takes them back; whether they are."""
+        store before it comes back changed), if they are the ones counted (their digest),
+        until its next version takes them back; whether they are."""
         keys = _keys(prints)
         if self._digests.get(url) != _digest(keys):
             return False
-        self._kept[url] = keys.tobytes()
+        self._earlier[url] = keys.tobytes()
         return True
+
+    def forget_blocks(self, url: str) -> None:
+        """Stop keeping the blocks of ``url`` (``keep``: the store holds them now)."""
+        self._kept.pop(url, None)
 
     def only_kept(self) -> BlockRepetition:
         """A repetition of this one's kept pages alone, still kept (a site counted again keeps
@@ -206,10 +214,11 @@ class BlockRepetition:
         keys = _keys(prints)
         digest = _digest(keys)
         old = self._digests.get(url)
+        earlier = self._earlier.pop(url, None)
         if old == digest:
             return False
         if old is not None:
-            kept = self._kept.get(url)
+            kept = self._kept.get(url, earlier)
             if kept is None:
                 raise ValueError(f"the earlier blocks of {url} are not kept: count the site "
                                  "again from the store")
