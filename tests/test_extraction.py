@@ -630,32 +630,56 @@ def test_a_left_site_whose_store_fails_records_its_pages_and_reads_them_back_lat
     assert [item.url for item in items] == [item.url for item in kept] and items == kept
 
 
+class _ChangingSite:
+    """Six demo articles fed to an extractor over a SQLite store, then pages of it fetched
+    again as other articles (``version``: an index into :attr:`paths`)."""
+
+    def __init__(self, demo: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+        self.site_dir, truth = demo
+        self.paths = sorted(p for p, page in truth.items() if page["role"] == "article")[:10]
+        self.store = open_store(f"sqlite:///{tmp_path / 'w.db'}")
+        self.counts: Counter[str] = Counter()
+        self.extractor = Extractor(self.store, ExtractionParams(warmup_pages=4), analyze_page,
+                                   lambda name, n=1: self.counts.update({name: n}))
+        #: each page's latest version, by URL
+        self.latest = {BASE + p.lstrip("/"): _model(self.site_dir, p) for p in self.paths[:6]}
+        for model in self.latest.values():
+            feed_model(self.store, model, site=SITE)
+            self.extractor.page_fetched(SITE, model.url, model)
+
+    def version(self, url: str, version: int) -> PageModel:
+        html = (self.site_dir / self.paths[version].lstrip("/")).read_bytes()
+        return PageModel.from_html(html, url)
+
+    def assert_counted_once(self, *others: PageModel) -> None:
+        """The site's repetition counts each page once, in its latest version (looked up with
+        those and ``others``)."""
+        repetition = self.extractor.sites.get(SITE).waits.repetition
+        fetched_once = BlockRepetition()
+        for model in self.latest.values():
+            fetched_once.add(model.url, model)
+        assert repetition.n_pages == fetched_once.n_pages == len(self.latest)
+        for model in [*self.latest.values(), *others]:
+            assert repetition.pages_of(model).tolist() == fetched_once.pages_of(model).tolist()
+
+
 def test_a_page_fetched_again_with_other_blocks_takes_its_earlier_ones_back(
     demo: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
     """The block repetition keeps a digest of a page's blocks, not the blocks. A page that
     comes back with other blocks has its earlier ones read from the store (one record) before
-    its new ones are stored, and taken back; when the store holds the new ones already (two
-    versions in one write batch), the site is counted again from the store, and that page's
-    blocks are kept, through later counts, to be taken back in memory. Either way the counts
-    are those of each page fetched once in its latest version."""
-    site_dir, truth = demo
-    paths = sorted(p for p, page in truth.items() if page["role"] == "article")[:10]
-    store = open_store(f"sqlite:///{tmp_path / 'w.db'}")
-    counts: Counter[str] = Counter()
-    extractor = Extractor(store, ExtractionParams(warmup_pages=4), analyze_page,
-                          lambda name, n=1: counts.update({name: n}))  # fmt: skip
-    latest = {}
-    for path in paths[:6]:
-        model = latest[BASE + path.lstrip("/")] = _model(site_dir, path)
-        feed_model(store, model, site=SITE)
-        extractor.page_fetched(SITE, model.url, model)
-    first, second, third = list(latest)[:3]
-    # (page, the HTML it comes back with, whether its earlier blocks are still stored)
+    its new ones are stored, and taken back; when the store holds another version (another
+    process'), the site is counted again from the store, and that page's blocks are kept,
+    through later counts, to be taken back in memory. Either way the counts are those of each
+    page fetched once in its latest version."""
+    site = _ChangingSite(demo, tmp_path)
+    extractor, store = site.extractor, site.store
+    first, second, third = list(site.latest)[:3]
+    # (page, the HTML it comes back with, whether its counted blocks are still stored)
     steps = [(first, 6, True), (first, 7, True), (second, 8, False), (third, 9, False),
              (second, 6, False)]
     for url, version, stored in steps:
-        again = PageModel.from_html((site_dir / paths[version].lstrip("/")).read_bytes(), url)
+        again = site.version(url, version)
         if not stored:
             feed_model(store, again, site=SITE)
         extractor.page_storing(SITE, url, page_blocks(again))
@@ -663,18 +687,12 @@ def test_a_page_fetched_again_with_other_blocks_takes_its_earlier_ones_back(
             feed_model(store, again, site=SITE)
         extractor.page_fetched(SITE, url, again)
         _submit(extractor, SITE, url, again)  # its analysis reads the repetition back
-        latest[url] = again
-        repetition = extractor.sites.get(SITE).waits.repetition
-        fetched_once = BlockRepetition()
-        for model in latest.values():
-            fetched_once.add(model.url, model)
-        assert repetition.n_pages == fetched_once.n_pages == 6
-        for model in latest.values():
-            assert repetition.pages_of(model).tolist() == fetched_once.pages_of(model).tolist()
+        site.latest[url] = again
+        site.assert_counted_once()
     # counted again for the second and third pages' first changes only: the second's blocks,
     # kept, went through the third's count
-    assert (counts["wisdom/repetition/counted_again"], counts["wisdom/repetition/read_back"]) \
-        == (2, 2)
+    assert (site.counts["wisdom/repetition/counted_again"],
+            site.counts["wisdom/repetition/read_back"]) == (2, 2)  # fmt: skip
     store.close()
 
 
@@ -685,32 +703,19 @@ def test_a_page_whose_earlier_version_waits_for_a_retry_takes_its_blocks_back(
     the next version replaces): the next version takes that one's blocks back from the
     retried update, where the store holds an older version, and the site is not counted
     again."""
-    site_dir, truth = demo
-    paths = sorted(p for p, page in truth.items() if page["role"] == "article")[:8]
-    store = open_store(f"sqlite:///{tmp_path / 'w.db'}")
-    counts: Counter[str] = Counter()
-    extractor = Extractor(store, ExtractionParams(warmup_pages=4), analyze_page,
-                          lambda name, n=1: counts.update({name: n}))  # fmt: skip
-    models = [_model(site_dir, path) for path in paths[:6]]
-    for model in models:
-        feed_model(store, model, site=SITE)
-        extractor.page_fetched(SITE, model.url, model)
-    url = models[0].url
-    failed, retried = (PageModel.from_html((site_dir / path.lstrip("/")).read_bytes(), url)
-                       for path in paths[6:8])  # fmt: skip
+    site = _ChangingSite(demo, tmp_path)
+    extractor = site.extractor
+    url = next(iter(site.latest))
+    original, failed, retried = site.latest[url], site.version(url, 6), site.version(url, 7)
     extractor.page_storing(SITE, url, page_blocks(failed))  # its write fails: not stored
     extractor.page_fetched(SITE, url, failed)
     extractor.page_storing(SITE, url, page_blocks(retried), page_blocks(failed))
-    feed_model(store, retried, site=SITE)
+    feed_model(site.store, retried, site=SITE)
     extractor.page_fetched(SITE, url, retried)
-    repetition = extractor.sites.get(SITE).waits.repetition
-    fetched_once = BlockRepetition()
-    for model in [retried, *models[1:]]:
-        fetched_once.add(model.url, model)
-    assert "wisdom/repetition/counted_again" not in counts
-    for model in [failed, *models]:
-        assert repetition.pages_of(model).tolist() == fetched_once.pages_of(model).tolist()
-    store.close()
+    site.latest[url] = retried
+    assert "wisdom/repetition/counted_again" not in site.counts
+    site.assert_counted_once(original, failed)
+    site.store.close()
 
 
 def test_a_page_fetched_again_once_its_site_was_left_keeps_its_first_counts(
