@@ -503,9 +503,9 @@ class Extractor:
         self._waiting: OrderedDict[int, tuple[str, _Held]] = OrderedDict()
         #: pending TOC pages whose targets a fetched page completed (:meth:`finish_completed`)
         self._completed: OrderedDict[int, tuple[str, _Held]] = OrderedDict()
-        #: with worker processes, the blocks of the pages fetched lately, taken by their
-        #: analysis when they come as page items (the repetition keeps a digest of them)
-        #: (the id of the page's model, its blocks) by URL
+        #: with worker processes, the blocks of the pages fetched lately (the repetition keeps
+        #: a digest of them), taken by their analysis when they come as page items: URL ->
+        #: (the id of the page's model, its blocks)
         self._fetched_blocks: OrderedDict[str, tuple[int, NDArray[np.uint64]]] = OrderedDict()
         #: page items made per site and role (the SiteStructureItem states them: ``item_roles``)
         self.item_roles: dict[str, Counter[str]] = {}
