@@ -262,15 +262,21 @@ class TableSubset(Collection[str]):
 
 
 class _ByHash:
-    """What :class:`SeenStrings` and :class:`StringBytes` share: their keys are the strings'
+    """What :class:`SeenStrings` and :class:`StringBytes` share: an index by the strings'
     salted hashes (:func:`_key`), which mean nothing in another process, so only an empty one
     pickles (a page's block repetition sent to a worker holds one); a copy in the process is
     a copy of its arrays."""
 
-    __slots__ = ()
+    __slots__ = ("_index",)
+
+    def __init__(self) -> None:
+        self._index = KeyValues()  # _key(string) -> 0, or the string's value id
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, str) and self._index.value(_key(value), -1) >= 0
 
     def __len__(self) -> int:
-        raise NotImplementedError
+        return len(self._index)
 
     def __reduce__(self) -> tuple[Any, ...]:
         if len(self):
@@ -283,9 +289,10 @@ class _ByHash:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Self:
         made = type(self).__new__(type(self))
-        name: str
-        for name in type(self).__slots__:
-            setattr(made, name, copy.deepcopy(getattr(self, name), memo))
+        for kind in type(self).__mro__[:-1]:  # the slots of each class but object
+            name: str
+            for name in kind.__dict__.get("__slots__", ()):
+                setattr(made, name, copy.deepcopy(getattr(self, name), memo))
         return made
 
 
@@ -294,10 +301,7 @@ class SeenStrings(_ByHash):
     its odds of a collision: 3·10⁻⁸ for a million strings): 12 bytes a string, its text not
     kept, so it cannot be iterated. The URLs a crawl took or made articles of."""
 
-    __slots__ = ("_index",)
-
-    def __init__(self) -> None:
-        self._index = KeyValues()  # _key(string) -> 0
+    __slots__ = ()
 
     def add(self, string: str) -> bool:
         """Note ``string``; False when it was seen already."""
@@ -307,12 +311,6 @@ class SeenStrings(_ByHash):
         self._index.put(key, 0)
         return True
 
-    def __contains__(self, value: object) -> bool:
-        return isinstance(value, str) and self._index.value(_key(value), -1) >= 0
-
-    def __len__(self) -> int:
-        return len(self._index)
-
 
 class StringBytes(_ByHash):
     """A ``bytes`` value per string, by the string's 64-bit hash (as :class:`SeenStrings`):
@@ -321,12 +319,12 @@ class StringBytes(_ByHash):
     unused in the buffer until they are as many as the values in use: then the buffer is
     packed again."""
 
-    __slots__ = ("_blob", "_index", "_live", "_offsets")
+    __slots__ = ("_blob", "_live", "_offsets")
 
     def __init__(self) -> None:
+        super().__init__()
         self._blob = bytearray()
         self._offsets = array("q", [0])  # value i is _blob[_offsets[i]:_offsets[i + 1]]
-        self._index = KeyValues()  # _key(string) -> value id
         self._live = 0  # bytes of the current values
 
     def get(self, string: str) -> bytes | None:
@@ -352,18 +350,12 @@ class StringBytes(_ByHash):
         """The values in use only, one after the other again."""
         keys, ids = self._index.arrays()
         offsets = np.frombuffer(self._offsets, dtype=np.int64)
-        starts, ends = offsets[ids].tolist(), offsets[ids + 1].tolist()
-        self._blob = bytearray().join(self._blob[a:b] for a, b in zip(starts, ends, strict=True))
-        sizes = offsets[ids + 1] - offsets[ids]
+        starts, ends = offsets[ids], offsets[ids + 1]
+        self._blob = bytearray().join(self._blob[a:b] for a, b in zip(starts.tolist(),
+                                                                      ends.tolist(), strict=True))
         self._offsets = array("q", [0])
-        self._offsets.frombytes(np.cumsum(sizes).tobytes())
+        self._offsets.frombytes(np.cumsum(ends - starts).tobytes())
         self._index = KeyValues.from_arrays(keys, np.arange(len(keys)))
-
-    def __contains__(self, value: object) -> bool:
-        return isinstance(value, str) and self._index.value(_key(value), -1) >= 0
-
-    def __len__(self) -> int:
-        return len(self._index)
 
     def nbytes(self) -> int:
         """Bytes of the current values."""

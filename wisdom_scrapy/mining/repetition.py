@@ -301,7 +301,7 @@ def _keys(prints: NDArray[np.uint64]) -> NDArray[np.int64]:
 def _digest(keys: NDArray[np.int64]) -> bytes:
     """8 bytes that tell a page's blocks from another version's: BLAKE2b of the keys, in the
     order :func:`page_blocks` and the records give them (sorted)."""
-    return hashlib.blake2b(np.ascontiguousarray(keys).tobytes(), digest_size=8).digest()
+    return hashlib.blake2b(keys.tobytes(), digest_size=8).digest()
 
 
 def merge_stored(repetition: BlockRepetition, store: TermStore, site: str) -> int:
