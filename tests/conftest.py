@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from tests.tiers import pytest_configure, pytest_runtest_call, pytest_runtest_setup  # noqa: F401
 from wisdom_scrapy.store import TermStore, open_store
 
 # When a hypothesis test fails, hypothesis' pytest plugin imports libcst to suggest a patch, and

@@ -170,6 +170,7 @@ FLOORS = {"wisdom": 0.85, "sst": 0.75, "cst": 0.75, "infodiscoverer": 0.7, "temp
 
 
 @pytest.mark.parametrize("name", CLEANERS)
+@pytest.mark.crawl
 def test_every_cleaner_emits_the_same_article_items_on_a_real_crawl(demo, tmp_path, name):
     site_dir, truth = demo
     with serve_directory(site_dir) as base:

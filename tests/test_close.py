@@ -17,6 +17,8 @@ import pytest
 from sample_project.demo_site import build_demo_site
 from tests.crawling import Crawl, CrawlResult, run_crawl
 
+pytestmark = pytest.mark.crawl
+
 #: larger than any crawl here: every page is held until the close (or idle) emits it
 HOLD_ALL = {"WISDOM_WARMUP_PAGES": 100_000}
 

@@ -225,6 +225,7 @@ def test_realistic_markup(demo: tuple[Path, dict]) -> None:
         assert needle in raw, needle
 
 
+@pytest.mark.crawl
 def test_cli_builds_the_site(tmp_path: Path) -> None:
     out = tmp_path / "cli"
     proc = subprocess.run([sys.executable, "-m", "sample_project.demo_site", str(out)],

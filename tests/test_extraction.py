@@ -165,6 +165,7 @@ def test_flush_emits_held_pages_of_a_site_smaller_than_the_warm_up(demo):
     assert all(isinstance(i, (ArticleItem, TocItem, PageItem)) for i in items)
 
 
+@pytest.mark.crawl
 def test_crawl_emits_one_item_per_page_including_late_ones(demo, tmp_path):
     site_dir, truth = demo
     with serve_directory(site_dir) as base:
@@ -189,6 +190,7 @@ def test_crawl_emits_one_item_per_page_including_late_ones(demo, tmp_path):
     assert all(item["role"] in ("article", "toc", "other") for item in page_items)
 
 
+@pytest.mark.crawl
 def test_a_crawl_into_an_earlier_crawls_store_takes_changed_pages_blocks_back(demo, tmp_path):
     """A second crawl of a site whose every page changed a little (a timestamp), into the
     store of the first: each page's earlier blocks are read from the store (one record)

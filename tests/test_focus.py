@@ -493,6 +493,7 @@ def test_analysis_reads_the_store_only_for_pages_it_cannot_see() -> None:
     assert counting.reads == Counter({"records": 1, "links": 1})
 
 
+@pytest.mark.crawl
 def test_hashes_are_the_same_in_every_process() -> None:
     """Slots, link keys and shingles are compared across processes: no salted hash()."""
     html = "<html><body><ul><li><a href='/x'>Read more about it</a></li></ul></body></html>"
@@ -557,6 +558,7 @@ def _page_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [i for i in items if i["type"] in ("PageItem", "ArticleItem", "TocItem")]
 
 
+@pytest.mark.crawl
 def test_focused_demo_crawl_drops_template_links(
     demo: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -604,6 +606,7 @@ def test_focused_demo_crawl_drops_template_links(
     assert structure[0]["roles"]["article"] >= 0.95 * len(articles)
 
 
+@pytest.mark.crawl
 def test_deprioritize_fetches_everything_informative_first(
     demo: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -621,6 +624,7 @@ def test_deprioritize_fetches_everything_informative_first(
     assert min(priorities) <= -100 and max(priorities) > 0
 
 
+@pytest.mark.crawl
 def test_spider_closed_early_emits_the_structure(
     demo: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -636,6 +640,7 @@ def test_spider_closed_early_emits_the_structure(
     assert stats["wisdom/structure/article_pages"] > 0
 
 
+@pytest.mark.crawl
 def test_next_crawl_focuses_warm_from_its_first_page(
     demo: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -665,6 +670,7 @@ def test_next_crawl_focuses_warm_from_its_first_page(
     assert structure and structure[0]["roles"]["toc"] > 0
 
 
+@pytest.mark.crawl
 def test_crawlspider_rules_are_focused(demo: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     from wisdom_scrapy.testing import serve_directory
 
@@ -680,6 +686,7 @@ def test_crawlspider_rules_are_focused(demo: tuple[Path, dict[str, Any]], tmp_pa
     assert len(pages) < 0.7 * len(truth["pages"])
 
 
+@pytest.mark.crawl
 def test_sample_demo_spider_with_the_addon(demo: tuple[Path, dict[str, Any]],
                                            tmp_path: Path) -> None:
     """The sample project's own ``demo`` spider, as the README runs it."""
@@ -818,6 +825,7 @@ def test_rel_next_and_prev_are_page_turns_whatever_their_urls() -> None:
     assert not recorder.page_turns(record, template).any()  # no model: URLs only
 
 
+@pytest.mark.crawl
 def test_focus_follows_a_long_pagination_chain(tmp_path: Path) -> None:
     """Issue 14, class 8: "Older" / "Newer" and page numbers repeat on every list page and so
     look like template; the focused crawl must still walk the whole chain and reach every post

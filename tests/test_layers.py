@@ -15,6 +15,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "wisdom_scrapy"
 SCRAPY = ("scrapy", "twisted", "itemadapter", "scrapy_redis")  # itemadapter imports Scrapy
@@ -166,6 +168,7 @@ def test_engine_modules_import_no_scrapy_layer_module() -> None:
     assert wrong == {}
 
 
+@pytest.mark.crawl
 def test_importing_the_engine_loads_no_scrapy() -> None:
     """The package itself and every engine module, imported in a fresh interpreter: Scrapy
     (and Twisted) stay out of ``sys.modules``; the first module that pulls one in is named."""
@@ -180,6 +183,7 @@ def test_importing_the_engine_loads_no_scrapy() -> None:
     _run_fresh(code)
 
 
+@pytest.mark.crawl
 def test_scrapy_names_of_the_package_load_on_use() -> None:
     """``wisdom_scrapy.Addon`` / ``SettingsError`` still work, loading the Scrapy layer."""
     code = (

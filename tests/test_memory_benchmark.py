@@ -9,6 +9,8 @@ import re
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from benchmarks.memory import EndlessSite, _letters, endless_page
 
 from .crawling import CrawlResult, run_crawl
@@ -39,6 +41,7 @@ def _broad_crawl(tmp_path: Path, starts: list[str], horizon: int) -> CrawlResult
         "WISDOM_STORE_BATCH_PAGES": 4})
 
 
+@pytest.mark.crawl
 def test_a_broad_crawl_lets_the_sites_it_left_go_and_makes_the_same_items(
     tmp_path: Path,
 ) -> None:

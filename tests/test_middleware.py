@@ -12,6 +12,8 @@ from wisdom_scrapy.testing import serve_directory
 
 from .crawling import run_crawl
 
+pytestmark = pytest.mark.crawl
+
 
 @pytest.fixture(scope="module")
 def demo_dir(tmp_path_factory) -> Path:

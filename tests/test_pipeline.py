@@ -16,6 +16,8 @@ from wisdom_scrapy.testing import serve_directory
 
 from .crawling import run_crawl
 
+pytestmark = pytest.mark.crawl
+
 PAGES = 20
 PAGE_BYTES = 1024 * 1024
 WORDS = ["harbour", "council", "budget", "river", "school", "station", "festival", "market",

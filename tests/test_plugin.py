@@ -127,6 +127,7 @@ def crawl(project: Project) -> tuple[list[dict[str, Any]], str]:
 # ------------------------------------------------------------------------------ spider fields
 
 
+@pytest.mark.crawl
 def test_spider_fields_reach_every_cleaned_item_as_top_level_feed_fields(project, crawl):
     items, _ = crawl
     pages = [i for i in items if "role" in i]
@@ -162,6 +163,7 @@ def test_a_spider_field_may_not_take_a_cleaned_items_name():
 # ------------------------------------------------------------------------------ data directory
 
 
+@pytest.mark.crawl
 def test_the_store_defaults_to_the_project_data_directory(project, crawl):
     assert (project.root / ".scrapy" / "wisdom.db").is_file()
     assert not list(project.root.glob("wisdom.db*"))
@@ -174,6 +176,7 @@ def test_the_store_defaults_to_the_project_data_directory(project, crawl):
     assert Path(report.stdout.strip()) == project.root / ".scrapy" / "wisdom-report.html"
 
 
+@pytest.mark.crawl
 def test_test_crawls_leave_the_checkout_alone(project, tmp_path):
     watched = [REPO / ".scrapy" / name for name in ("wisdom.db", "wisdom-report.html")]
     watched += [REPO / ".wisdom" / name for name in ("wisdom.db", "report.html")]
@@ -189,6 +192,7 @@ def test_test_crawls_leave_the_checkout_alone(project, tmp_path):
 # ------------------------------------------------------------------------------ log and feed
 
 
+@pytest.mark.crawl
 def test_items_are_logged_as_a_summary_and_the_feed_is_lean(crawl):
     items, log = crawl
     scraped = log.count("Scraped from")
@@ -227,6 +231,7 @@ def _printed_items(stdout: str) -> list[dict[str, Any]]:
     return list(ast.literal_eval(printed.split("# Requests", 1)[0].strip()))
 
 
+@pytest.mark.crawl
 def test_scrapy_parse_prints_the_cleaned_item(project, crawl, tmp_path):
     url = project.url("article")
     proc = project.scrapy("parse", "--spider", "pages", "-c", "parse_page", "--nocolour",
@@ -247,6 +252,7 @@ def test_scrapy_parse_prints_the_cleaned_item(project, crawl, tmp_path):
     assert item["role"] == "article" and item["single_page"] and item["text"]
 
 
+@pytest.mark.crawl
 def test_scrapy_check_contracts_test_the_cleaned_item(project, crawl):
     proc = project.scrapy("check", "pages")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -256,6 +262,7 @@ def test_scrapy_check_contracts_test_the_cleaned_item(project, crawl):
     assert raw.returncode == 1 and "Missing fields: text" in raw.stderr, raw.stderr[-2000:]
 
 
+@pytest.mark.crawl
 def test_scrapy_settings_shows_the_defaults_and_keeps_the_users(project):
     def get(name: str, *args: str) -> str:
         proc = project.scrapy("settings", "--get", name, *args)
@@ -272,6 +279,7 @@ def test_scrapy_settings_shows_the_defaults_and_keeps_the_users(project):
     assert own["WISDOM_FOCUS"] == "deprioritize"
 
 
+@pytest.mark.crawl
 def test_a_disabled_add_on_logs_one_info_line(project, tmp_path):
     proc = project.scrapy("crawl", "pages", "-s", "WISDOM_ENABLED=False", "-s",
                           "CLOSESPIDER_PAGECOUNT=5", "-O", str(tmp_path / "x.jsonl"))
@@ -302,6 +310,7 @@ def test_command_help_has_only_its_own_headings(command, monkeypatch):
         assert _headings(parser.format_help()) == ["Usage", "Options", "Global Options"], columns
 
 
+@pytest.mark.crawl
 def test_wisdom_show_help_from_the_command_line(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "scrapy", "wisdom-show", "--help"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60, check=False,

@@ -129,6 +129,7 @@ def _replay(
 @pytest.mark.parametrize(
     ("fixture", "until_template"), [("demo_pages", False), ("pydoc_pages", True)]
 )
+@pytest.mark.crawl
 def test_workers_make_the_items_made_here(
     fixture: str, until_template: bool, request: pytest.FixtureRequest
 ) -> None:
@@ -151,6 +152,7 @@ def test_workers_make_the_items_made_here(
     assert counts["wisdom/toc/completed"] == counts_here["wisdom/toc/completed"]
 
 
+@pytest.mark.crawl
 def test_a_worker_keeps_few_sites_snapshots_and_is_sent_the_others_again(
     pydoc_pages: list[PageSource],
 ) -> None:
@@ -178,6 +180,7 @@ def test_a_worker_keeps_few_sites_snapshots_and_is_sent_the_others_again(
     assert counts["wisdom/snapshots"] <= 2 * sites < counts["wisdom/workers/snapshots_sent"]
 
 
+@pytest.mark.crawl
 def test_a_killed_worker_costs_time_not_items(demo_pages: list[PageSource]) -> None:
     here, _, _ = _replay(demo_pages, workers=0)
     remote, _, counts = _replay(demo_pages, workers=1, kill_after=len(demo_pages) // 2)
@@ -186,6 +189,7 @@ def test_a_killed_worker_costs_time_not_items(demo_pages: list[PageSource]) -> N
     assert counts["wisdom/workers/analysed"] >= len(demo_pages) // 2
 
 
+@pytest.mark.crawl
 def test_a_worker_killed_with_many_analyses_in_flight_costs_time_not_items(
     demo_pages: list[PageSource],
 ) -> None:
@@ -200,6 +204,7 @@ def test_a_worker_killed_with_many_analyses_in_flight_costs_time_not_items(
     assert counts["wisdom/workers/analysed"] >= len(demo_pages)
 
 
+@pytest.mark.crawl
 def test_workers_that_cannot_start_leave_the_analyses_here(
     demo_pages: list[PageSource],
 ) -> None:
@@ -216,6 +221,7 @@ def test_workers_that_cannot_start_leave_the_analyses_here(
     assert counts.get("wisdom/workers/analysed", 0) == 0
 
 
+@pytest.mark.crawl
 def test_a_worker_exception_reaches_the_caller() -> None:
     pool = WorkerPool(1, analyse_job)
     try:
@@ -229,6 +235,7 @@ def test_a_worker_exception_reaches_the_caller() -> None:
         pool.pick()
 
 
+@pytest.mark.crawl
 def test_a_stopped_worker_neither_blocks_nor_hangs_its_caller() -> None:
     """A worker that reads nothing (SIGSTOP: as busy as can be) does not block the caller, even
     with payloads far beyond a socket's buffer; one that answers nothing for the timeout is

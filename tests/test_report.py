@@ -119,6 +119,7 @@ def assert_real_picture(image: np.ndarray) -> None:
 # -- the annotated view ---------------------------------------------------------------------
 
 
+@pytest.mark.crawl
 def test_annotated_view_of_article_and_toc_pages_in_chromium(demo: Demo, tmp_path: Path) -> None:
     """An article page and a TOC page of the demo's ground truth, as the crawl's store sees
     them: the view's role is the ground truth's, and every role's outline is on screen."""
@@ -180,6 +181,7 @@ def test_view_of_hostile_page_is_inert() -> None:
 # -- the site report -------------------------------------------------------------------------
 
 
+@pytest.mark.crawl
 def test_report_written_at_close_with_the_crawls_content(demo: Demo) -> None:
     assert demo.report.is_file()
     doc = lxml.html.parse(str(demo.report)).getroot()
@@ -273,6 +275,7 @@ def test_report_written_at_close_with_the_crawls_content(demo: Demo) -> None:
     assert 0 < stats["wisdom/bytes/kept"] < stats["wisdom/bytes/fed"]
 
 
+@pytest.mark.crawl
 def test_report_in_chromium(demo: Demo, tmp_path: Path) -> None:
     image = screenshot(demo.report, tmp_path, height=4000)
     assert_real_picture(image)
@@ -310,6 +313,7 @@ def test_report_escapes_page_text_and_draws_a_sitemap() -> None:
 # -- progress, settings, commands ---------------------------------------------------------------
 
 
+@pytest.mark.crawl
 def test_progress_lines_and_stats(demo: Demo) -> None:
     lines = [ln for ln in demo.crawl.log.splitlines() if "wisdom_scrapy: fed " in ln]
     assert len(lines) >= 2  # at least one tick (1 s) and the final line
@@ -346,6 +350,7 @@ def test_commands_are_registered_entry_points() -> None:
     assert found["wisdom-stats"] == "wisdom_scrapy.commands:StatsCommand"
 
 
+@pytest.mark.crawl
 def test_commands_outside_a_project_with_help(tmp_path: Path) -> None:
     listing = scrapy(cwd=tmp_path).stdout
     for name in ("wisdom-show", "wisdom-report", "wisdom-stats"):
@@ -357,6 +362,7 @@ def test_commands_outside_a_project_with_help(tmp_path: Path) -> None:
     assert "--json" in scrapy("wisdom-stats", "--help", cwd=tmp_path).stdout
 
 
+@pytest.mark.crawl
 def test_stats_and_report_commands_on_the_crawled_store(demo: Demo, tmp_path: Path) -> None:
     done = scrapy("wisdom-stats", "--store", demo.store_uri, "--json")
     assert done.returncode == 0, done.stderr
@@ -386,6 +392,7 @@ def test_stats_and_report_commands_on_the_crawled_store(demo: Demo, tmp_path: Pa
     assert bad.returncode != 0 and "nowhere:1" in bad.stderr
 
 
+@pytest.mark.crawl
 def test_show_command_fetches_a_url(demo: Demo, tmp_path: Path) -> None:
     from wisdom_scrapy.testing import StaticServer
 
@@ -434,6 +441,7 @@ def test_report_data_round_trip_on_every_backend(new_store: Callable[[], TermSto
     assert f"{store.snapshot(site).n_terms} distinct terms" in facts  # unique0..2 included
 
 
+@pytest.mark.crawl
 def test_show_file_needs_a_site_when_the_store_has_several(demo: Demo, tmp_path: Path) -> None:
     other = f"sqlite:///{tmp_path / 'two.db'}"
     with open_store(other) as store:
@@ -453,6 +461,7 @@ def test_show_file_needs_a_site_when_the_store_has_several(demo: Demo, tmp_path:
     assert "single-page mode" in head[0].text_content()  # a.test knows 1 page: no entropy
 
 
+@pytest.mark.crawl
 def test_view_strikes_out_what_the_chosen_cleaner_removes(demo: Demo) -> None:
     """``WISDOM_CLEANER`` / ``--cleaner``: the struck-out text is that cleaner's removal."""
     from wisdom_scrapy.cleaners import Cleaners

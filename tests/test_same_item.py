@@ -70,6 +70,7 @@ def _words(text: str) -> list[str]:
     return text.split()
 
 
+@pytest.mark.crawl
 def test_crawl_and_analyze_page_give_the_same_item(crawled: Crawled) -> None:
     """Every article and TOC page of the warm crawl: analyze_page with the store (its block
     repetition read from there by default) gives the crawl's role and article text."""
@@ -104,6 +105,7 @@ def _kept_article_words(view: lxml.html.HtmlElement) -> list[str]:
     return _words(block.text_content())
 
 
+@pytest.mark.crawl
 def test_crawl_and_wisdom_show_give_the_same_role_and_text(
     crawled: Crawled, tmp_path: Path
 ) -> None:

@@ -444,6 +444,7 @@ def _demo_crawl(tmp_path: Path, **settings: object) -> CrawlResult:
     )
 
 
+@pytest.mark.crawl
 def test_demo_crawl_exports_the_sitemap(tmp_path: Path) -> None:
     uri = tmp_path / "out" / "sitemap"
     result = _demo_crawl(tmp_path, WISDOM_SITEMAP_URI=str(uri))
@@ -467,6 +468,7 @@ def test_demo_crawl_exports_the_sitemap(tmp_path: Path) -> None:
     assert all(loc.startswith(item["url"].rsplit("/", 1)[0]) for loc in locs)
 
 
+@pytest.mark.crawl
 def test_closed_before_idle_writes_through_a_feed_storage(tmp_path: Path) -> None:
     """A spider stopped early (CLOSESPIDER_PAGECOUNT) emits its SitemapItem at the close and
     writes the files, here through Scrapy's file:// feed storage; the records stay in the

@@ -31,6 +31,7 @@ def _crawl(spider: str, out: Path, *args: str) -> list[dict]:
     return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
 
 
+@pytest.mark.crawl
 def test_demo_spider_fetches_every_page(tmp_path: Path) -> None:
     site = build_demo_site(tmp_path / "demo")
     truth = json.loads((tmp_path / "demo" / GROUND_TRUTH_FILE).read_text(encoding="utf-8"))
@@ -46,6 +47,7 @@ def test_demo_spider_fetches_every_page(tmp_path: Path) -> None:
         assert item["title"].startswith(gold["title"])
 
 
+@pytest.mark.crawl
 def test_site_spider_stays_on_host_and_port(tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
@@ -120,6 +122,7 @@ def test_site_spider_empty_urls_file(tmp_path: Path) -> None:
         SiteSpider(urls=str(empty))
 
 
+@pytest.mark.crawl
 def test_site_spider_error_from_the_command_line(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "scrapy", "crawl", "site", "-s", "ADDONS={}", "-O",

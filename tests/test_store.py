@@ -386,6 +386,7 @@ print(changed, flush=True)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "redis"])
+@pytest.mark.crawl
 def test_two_processes_at_once(
     backend: str,
     tmp_path: Path,

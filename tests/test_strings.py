@@ -108,6 +108,7 @@ def test_string_values_read_like_a_dict() -> None:
         StringValues(["a", "b"], [0.5])
 
 
+@pytest.mark.crawl
 def test_a_table_unpickled_in_another_process_finds_its_strings() -> None:
     """The index's hashes are salted per process: an unpickled table hashes its strings
     again (a fresh interpreter, so another salt)."""

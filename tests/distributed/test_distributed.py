@@ -25,6 +25,8 @@ from wisdom_scrapy.store import open_store
 from wisdom_scrapy.testing import StaticServer
 from wisdom_scrapy.urls import host_key
 
+pytestmark = pytest.mark.crawl
+
 COMMON = {"WISDOM_FOCUS": "deprioritize"}
 # The killed worker's requests are crawled again this long after its last heartbeat. A live worker
 # starved of CPU that long would count as dead too (its requests fetched twice, harmless to the

@@ -11,9 +11,13 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
+
 from tests.crawling import run_crawl
 from tests.reliability._pages import HTML, _doc
 from tests.reliability._server import Page, serve_pages
+
+pytestmark = pytest.mark.crawl
 
 LIMIT = 200_000  # WISDOM_MAX_PAGE_BYTES of these crawls
 

@@ -17,6 +17,8 @@ from tests.reliability._server import serve_pages
 from wisdom_scrapy.feed import feed_page
 from wisdom_scrapy.store import open_store
 
+pytestmark = pytest.mark.crawl
+
 HTML = "text/html; charset=utf-8"
 
 

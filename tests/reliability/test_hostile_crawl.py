@@ -20,6 +20,8 @@ from wisdom_scrapy.dom import MAX_LINK_CHARS
 from wisdom_scrapy.store import open_store
 from wisdom_scrapy.text import MAX_TERM_CHARS
 
+pytestmark = pytest.mark.crawl
+
 ALL_PAGES = {**PAGES, **LINKED_ONLY}
 
 

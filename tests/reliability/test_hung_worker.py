@@ -10,7 +10,11 @@ import signal
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from tests.reliability.conftest import children_of, crawl, doc_pages, process_gone, wait_until
+
+pytestmark = pytest.mark.crawl
 
 
 def test_a_stopped_worker_costs_time_not_pages(doc_site: Path, doc_url: str,

@@ -28,6 +28,8 @@ from tests.reliability.conftest import (
 from wisdom_scrapy.resume import KIND
 from wisdom_scrapy.store import open_store
 
+pytestmark = pytest.mark.crawl
+
 
 def _pages(result: CrawlResult) -> list[str]:
     return [i["url"] for i in result.items if "tocs" not in i]

@@ -20,6 +20,8 @@ from tests.crawling import REPO, crawl_command, read_result, run_crawl
 from tests.reliability._server import Page, Redirect, serve_pages
 from wisdom_scrapy.store import open_store
 
+pytestmark = pytest.mark.crawl
+
 HTML = "text/html; charset=utf-8"
 
 
@@ -86,6 +88,7 @@ def test_site_spider_never_fetches_nor_stores_the_other_site(two_sites, tmp_path
 SPIDER = '''
 import scrapy
 from wisdom_scrapy.items import PageItem
+
 
 
 class Allowed(scrapy.Spider):

@@ -106,6 +106,7 @@ def redis_server_factory_module(tmp_path_factory: pytest.TempPathFactory):
         server.stop()
 
 
+@pytest.mark.crawl
 def test_crawl_of_hostile_pages_completes(secure_crawl) -> None:
     result, _, _, seconds = secure_crawl
     assert result.returncode == 0, result.log[-3000:]
@@ -114,12 +115,14 @@ def test_crawl_of_hostile_pages_completes(secure_crawl) -> None:
     assert seconds < 120  # the entity bomb was not expanded
 
 
+@pytest.mark.crawl
 def test_nothing_is_fetched_that_only_a_browser_or_an_xml_parser_would_fetch(secure_crawl) -> None:
     _, requested, _, _ = secure_crawl
     assert not [p for p in requested if "beacon" in p], requested
     assert "/entity.txt" not in requested and "/evil.dtd" not in requested
 
 
+@pytest.mark.crawl
 def test_no_entity_or_script_content_in_items(secure_crawl) -> None:
     result, *_ = secure_crawl
     dumped = json.dumps(result.items)
@@ -140,6 +143,7 @@ def test_no_entity_or_script_content_in_items(secure_crawl) -> None:
             assert link["url"].startswith(("http://", "https://"))
 
 
+@pytest.mark.crawl
 def test_report_is_inert(secure_crawl) -> None:
     _, _, tmp, _ = secure_crawl
     report = (tmp / "report.html").read_text()
@@ -152,6 +156,7 @@ def test_report_is_inert(secure_crawl) -> None:
     assert "default-src 'none'" in report
 
 
+@pytest.mark.crawl
 def test_store_password_never_written_anywhere(secure_crawl) -> None:
     result, _, tmp, _ = secure_crawl
     assert "redis://:***@127.0.0.1" in result.log  # the store was named, redacted
@@ -161,6 +166,7 @@ def test_store_password_never_written_anywhere(secure_crawl) -> None:
     assert PASSWORD not in result.log
 
 
+@pytest.mark.crawl
 def test_wrong_password_fails_at_start_without_showing_it(tmp_path, redis_server_factory) -> None:
     server = redis_server_factory("--requirepass", PASSWORD)
     wrong = "Wr0ng-" + PASSWORD[::-1]

@@ -65,6 +65,7 @@ def doc_models(pages: list[tuple[str, bytes]]) -> list[tuple[str, dict[str, int]
 # -- 1. a COMMIT that fails -----------------------------------------------------------------
 
 
+@pytest.mark.crawl
 def test_failed_commit_then_retry_stores_each_page_once(roomy_disk: SmallDisk,
                                                         python_doc_pages) -> None:
     """The disk is full when pages with new terms are committed (SQLITE_FULL at COMMIT: the
@@ -94,6 +95,7 @@ def test_failed_commit_then_retry_stores_each_page_once(roomy_disk: SmallDisk,
         assert_same_store(state, _state(fault_free))
 
 
+@pytest.mark.crawl
 def test_failed_batch_commit_then_retry_stores_each_page_once(roomy_disk: SmallDisk,
                                                               python_doc_pages) -> None:
     """The same with pages written behind, 4 per transaction (what a crawl does): a batch
@@ -130,6 +132,7 @@ def test_failed_batch_commit_then_retry_stores_each_page_once(roomy_disk: SmallD
         assert_same_store(state, _state(fault_free))
 
 
+@pytest.mark.crawl
 def test_disk_full_for_a_while_mid_crawl(roomy_disk: SmallDisk, reference, doc_url,
                                          tmp_path) -> None:
     """The store's disk is full for a few seconds mid-crawl: the refused updates are retried
@@ -154,6 +157,7 @@ def test_disk_full_for_a_while_mid_crawl(roomy_disk: SmallDisk, reference, doc_u
 # -- 2. the store file deleted ------------------------------------------------------------
 
 
+@pytest.mark.crawl
 def test_store_file_deleted_mid_crawl(reference, doc_url, tmp_path) -> None:
     """The store file (with its WAL) is deleted mid-crawl. SQLite would go on writing to the
     unlinked file and everything would vanish at close: instead the crawl stops (reason
@@ -175,6 +179,7 @@ def test_store_file_deleted_mid_crawl(reference, doc_url, tmp_path) -> None:
 # -- 3. Redis without persistence restarted empty -------------------------------------------
 
 
+@pytest.mark.crawl
 def test_redis_without_persistence_restarted_empty(redis_server_factory, reference, doc_url,
                                                    tmp_path) -> None:
     """A Redis with neither snapshots nor an append-only file restarts mid-crawl and comes back
@@ -226,6 +231,7 @@ for r in range(rounds):
 """
 
 
+@pytest.mark.crawl
 def test_new_file_opened_by_many_processes_at_once(tmp_path: Path) -> None:
     """Eight processes open the same new SQLite file at the same moment, 40 times over: all
     open it (switching a new file to WAL mode needs a lock SQLite does not wait for) and every
@@ -275,6 +281,7 @@ def damaged_wal_store(tmp_path: Path, where: str = "frame") -> tuple[Path, int]:
 
 
 @pytest.mark.parametrize("where", ["frame", "header"])
+@pytest.mark.crawl
 def test_damaged_wal_is_found_at_open(tmp_path: Path, where: str) -> None:
     """SQLite alone replays a WAL up to its damaged frame (or ignores it all when its header is
     damaged) and silently drops the transactions after it; the store refuses to open it,
@@ -292,6 +299,7 @@ def test_damaged_wal_is_found_at_open(tmp_path: Path, where: str) -> None:
         open_store(f"sqlite:///{path}")
 
 
+@pytest.mark.crawl
 def test_damaged_wal_stops_the_crawl_at_start(doc_url, tmp_path: Path) -> None:
     path, _ = damaged_wal_store(tmp_path)
     result = crawl(tmp_path, doc_url, f"sqlite:///{path}").start().wait(120)

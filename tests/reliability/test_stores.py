@@ -29,6 +29,8 @@ from tests.reliability.conftest import (
 )
 from wisdom_scrapy.urls import host_key
 
+pytestmark = pytest.mark.crawl
+
 
 def fed(result: CrawlResult) -> int:
     return int(result.stats.get("wisdom/pages_fed", 0))
@@ -110,6 +112,7 @@ def test_redis_outage_longer_than_retries_is_counted(redis_server_factory, refer
 
 _HOLD_LOCK = """
 import sqlite3, sys, time
+
 db = sqlite3.connect(sys.argv[1], isolation_level=None)
 db.execute("BEGIN EXCLUSIVE")
 print("locked", flush=True)
