@@ -30,16 +30,11 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.conf import arglist_to_dict
 from scrapy.utils.project import data_path
 
-from wisdom_scrapy.cleaners import CLEANERS, Cleaners
-from wisdom_scrapy.contracts import cleaned_callback
-from wisdom_scrapy.dom import looks_binary
-from wisdom_scrapy.report import load_report_data, render_report, write_report
-from wisdom_scrapy.settings import SettingsError, WisdomSettings
-from wisdom_scrapy.store import StoreError, TermStore, open_store
-from wisdom_scrapy.view import page_view
-
 if TYPE_CHECKING:
     from scrapy.http import Response
+
+    from wisdom_scrapy.settings import WisdomSettings
+    from wisdom_scrapy.store import TermStore
 
 __all__ = [
     "HelpFormatter",
@@ -80,6 +75,8 @@ def _add_store_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _wisdom_settings(command: ScrapyCommand) -> WisdomSettings:
+    from wisdom_scrapy.settings import SettingsError, WisdomSettings
+
     assert command.settings is not None
     try:
         return WisdomSettings.from_settings(command.settings)
@@ -90,6 +87,8 @@ def _wisdom_settings(command: ScrapyCommand) -> WisdomSettings:
 def _open(command: ScrapyCommand, opts: argparse.Namespace) -> TermStore:
     """The store the command reads; never a new one (a command must not leave a store file
     behind where there was none, e.g. after a typo in ``--store``)."""
+    from wisdom_scrapy.store import StoreError, open_store
+
     uri = opts.store or _wisdom_settings(command).store_uri
     try:
         return open_store(uri, create=False)
@@ -101,6 +100,8 @@ def _not_a_page(body: bytes, text: str | None, limit: int) -> str:
     """Why the crawl would skip this body instead of analysing it ("" when it would not):
     ``wisdom-show`` refuses what the crawl skips rather than show it as a page. ``limit``:
     ``WISDOM_MAX_PAGE_BYTES``."""
+    from wisdom_scrapy.dom import looks_binary
+
     if len(body) > limit:
         return f"is larger than WISDOM_MAX_PAGE_BYTES ({len(body):,} > {limit:,} bytes)"
     if not body.strip():
@@ -148,6 +149,8 @@ class ShowCommand(fetch.Command):
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
+        from wisdom_scrapy.cleaners import CLEANERS
+
         super().add_options(parser)
         parser.add_argument("--headers", help=argparse.SUPPRESS)
         _add_store_option(parser)
@@ -234,6 +237,9 @@ class ShowCommand(fetch.Command):
     def _show(
         self, body: bytes, url: str, opts: argparse.Namespace, *, encoding: str | None
     ) -> None:
+        from wisdom_scrapy.cleaners import Cleaners
+        from wisdom_scrapy.view import page_view
+
         ws = _wisdom_settings(self)
         store = _open(self, opts)
         try:
@@ -274,6 +280,8 @@ class ParseCommand(parse.Command):
 
     def run_callback(self, response: Response, callback: Any,
                      cb_kwargs: dict[str, Any] | None = None) -> Any:  # fmt: skip
+        from wisdom_scrapy.contracts import cleaned_callback
+
         return super().run_callback(response, cleaned_callback(callback), cb_kwargs)
 
 
@@ -348,6 +356,8 @@ class ReportCommand(_StoreCommand):
         )
 
     def run_on(self, store: TermStore, sites: list[str], opts: argparse.Namespace) -> None:
+        from wisdom_scrapy.report import load_report_data, render_report, write_report
+
         uri = opts.output or _wisdom_settings(self).report_uri or data_path("wisdom-report.html")
         html = render_report([load_report_data(store, site) for site in sites], store)
         print(write_report(uri, html).resolve())
@@ -392,6 +402,8 @@ class StatsCommand(_StoreCommand):
 
 def site_stats(store: TermStore, site: str) -> dict[str, Any]:
     """Pages, vocabulary, links, mean term entropy and report presence of one site."""
+    from wisdom_scrapy.report import load_report_data
+
     snapshot = store.snapshot(site)
     terms = snapshot.n_terms  # the snapshot's values leave out the terms of entropy 0
     return {
