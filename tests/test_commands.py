@@ -18,6 +18,15 @@ ROBOTSTXT_OBEY = False
 TELNETCONSOLE_ENABLED = False
 """
 
+SPIDER = """
+import scrapy
+
+
+class PagesSpider(scrapy.Spider):
+    name = "pages"
+    start_urls = ["http://127.0.0.1:9/"]  # never fetched: these tests' crawls do not start
+"""
+
 
 def scrapy(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The ``scrapy`` command (the console script's ``scrapy.cmdline.execute``) in ``root``."""
@@ -32,7 +41,7 @@ def project(tmp_path: Path) -> Path:
     package = tmp_path / "userproject"
     (package / "spiders").mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    (package / "spiders" / "__init__.py").write_text("")
+    (package / "spiders" / "__init__.py").write_text(SPIDER)
     (package / "settings.py").write_text(SETTINGS)
     return tmp_path
 
@@ -60,3 +69,38 @@ def test_scrapy_version_loads_the_commands_and_nothing_heavy(project: Path) -> N
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, check=True)  # fmt: skip
     assert done.stdout == "ok\n"
+
+
+# ------------------------------------------------------------------------------ settings
+
+
+def test_a_misspelled_setting_is_named_with_the_closest_one() -> None:
+    from scrapy.settings import Settings
+
+    from wisdom_scrapy.settings import SettingsError, WisdomSettings
+
+    with pytest.raises(SettingsError, match=r"^WISDOM_FOCSU is not a wisdom_scrapy setting: "
+                                            r"did you mean WISDOM_FOCUS\?"):  # fmt: skip
+        WisdomSettings.from_settings(Settings({"WISDOM_FOCSU": "off"}))
+    with pytest.raises(SettingsError) as caught:
+        WisdomSettings.from_settings(Settings({"WISDOM_ZZZ": 1, "WISDOM_MAX_PAGE_BYTE": 9}))
+    assert str(caught.value).startswith(
+        "WISDOM_MAX_PAGE_BYTE is not a wisdom_scrapy setting: did you mean "
+        "WISDOM_MAX_PAGE_BYTES?; WISDOM_ZZZ is not a wisdom_scrapy setting (")
+    assert WisdomSettings.from_settings(Settings({"WISDOM_FOCUS": "off"})).focus == "off"
+
+
+@pytest.mark.parametrize(("setting", "message"), [
+    ("WISDOM_FOCSU=off", "WISDOM_FOCSU is not a wisdom_scrapy setting: did you mean "
+                         "WISDOM_FOCUS? (every setting: docs/settings.md)"),
+    ("WISDOM_FOCUS=bogus", "WISDOM_FOCUS='bogus': use one of 'drop', 'deprioritize', 'off'"),
+    ("WISDOM_STORE_URI=sqlite:////dev/null/w.db", "WISDOM_STORE_URI='sqlite:////dev/null/w.db': "),
+])  # fmt: skip
+def test_a_setting_error_stops_the_crawl_with_one_clear_line(project: Path, setting: str,
+                                                              message: str) -> None:
+    done = scrapy(project, "crawl", "pages", "-s", "WISDOM_STORE_URI=memory://", "-s", setting)
+    assert done.returncode == 1
+    errors = [line.split("] ", 1)[1] for line in done.stderr.splitlines() if "ERROR" in line]
+    assert len(errors) == 1 and errors[0].endswith("; the crawl does not start"), done.stderr
+    assert errors[0].startswith(f"ERROR: wisdom_scrapy: {message}")
+    assert "Traceback" not in done.stderr and "never retrieved" not in done.stderr
