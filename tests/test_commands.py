@@ -29,9 +29,11 @@ class PagesSpider(scrapy.Spider):
 
 
 def scrapy(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The ``scrapy`` command (the console script's ``scrapy.cmdline.execute``) in ``root``."""
-    return subprocess.run([sys.executable, "-m", "scrapy", *args], cwd=root, capture_output=True,
-                          text=True, timeout=120, check=False)  # fmt: skip
+    """The ``scrapy`` executable (the console script installed beside this Python) in ``root``."""
+    executable = Path(sys.executable).parent / "scrapy"
+    assert executable.is_file(), f"no scrapy console script beside {sys.executable}"
+    return subprocess.run([str(executable), *args], cwd=root, capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
 
 
 @pytest.fixture
@@ -72,6 +74,27 @@ def test_scrapy_version_loads_the_commands_and_nothing_heavy(project: Path) -> N
 
 
 # ------------------------------------------------------------------------------ settings
+
+
+def test_scrapy_settings_shows_what_the_crawl_uses(project: Path) -> None:
+    """``scrapy settings`` applies the project's add-ons as a crawl does: the values printed
+    are the crawl's (issue 35 item 3), and a value set by the project or ``-s`` still wins."""
+
+    def get(name: str, *args: str) -> str:
+        done = scrapy(project, "settings", "--get", name, *args)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.strip()
+
+    assert get("DOWNLOAD_MAXSIZE") == str(10 * 1024 * 1024)
+    assert get("LOG_FORMATTER") == "wisdom_scrapy.logformatter.WisdomLogFormatter"
+    assert get("WISDOM_FOCUS") == "drop"
+    assert get("DOWNLOAD_MAXSIZE", "-s", "WISDOM_MAX_PAGE_BYTES=5000") == "5000"
+    assert get("DOWNLOAD_MAXSIZE", "-s", "DOWNLOAD_MAXSIZE=77") == "77"
+    assert get("DOWNLOAD_MAXSIZE", "-s", "ADDONS={}") == str(1024**3)  # Scrapy's own default
+    assert "WisdomFeedMiddleware" in get("SPIDER_MIDDLEWARES")
+    with (project / "userproject" / "settings.py").open("a") as settings:
+        settings.write("LOG_FORMATTER = 'scrapy.logformatter.LogFormatter'\n")
+    assert get("LOG_FORMATTER") == "scrapy.logformatter.LogFormatter"  # the project's own
 
 
 def test_a_misspelled_setting_is_named_with_the_closest_one() -> None:

@@ -8,8 +8,9 @@ project's ``WISDOM_STORE_URI`` and prints what it wrote; none opens a browser.
 
 ``parse`` and ``settings`` are Scrapy's own, each with one change: ``scrapy parse`` prints the
 cleaned items when wisdom_scrapy runs in the crawl (:mod:`wisdom_scrapy.contracts`); ``scrapy
-settings`` shows the settings the project's add-ons register before a crawl (the ``WISDOM_*``
-defaults), which Scrapy's command, creating no crawler, leaves out.
+settings`` shows the values a crawl uses, the project's add-ons applied (the ``WISDOM_*``
+defaults, ``DOWNLOAD_MAXSIZE``, ``LOG_FORMATTER`` …), which Scrapy's command, creating no
+crawler, leaves out (see :class:`SettingsCommand`).
 """
 
 from __future__ import annotations
@@ -286,12 +287,32 @@ class ParseCommand(parse.Command):
 
 
 class SettingsCommand(settings_command.Command):
-    """``scrapy settings``, with what the project's add-ons register before a crawl
-    (``update_pre_crawler_settings``), as every crawl of the project has it."""
+    """``scrapy settings``, showing the values a crawl of the project uses: the project's
+    add-ons applied as a crawl applies them.
+
+    Scrapy's command prints the project's settings before any add-on ran (add-ons apply when a
+    crawler is built: Scrapy issue #7010, open, fix proposed in Scrapy PR #7828), so with the
+    add-on ``--get DOWNLOAD_MAXSIZE`` printed 1 GiB and ``--get LOG_FORMATTER`` Scrapy's
+    formatter while every crawl used 10 MiB and :class:`~wisdom_scrapy.logformatter.
+    WisdomLogFormatter`. Why a replaced command rather than a ``wisdom-settings`` one: the
+    question "what will my crawl use?" is asked with ``scrapy settings``, and a second command
+    would leave that one wrong for every add-on of the project, not only this one. The change
+    is the one Scrapy's fix makes and nothing else, through Scrapy's public add-on API in a
+    crawl's order: :meth:`AddonManager.load_pre_crawler_settings` (what ``CrawlerProcess``
+    does), then a :class:`~scrapy.crawler.Crawler` of the base ``Spider`` and its
+    ``crawler.addons.load_settings`` (what ``Crawler.crawl`` does first); no spider's
+    ``custom_settings`` (no spider is named). Once Scrapy applies add-ons in its own command,
+    this class and its entry point go."""
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        from scrapy import Spider
+        from scrapy.crawler import Crawler
+
         assert self.settings is not None
         AddonManager.load_pre_crawler_settings(self.settings)
+        crawler = Crawler(Spider, self.settings)  # a copy of the settings, as a crawl's
+        crawler.addons.load_settings(crawler.settings)
+        self.settings = crawler.settings
         super().run(args, opts)
 
 
