@@ -172,7 +172,7 @@ class ShowCommand(fetch.Command):
             "--output",
             metavar="PATH",
             help="HTML file to write; default: wisdom-view-<hash of the URL>.html in the "
-            "current folder",
+            "project data directory (.scrapy/)",
         )
         parser.add_argument(
             "--cleaner",
@@ -268,7 +268,9 @@ class ShowCommand(fetch.Command):
         finally:
             store.close()
         digest = hashlib.sha1(url.encode()).hexdigest()[:10]
-        out = Path(opts.output or f"wisdom-view-{digest}.html")
+        # by default beside the site report, in Scrapy's project data directory (.scrapy/ by
+        # scrapy.cfg; ./.scrapy/ outside a project): not among the project's source files
+        out = Path(opts.output or data_path(f"wisdom-view-{digest}.html"))
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(html, encoding="utf-8")
         self.shown = out.resolve()
