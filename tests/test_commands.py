@@ -12,13 +12,11 @@ from pathlib import Path
 
 import pytest
 
-SETTINGS = """
-BOT_NAME = "userproject"
-SPIDER_MODULES = ["userproject.spiders"]
-ADDONS = {"wisdom_scrapy.Addon": 500}
-ROBOTSTXT_OBEY = False
-TELNETCONSOLE_ENABLED = False
-"""
+#: the project's settings module: the add-on line and nothing else of wisdom_scrapy's
+SETTINGS = "".join(f"{name} = {value!r}\n" for name, value in {
+    "BOT_NAME": "userproject", "SPIDER_MODULES": ["userproject.spiders"],
+    "ADDONS": {"wisdom_scrapy.Addon": 500}, "TELNETCONSOLE_ENABLED": False,
+}.items())  # fmt: skip
 
 SPIDER = """
 import scrapy
