@@ -8,8 +8,9 @@ project's ``WISDOM_STORE_URI`` and prints what it wrote; none opens a browser.
 
 ``parse`` and ``settings`` are Scrapy's own, each with one change: ``scrapy parse`` prints the
 cleaned items when wisdom_scrapy runs in the crawl (:mod:`wisdom_scrapy.contracts`); ``scrapy
-settings`` shows the settings the project's add-ons register before a crawl (the ``WISDOM_*``
-defaults), which Scrapy's command, creating no crawler, leaves out.
+settings`` shows the values a crawl uses, the project's add-ons applied (the ``WISDOM_*``
+defaults, ``DOWNLOAD_MAXSIZE``, ``LOG_FORMATTER`` …), which Scrapy's command, creating no
+crawler, leaves out (see :class:`SettingsCommand`).
 """
 
 from __future__ import annotations
@@ -30,16 +31,11 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.conf import arglist_to_dict
 from scrapy.utils.project import data_path
 
-from wisdom_scrapy.cleaners import CLEANERS, Cleaners
-from wisdom_scrapy.contracts import cleaned_callback
-from wisdom_scrapy.dom import looks_binary
-from wisdom_scrapy.report import load_report_data, render_report, write_report
-from wisdom_scrapy.settings import SettingsError, WisdomSettings
-from wisdom_scrapy.store import StoreError, TermStore, open_store
-from wisdom_scrapy.view import page_view
-
 if TYPE_CHECKING:
     from scrapy.http import Response
+
+    from wisdom_scrapy.settings import WisdomSettings
+    from wisdom_scrapy.store import TermStore
 
 __all__ = [
     "HelpFormatter",
@@ -80,6 +76,8 @@ def _add_store_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _wisdom_settings(command: ScrapyCommand) -> WisdomSettings:
+    from wisdom_scrapy.settings import SettingsError, WisdomSettings
+
     assert command.settings is not None
     try:
         return WisdomSettings.from_settings(command.settings)
@@ -90,6 +88,8 @@ def _wisdom_settings(command: ScrapyCommand) -> WisdomSettings:
 def _open(command: ScrapyCommand, opts: argparse.Namespace) -> TermStore:
     """The store the command reads; never a new one (a command must not leave a store file
     behind where there was none, e.g. after a typo in ``--store``)."""
+    from wisdom_scrapy.store import StoreError, open_store
+
     uri = opts.store or _wisdom_settings(command).store_uri
     try:
         return open_store(uri, create=False)
@@ -101,6 +101,8 @@ def _not_a_page(body: bytes, text: str | None, limit: int) -> str:
     """Why the crawl would skip this body instead of analysing it ("" when it would not):
     ``wisdom-show`` refuses what the crawl skips rather than show it as a page. ``limit``:
     ``WISDOM_MAX_PAGE_BYTES``."""
+    from wisdom_scrapy.dom import looks_binary
+
     if len(body) > limit:
         return f"is larger than WISDOM_MAX_PAGE_BYTES ({len(body):,} > {limit:,} bytes)"
     if not body.strip():
@@ -148,6 +150,8 @@ class ShowCommand(fetch.Command):
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
+        from wisdom_scrapy.cleaners import CLEANERS
+
         super().add_options(parser)
         parser.add_argument("--headers", help=argparse.SUPPRESS)
         _add_store_option(parser)
@@ -168,7 +172,7 @@ class ShowCommand(fetch.Command):
             "--output",
             metavar="PATH",
             help="HTML file to write; default: wisdom-view-<hash of the URL>.html in the "
-            "current folder",
+            "project data directory (.scrapy/)",
         )
         parser.add_argument(
             "--cleaner",
@@ -234,6 +238,9 @@ class ShowCommand(fetch.Command):
     def _show(
         self, body: bytes, url: str, opts: argparse.Namespace, *, encoding: str | None
     ) -> None:
+        from wisdom_scrapy.cleaners import Cleaners
+        from wisdom_scrapy.view import page_view
+
         ws = _wisdom_settings(self)
         store = _open(self, opts)
         try:
@@ -261,7 +268,9 @@ class ShowCommand(fetch.Command):
         finally:
             store.close()
         digest = hashlib.sha1(url.encode()).hexdigest()[:10]
-        out = Path(opts.output or f"wisdom-view-{digest}.html")
+        # by default beside the site report, in Scrapy's project data directory (.scrapy/ by
+        # scrapy.cfg; ./.scrapy/ outside a project): not among the project's source files
+        out = Path(opts.output or data_path(f"wisdom-view-{digest}.html"))
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(html, encoding="utf-8")
         self.shown = out.resolve()
@@ -274,16 +283,38 @@ class ParseCommand(parse.Command):
 
     def run_callback(self, response: Response, callback: Any,
                      cb_kwargs: dict[str, Any] | None = None) -> Any:  # fmt: skip
+        from wisdom_scrapy.contracts import cleaned_callback
+
         return super().run_callback(response, cleaned_callback(callback), cb_kwargs)
 
 
 class SettingsCommand(settings_command.Command):
-    """``scrapy settings``, with what the project's add-ons register before a crawl
-    (``update_pre_crawler_settings``), as every crawl of the project has it."""
+    """``scrapy settings``, showing the values a crawl of the project uses: the project's
+    add-ons applied as a crawl applies them.
+
+    Scrapy's command prints the project's settings before any add-on ran (add-ons apply when a
+    crawler is built: Scrapy issue #7010, open, fix proposed in Scrapy PR #7828), so with the
+    add-on ``--get DOWNLOAD_MAXSIZE`` printed 1 GiB and ``--get LOG_FORMATTER`` Scrapy's
+    formatter while every crawl used 10 MiB and :class:`~wisdom_scrapy.logformatter.
+    WisdomLogFormatter`. Why a replaced command rather than a ``wisdom-settings`` one: the
+    question "what will my crawl use?" is asked with ``scrapy settings``, and a second command
+    would leave that one wrong for every add-on of the project, not only this one. The change
+    is the one Scrapy's fix makes and nothing else, through Scrapy's public add-on API in a
+    crawl's order: :meth:`AddonManager.load_pre_crawler_settings` (what ``CrawlerProcess``
+    does), then a :class:`~scrapy.crawler.Crawler` of the base ``Spider`` and its
+    ``crawler.addons.load_settings`` (what ``Crawler.crawl`` does first); no spider's
+    ``custom_settings`` (no spider is named). Once Scrapy applies add-ons in its own command,
+    this class and its entry point go."""
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        from scrapy import Spider
+        from scrapy.crawler import Crawler
+
         assert self.settings is not None
         AddonManager.load_pre_crawler_settings(self.settings)
+        crawler = Crawler(Spider, self.settings)  # a copy of the settings, as a crawl's
+        crawler.addons.load_settings(crawler.settings)
+        self.settings = crawler.settings
         super().run(args, opts)
 
 
@@ -348,6 +379,8 @@ class ReportCommand(_StoreCommand):
         )
 
     def run_on(self, store: TermStore, sites: list[str], opts: argparse.Namespace) -> None:
+        from wisdom_scrapy.report import load_report_data, render_report, write_report
+
         uri = opts.output or _wisdom_settings(self).report_uri or data_path("wisdom-report.html")
         html = render_report([load_report_data(store, site) for site in sites], store)
         print(write_report(uri, html).resolve())
@@ -392,6 +425,8 @@ class StatsCommand(_StoreCommand):
 
 def site_stats(store: TermStore, site: str) -> dict[str, Any]:
     """Pages, vocabulary, links, mean term entropy and report presence of one site."""
+    from wisdom_scrapy.report import load_report_data
+
     snapshot = store.snapshot(site)
     terms = snapshot.n_terms  # the snapshot's values leave out the terms of entropy 0
     return {

@@ -520,7 +520,7 @@ class Extractor:
         repetition.page_blocks`, computed when not given), and which pending TOC pages it
         completes: :meth:`finish_completed` analyses them."""
         self.terms.add(url, model.vocab)
-        state = self._state(site)
+        state = self._state(site, fetched=url)
         prints = page_blocks(model) if blocks is None else blocks
         self._count_blocks(state, url, prints)
         if self.remote is not None:
@@ -709,7 +709,7 @@ class Extractor:
 
     # -- site state ----------------------------------------------------------------------------
 
-    def _state(self, site: str) -> SiteWaits:
+    def _state(self, site: str, *, fetched: str | None = None) -> SiteWaits:
         """The site's state; a new one starts with the block repetition the store holds, and
         a left site's (:meth:`let_go`), or one counted again (:meth:`_count_blocks`), is read
         back. Until that read succeeds (the store failing), the site's new pages are counted
@@ -718,7 +718,7 @@ class Extractor:
         state = context.waits
         if state is None:
             state = context.waits = SiteWaits()
-            self._merge_stored(site, state)
+            self._merge_stored(site, state, fetched=fetched)
         elif state.repetition_let_go and self.sites.may_read(site):
             if self._merge_stored(site, state):
                 state.repetition_let_go = False
@@ -803,9 +803,10 @@ class Extractor:
     def _all_waits(self) -> list[tuple[str, SiteWaits]]:
         return [(c.site, c.waits) for c in self.sites if c.waits is not None]
 
-    def _merge_stored(self, site: str, state: SiteWaits) -> bool:
+    def _merge_stored(self, site: str, state: SiteWaits, *, fetched: str | None = None) -> bool:
         """Add to the site's repetition the stored pages it lacks (other processes', earlier
-        crawls'); a store failure leaves it as it is (counted, logged: False)."""
+        crawls'); a store failure leaves it as it is (counted, logged: False). ``fetched``: the
+        page being fetched, already in the store (written behind): not one "from the store"."""
         repetition = state.repetition
         skipped = repetition.skipped
         try:
@@ -815,6 +816,8 @@ class Extractor:
             self.count("wisdom/store_errors")
             logger.warning("wisdom_scrapy: block records of %s not read: %s", site, exc)
             return False
+        if fetched is not None and fetched in repetition:
+            added -= 1
         if added:  # a left site's read-back is counted, not logged (a broad crawl has many)
             logger.log(logging.DEBUG if state.repetition_let_go else logging.INFO,
                        "wisdom_scrapy: block repetition of %s: %d pages from the store", site,

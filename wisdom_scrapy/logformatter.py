@@ -4,14 +4,24 @@ At Scrapy's default log level (DEBUG) every scraped item is logged in full: an A
 text, HTML and term vector, a TocItem's hundreds of links, the site structure of a whole site.
 That made the log larger than the pages crawled. :class:`WisdomLogFormatter` is Scrapy's
 :class:`~scrapy.logformatter.LogFormatter` with wisdom_scrapy's items (scraped, dropped or
-failed in a pipeline) written as their class and fields with every long value cut to its size:
+failed in a pipeline) written as their class and fields with every long value cut to its size
+(but the ``url`` and ``site``, which tell the item):
 ``ArticleItem(url='…', title='…', text=<5,120 chars>, metadata=[…], features=<312 entries>)``.
 Other items are logged as Scrapy logs them. The add-on sets it as ``LOG_FORMATTER`` unless the
 project sets its own.
+
+The items wisdom_scrapy emits at spider idle (pages held until then, the site-level items) come
+out of one request for an empty ``data:,`` URL (:meth:`~wisdom_scrapy.runtime.WisdomRuntime.
+on_idle`): Scrapy would log them "Scraped from <200 data:,>". They are logged as scraped from
+their page (``<url>``) or their site (``site <key>``), "at spider idle", and the request itself
+as what it is. Likewise a page's item that leaves with a later page's output (held for the
+warm-up or for its TOC targets: :mod:`wisdom_scrapy.extraction`) is logged as scraped from its
+own page, "held; emitted with" the response it left with.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
@@ -22,7 +32,7 @@ from wisdom_scrapy.items import PAGE_ITEMS, SitemapItem, SiteStructureItem
 
 if TYPE_CHECKING:
     from scrapy import Spider
-    from scrapy.http import Response
+    from scrapy.http import Request, Response
     from twisted.python.failure import Failure
 
 __all__ = ["WisdomLogFormatter", "item_summary"]
@@ -30,6 +40,11 @@ __all__ = ["WisdomLogFormatter", "item_summary"]
 # wisdom_scrapy's items; a value whose repr is longer than _SHORT is shown by its size
 _ITEMS = (*PAGE_ITEMS, SiteStructureItem, SitemapItem)
 _SHORT = 80
+#: fields shown whole, whatever their length: what tells one item from another
+_WHOLE = frozenset({"url", "site"})
+#: the meta key of the request wisdom_scrapy's late items come out of (runtime.LATE_ITEMS_META;
+#: not imported: the log formatter must not load the crawl's runtime)
+_LATE_ITEMS_META = "wisdom_late_items"
 
 
 class _Summary:
@@ -55,14 +70,29 @@ def _value(value: Any) -> str:
 
 def item_summary(item: Any) -> str:
     """``Class(field=value, …)`` with each long value replaced by its size (module docstring)."""
-    fields = ", ".join(f"{k}={_value(v)}" for k, v in ItemAdapter(item).items())
+    fields = ", ".join(f"{k}={repr(v) if k in _WHOLE else _value(v)}"
+                       for k, v in ItemAdapter(item).items())  # fmt: skip
     return f"{type(item).__name__}({fields})"
 
 
-def _summarised(result: LogFormatterResult, item: Any) -> LogFormatterResult:
+def _source(item: Any, response: Response | Failure | None, src: Any) -> Any:
+    """Where an item comes from, for "Scraped from …": its page (``<url>``) or its site when
+    it left with another response's output (module docstring), else Scrapy's ``src``."""
+    request = getattr(response, "request", None)
+    url = getattr(item, "url", None) if isinstance(item, PAGE_ITEMS) else None
+    if request is not None and request.meta.get(_LATE_ITEMS_META):
+        return f"<{url}> at spider idle" if url else f"site {item.site} at spider idle"
+    if url and url != getattr(response, "url", url):  # held, then emitted with a later page
+        return f"<{url}> (held; emitted with {src})"
+    return src
+
+
+def _summarised(result: LogFormatterResult, item: Any,
+                response: Response | Failure | None = None) -> LogFormatterResult:  # fmt: skip
     args = result["args"]
     if isinstance(item, _ITEMS) and isinstance(args, dict):
-        result["args"] = {**args, "item": _Summary(item)}
+        src = {"src": _source(item, response, args["src"])} if "src" in args else {}
+        result["args"] = {**args, "item": _Summary(item), **src}
     return result
 
 
@@ -71,7 +101,13 @@ class WisdomLogFormatter(LogFormatter):
 
     def scraped(self, item: Any, response: Response | Failure | None,
                 spider: Spider) -> LogFormatterResult:  # fmt: skip
-        return _summarised(super().scraped(item, response, spider), item)
+        return _summarised(super().scraped(item, response, spider), item, response)
+
+    def crawled(self, request: Request, response: Response, spider: Spider) -> LogFormatterResult:
+        if request.meta.get(_LATE_ITEMS_META):
+            return {"level": logging.DEBUG, "args": {},
+                    "msg": "wisdom_scrapy: emitting the items left at spider idle"}  # fmt: skip
+        return super().crawled(request, response, spider)
 
     def dropped(self, item: Any, exception: BaseException, response: Response | Failure | None,
                 spider: Spider) -> LogFormatterResult:  # fmt: skip

@@ -3,18 +3,20 @@ default, 0 turns it off), one line with what wisdom_scrapy did so far, next to S
 "Crawled N pages" line::
 
     wisdom_scrapy: fed 120 pages (60/min), items 80 article, 20 toc, 3 other, links dropped 400
-    (deprioritized 0), store 1 site(s) 246 pages; warming up 127.0.0.1:8754 12/32 pages
+    (deprioritized 0), store 1 site(s) 246 pages; warming up 127.0.0.1:8754 (12 pages, held
+    until its template shows, at most 32)
 
-The same figures are Scrapy stats: the counters the components keep (``wisdom/pages_fed``,
-``wisdom/items/<role>``, ``wisdom/focus/dropped`` …) plus, set by this extension at each tick and
-at close, ``wisdom/store/pages`` (pages the store holds for the crawl's sites) and
-``wisdom/warmup/sites`` (sites not warm yet,
-:meth:`~wisdom_scrapy.mining.wisdom.WisdomParams.is_warm`: their store still knows fewer than
-``WISDOM_WARMUP_PAGES`` pages, at least 2; their pages may be held, see
-:mod:`wisdom_scrapy.extraction`).
+The figures are the Scrapy stats of the same names, never a sum under another name: "fed" is
+``wisdom/pages_fed`` (pages stored new or changed), with ``wisdom/pages_unchanged`` shown beside
+it when there are some ("fed 127 pages (+1 unchanged)"); the items are ``wisdom/items/<role>``,
+the links ``wisdom/focus/dropped`` and ``…/deprioritized``. Set by this extension at each tick
+and at close: ``wisdom/store/pages`` (pages the store holds for the crawl's sites) and
+``wisdom/warmup/sites``, the sites "warming up": those whose pages the extractor still holds
+for the warm-up (:mod:`wisdom_scrapy.extraction`), the same judgement as its "site … warm" log
+line (with ``WISDOM_WARMUP_PAGES`` unset, a site is warm once its template shows, often long
+before 32 pages).
 
-Cost per tick: one ``page_count`` per site of the crawl that is still warming up, and one per
-site (at most :data:`MAX_SITES`, the most fed) for the store size.
+Cost per tick: one ``page_count`` per site (at most :data:`MAX_SITES`, the most fed).
 """
 
 from __future__ import annotations
@@ -93,11 +95,20 @@ class WisdomProgress:
             except StoreError:
                 continue
             store_pages += n
-            if not runtime.settings.wisdom.is_warm(n) and site not in self.warm:
+            if site not in self.warm and self._holding(site, n):
                 warming.append((site, n))
             else:
                 self.warm.add(site)
         return store_pages, warming
+
+    def _holding(self, site: str, stored: int) -> bool:
+        """Whether the extractor still holds the site's pages for its warm-up (it logs "site
+        … warm" when it stops): not once the store knows the pages it waits for (``stored``;
+        its next page releases them)."""
+        context = self.runtime.sites.find(site)
+        waits = context.waits if context is not None else None
+        return (waits is not None and not waits.released
+                and stored < self.runtime.settings.warmup_pages)  # fmt: skip
 
     def log(self, final: bool = False) -> None:
         """One progress line, and the store / warm-up figures as stats (at close: the totals,
@@ -111,21 +122,31 @@ class WisdomProgress:
         if stats is not None:
             stats.set_value("wisdom/store/pages", store_pages)
             stats.set_value("wisdom/warmup/sites", len(warming))
-        fed = self._stat("wisdom/pages_fed") + self._stat("wisdom/pages_unchanged")
-        rate = (fed - self.fed_before) * 60.0 / self.interval
-        self.fed_before = fed
-        need = self.runtime.settings.wisdom.warm_pages
-        warm_text = ""
-        if warming:
-            shown = ", ".join(f"{s} {n}/{need} pages" for s, n in warming[:_SHOWN_WARMING])
-            more = f" and {len(warming) - _SHOWN_WARMING} more" if len(warming) > 3 else ""
-            warm_text = f"; warming up {shown}{more}"
+        fed = self._stat("wisdom/pages_fed")
+        unchanged = self._stat("wisdom/pages_unchanged")
+        rate = (fed + unchanged - self.fed_before) * 60.0 / self.interval
+        self.fed_before = fed + unchanged
         rate_text = "final" if final else f"{rate:.0f}/min"
+        if unchanged:
+            rate_text = f"+{unchanged} unchanged, {rate_text}"
         logger.info(
             "wisdom_scrapy: fed %d pages (%s), items %d article, %d toc, %d other, "
             "links dropped %d (deprioritized %d), store %d site(s) %d pages%s",
             fed, rate_text, self._stat("wisdom/items/article"), self._stat("wisdom/items/toc"),
             self._stat("wisdom/items/other"), self._stat("wisdom/focus/dropped"),
             self._stat("wisdom/focus/deprioritized"), len(self.runtime.fed_sites),
-            store_pages, warm_text,
+            store_pages, self._warming_text(warming),
         )  # fmt: skip
+
+    def _warming_text(self, warming: list[tuple[str, int]]) -> str:
+        """The sites still warming up, with their pages in the store and what they wait for."""
+        if not warming:
+            return ""
+        settings = self.runtime.settings  # as the extractor's params (WisdomRuntime)
+        need = settings.warmup_pages
+        until = f"held until {need}"
+        if settings.warmup_derived and settings.cleaner == "wisdom":
+            until = f"held until its template shows, at most {need}"
+        shown = ", ".join(f"{s} ({n} pages, {until})" for s, n in warming[:_SHOWN_WARMING])
+        more = f" and {len(warming) - _SHOWN_WARMING} more" if len(warming) > 3 else ""
+        return f"; warming up {shown}{more}"

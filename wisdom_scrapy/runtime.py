@@ -39,7 +39,7 @@ from wisdom_scrapy.feed import FeedResult, Outcome, PageUpdate, RetryQueue, Writ
 from wisdom_scrapy.items import ArticleItem, PageItem, SiteStructureItem, TocItem
 from wisdom_scrapy.remote import RemoteAnalyzer, analyse_job
 from wisdom_scrapy.resume import PendingPages
-from wisdom_scrapy.settings import WisdomSettings
+from wisdom_scrapy.settings import WisdomSettings, crawl_does_not_start
 from wisdom_scrapy.site import Sites
 from wisdom_scrapy.store import StoreError, StoreLost, open_store, redact_uri
 from wisdom_scrapy.strings import SeenStrings, StringTable
@@ -74,16 +74,16 @@ class WisdomRuntime:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.settings = WisdomSettings.from_settings(crawler.settings)
+        self.settings = WisdomSettings.for_crawl(crawler.settings)
         if not self.settings.enabled:
             raise NotConfigured  # bare: Scrapy logs no "Disabled" warning per component
         self.stats = crawler.stats
         try:
             store = open_store(self.settings.store_uri)
         except StoreError as exc:
-            raise StoreError(
-                f"WISDOM_STORE_URI={redact_uri(self.settings.store_uri)!r}: {exc}"
-            ) from exc
+            error = StoreError(f"WISDOM_STORE_URI={redact_uri(self.settings.store_uri)!r}: {exc}")
+            crawl_does_not_start(error)
+            raise error from exc
         # pages are written behind, in batches; every component reads through it
         self.store = WriteBehind(store, self.settings.store_batch_pages, self._written)
         logger.info("wisdom_scrapy: term-entropy store %r", self.store)

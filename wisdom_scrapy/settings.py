@@ -95,6 +95,9 @@ WISDOM_WORKERS             0                        worker processes the page an
 
 from __future__ import annotations
 
+import asyncio
+import difflib
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -111,7 +114,15 @@ from wisdom_scrapy.workers import default_workers
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-__all__ = ["DEFAULTS", "SettingsError", "WisdomSettings", "default_store_uri"]
+__all__ = [
+    "DEFAULTS",
+    "SettingsError",
+    "WisdomSettings",
+    "crawl_does_not_start",
+    "default_store_uri",
+]
+
+logger = logging.getLogger(__name__)
 
 DEFAULTS: dict[str, Any] = {
     "WISDOM_ENABLED": True,
@@ -161,6 +172,23 @@ def default_store_uri() -> str:
 
 class SettingsError(ValueError):
     """A ``WISDOM_*`` setting has a value wisdom_scrapy cannot use; the message names it."""
+
+
+def _check_names(settings: BaseSettings) -> None:
+    """Every ``WISDOM_*`` name set must be one of :data:`DEFAULTS`: a misspelled one
+    (``WISDOM_FOCSU``) would otherwise leave its setting at the default without a word. The
+    error names it and the known setting closest to it (:func:`difflib.get_close_matches`)."""
+    unknown = sorted(n for n in settings if str(n).startswith("WISDOM_") and n not in DEFAULTS)
+    if not unknown:
+        return
+    prefix = len("WISDOM_")  # compared after it: the shared prefix made any name look close
+    known = [name[prefix:] for name in DEFAULTS]
+    parts = []
+    for name in unknown:
+        close = difflib.get_close_matches(name[prefix:], known, n=1, cutoff=0.6)
+        hint = f": did you mean WISDOM_{close[0]}?" if close else ""
+        parts.append(f"{name} is not a wisdom_scrapy setting{hint}")
+    raise SettingsError("; ".join(parts) + " (every setting: docs/settings.md)")
 
 
 def _get(settings: BaseSettings, name: str, kind: str) -> Any:
@@ -368,7 +396,20 @@ class WisdomSettings:
     warmup_derived: bool = True
 
     @classmethod
+    def for_crawl(cls, settings: BaseSettings) -> WisdomSettings:
+        """:meth:`from_settings` for a crawler being built: a :class:`SettingsError` is logged
+        as one ERROR line ("the crawl does not start") and then raised as ever (Scrapy counts
+        the crawl as failed: exit code 1), without asyncio logging it a second time as "Task
+        exception was never retrieved" with the traceback of Scrapy's start-up."""
+        try:
+            return cls.from_settings(settings)
+        except SettingsError as exc:
+            crawl_does_not_start(exc)
+            raise
+
+    @classmethod
     def from_settings(cls, settings: BaseSettings) -> WisdomSettings:
+        _check_names(settings)
         store_uri = settings.get("WISDOM_STORE_URI")
         if store_uri is None:
             store_uri = default_store_uri()
@@ -413,3 +454,27 @@ class WisdomSettings:
             worker_timeout=_worker_timeout(settings),
             workers=_workers(settings),
         )
+
+
+def crawl_does_not_start(exc: BaseException) -> None:
+    """Log a setting's error (the message names the setting) as the one line that says why the
+    crawl does not start, before ``exc`` is raised out of a component's ``from_crawler``; the
+    running asyncio loop (Scrapy's, when a crawler is built inside it) then does not log it
+    again as an unretrieved task exception with Scrapy's start-up traceback. Every other
+    exception goes to the loop's handler as before."""
+    logger.error("wisdom_scrapy: %s; the crawl does not start", exc)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no loop (a crawler built outside one): nothing logs it twice
+        return
+    previous = loop.get_exception_handler()
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if context.get("exception") is exc:
+            return
+        if previous is None:
+            loop.default_exception_handler(context)
+        else:
+            previous(loop, context)
+
+    loop.set_exception_handler(handler)

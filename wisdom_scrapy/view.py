@@ -91,7 +91,8 @@ body{font:15px/1.45 sans-serif;margin:0;color:#111;background:#fff}
 .wv-head b{font-size:16px}
 .wv-legend span{display:inline-block;margin-right:14px}
 .wv-legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
-.wv-page{padding:12px 16px}
+.wv-page{padding:12px 16px;overflow-wrap:anywhere;overflow-x:auto}
+.wv-page pre{white-space:pre-wrap}
 .wv-page a{color:#0645ad;text-decoration:underline}
 .wx{color:#9e9e9e;text-decoration:line-through}
 .wimg{color:#607d8b;font-style:italic}
