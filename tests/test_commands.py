@@ -55,6 +55,7 @@ HEAVY = ("numpy", "scipy", "jieba", "nltk", "redis", "wisdom_scrapy.dom",
          "wisdom_scrapy.settings", "wisdom_scrapy.store")  # fmt: skip
 
 
+@pytest.mark.crawl
 def test_scrapy_version_loads_the_commands_and_nothing_heavy(project: Path) -> None:
     """Scrapy imports every entry-point command for any command: ours must cost next to
     nothing (issue 33's start-up target), and the package's public names still load."""
@@ -76,6 +77,7 @@ def test_scrapy_version_loads_the_commands_and_nothing_heavy(project: Path) -> N
 # ------------------------------------------------------------------------------ settings
 
 
+@pytest.mark.crawl
 def test_scrapy_settings_shows_what_the_crawl_uses(project: Path) -> None:
     """``scrapy settings`` applies the project's add-ons as a crawl does: the values printed
     are the crawl's (issue 35 item 3), and a value set by the project or ``-s`` still wins."""
@@ -119,6 +121,7 @@ def test_a_misspelled_setting_is_named_with_the_closest_one() -> None:
     ("WISDOM_FOCUS=bogus", "WISDOM_FOCUS='bogus': use one of 'drop', 'deprioritize', 'off'"),
     ("WISDOM_STORE_URI=sqlite:////dev/null/w.db", "WISDOM_STORE_URI='sqlite:////dev/null/w.db': "),
 ])  # fmt: skip
+@pytest.mark.crawl
 def test_a_setting_error_stops_the_crawl_with_one_clear_line(project: Path, setting: str,
                                                               message: str) -> None:
     done = scrapy(project, "crawl", "pages", "-s", "WISDOM_STORE_URI=memory://", "-s", setting)
@@ -132,6 +135,7 @@ def test_a_setting_error_stops_the_crawl_with_one_clear_line(project: Path, sett
 # ------------------------------------------------------------------------------ wisdom-show
 
 
+@pytest.mark.crawl
 def test_wisdom_show_writes_into_the_project_data_directory(project: Path) -> None:
     from wisdom_scrapy.feed import feed_page
     from wisdom_scrapy.store import open_store
@@ -149,6 +153,7 @@ def test_wisdom_show_writes_into_the_project_data_directory(project: Path) -> No
     assert not list(project.glob("wisdom-view-*"))  # nothing in the project's root
 
 
+@pytest.mark.crawl
 def test_the_view_of_long_preformatted_lines_fits_the_window(tmp_path: Path) -> None:
     """A page's ``<pre>`` line of 600 characters, and a word of 400: the view stays as wide as
     Chromium's window (its width measured in the browser, at 800 pixels)."""

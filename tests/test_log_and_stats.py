@@ -14,6 +14,8 @@ from sample_project.demo_site import build_demo_site
 from .conftest import free_port
 from .crawling import CrawlResult, run_crawl
 
+pytestmark = pytest.mark.crawl
+
 #: the reproducible crawl (docs/getting-started.md): one request at a time, so pages arrive in
 #: the scheduler's order, and the analyses in the crawl process (the default WISDOM_WORKERS)
 REPRODUCIBLE = {"CONCURRENT_REQUESTS": 1, "WISDOM_WORKERS": 0}
