@@ -308,7 +308,7 @@ class RemoteAnalysis:
         """The item as :func:`items_from_analysis` makes it here: the spider's title when
         the page has none, the spider's fields."""
         item = self.item
-        if not self.title and title:
+        if not item.title and title:
             item.title = xml_safe(title)
         item.extra = dict(extra)
         return item

@@ -37,14 +37,15 @@ import re
 import unicodedata
 from collections import Counter
 from datetime import date, datetime
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
+from lxml import etree
+
+from wisdom_scrapy.dom import HIDDEN_TAGS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
-
-    from lxml import etree
 
     from wisdom_scrapy.dom import PageModel
 
@@ -58,6 +59,9 @@ _AUTHOR_META = ("author", "article:author", "dc.creator", "dcterms.creator", "tw
 _DATE_META = ("article:published_time", "og:published_time", "datepublished", "date",
               "dc.date.issued", "dc.date", "dcterms.issued", "dcterms.created")  # fmt: skip
 _TITLE_META = ("og:title", "twitter:title")
+#: The elements that may state an author or a date: one query (a listing of every element of
+#: a large page would cost as much as its analysis).
+_MARKED = etree.XPath("//*[@itemprop]|//a[@rel]|//time")
 _SITE_META = ("og:site_name", "application-name")
 _LANG_META = ("content-language", "og:locale", "dc.language")
 #: Scripts whose letters name one language (Unicode character names start with the script).
@@ -96,11 +100,11 @@ def article_fields(
 
 
 class _Page:
-    """One page's sources for the fields, read once."""
+    """One page's sources for the fields, read once from its lxml tree (a few queries: no
+    per-node listing of the page, which would cost as much as the analysis of a large page)."""
 
     def __init__(self, model: PageModel, article: int | None, metadata: Sequence[int]) -> None:
         self.model, self.article = model, article
-        self.metadata = list(metadata)
         self.doc: etree._Element = model.root.getroottree().getroot()  # type: ignore[union-attr]
         self.meta: dict[str, list[str]] = {}
         for el in self.doc.iter("meta"):
@@ -110,27 +114,41 @@ class _Page:
             if key and content:
                 self.meta.setdefault(key, []).append(content)
         self.ld = list(_ld_objects(self.doc))
-        self.attrs = model.attributes(("rel", "itemprop", "datetime", "content", "pubdate"))
+        anchors = ([article] if article is not None else []) + list(metadata)
+        #: the article's and its metadata blocks' ancestors-or-self, with their depths
+        self.containers: dict[etree._Element, int] = {}
+        for node in anchors:
+            chain = [model.element(node), *model.element(node).iterancestors()]
+            for depth, el in enumerate(reversed(chain)):
+                self.containers[el] = depth
 
-    # --------------------------------------------------------- where a node sits
-    def closeness(self, node: int) -> int:
-        """Depth of the deepest container ``node`` shares with the article body (and its
-        metadata blocks): the article's own nodes score highest, the page frame lowest."""
-        anchors = ([self.article] if self.article is not None else []) + self.metadata
-        if not anchors:
-            return 0
-        depth = self.model.depth
-        return max(int(depth[self.model.lca([node, a])]) for a in anchors)
+    @cached_property
+    def article_element(self) -> etree._Element | None:
+        return self.model.element(self.article) if self.article is not None else None
 
-    def near(self, node: int) -> bool:
-        """``node`` shares a container below ``<body>`` with the article (or no article)."""
-        return self.article is None or self.closeness(node) >= 2
+    @cached_property
+    def marked(self) -> list[etree._Element]:
+        """The elements the author and date may be read from (``itemprop``, ``a rel``,
+        ``<time>``), in document order; listed only when neither JSON-LD nor a meta tag
+        states them."""
+        return [el for el in _MARKED(self.doc) if not _hidden(el)]
 
-    def nodes_with(self, name: str, value: str) -> list[int]:
-        """Visible nodes whose attribute ``name`` holds the word ``value`` (case-insensitive)."""
-        hidden = self.model.hidden
-        return [i for i, v in enumerate(self.attrs[name])
-                if v and value in v.lower().split() and not hidden[i]]  # fmt: skip
+    # --------------------------------------------------------- where an element sits
+    def closeness(self, el: etree._Element) -> int:
+        """Depth of the deepest container ``el`` shares with the article body (and its
+        metadata blocks): the article's own elements score highest, the page frame lowest."""
+        for up in (el, *el.iterancestors()):
+            if up in self.containers:
+                return self.containers[up]
+        return 0
+
+    def near(self, el: etree._Element) -> bool:
+        """``el`` shares a container below ``<body>`` with the article (or no article)."""
+        return not self.containers or self.closeness(el) >= 2
+
+    def with_word(self, name: str, value: str) -> list[etree._Element]:
+        """The marked elements whose attribute ``name`` holds the word ``value``."""
+        return [el for el in self.marked if value in (el.get(name) or "").lower().split()]
 
     def first_meta(self, keys: Sequence[str]) -> Iterator[str]:
         for key in keys:
@@ -138,38 +156,36 @@ class _Page:
 
     # --------------------------------------------------------- title
     def title(self) -> tuple[str, str]:
-        model = self.model
-        page_title = model.title
+        page_title = self.model.title
         stated = [page_title, *self.first_meta(_TITLE_META)]
+        sides = [_TitleSides.of(t) for t in stated]
         best: tuple[tuple[bool, int, int, int], str] | None = None
-        headings = np.flatnonzero(model.tag_mask(_HEADINGS) & ~model.hidden).tolist()
-        texts = {h: _norm(model.text_of(h)) for h in headings}
-        for h in headings:
-            rank = max(_title_match(texts[h], t) for t in stated)
-            if rank and texts[h]:
+        headings = [(el, _norm(el.text_content())) for el in self.doc.iter(*_HEADINGS)
+                    if not _hidden(el)]  # fmt: skip
+        for order, (el, text) in enumerate(headings):
+            rank = max(side.match(text) for side in sides)
+            if rank:
                 # the title's own words and signs first (a section heading may echo the title
                 # in other signs: "Flink + Pulsar #" for "Flink & Pulsar"), then the closest
                 # to the body, then the first
-                literal = any(texts[h].casefold() in _norm(t).casefold() for t in stated)
-                key = (literal, rank, self.closeness(h), -h)
-                best = (key, texts[h]) if best is None or key > best[0] else best
+                literal = any(text.casefold() in _norm(t).casefold() for t in stated)
+                key = (literal, rank, self.closeness(el), -order)
+                best = (key, text) if best is None or key > best[0] else best
         if best is not None:
             return best[1], "heading"
-        opening = self.opening_heading(headings, texts)
+        opening = self.opening_heading()
         if opening:
             return opening, "heading"
         return _strip_site_name(page_title, list(self.first_meta(_SITE_META))), "title"
 
-    def opening_heading(self, headings: list[int], texts: dict[int, str]) -> str:
+    def opening_heading(self) -> str:
         """The heading the article body starts with, if it starts with one."""
-        if self.article is None:
+        body = self.article_element
+        if body is None:
             return ""
-        end = self.model.subtree_end[self.article]
-        inside = [h for h in headings if self.article <= h < end and texts[h]]
-        if not inside:
-            return ""
-        body = _norm(self.model.text_of(self.article))
-        return texts[inside[0]] if body.startswith(texts[inside[0]]) else ""
+        first = next((h for h in body.iter(*_HEADINGS) if not _hidden(h)), None)
+        text = _norm(first.text_content()) if first is not None else ""
+        return text if text and _norm(body.text_content()).startswith(text) else ""
 
     # --------------------------------------------------------- author
     def author(self) -> str:
@@ -180,26 +196,15 @@ class _Page:
         for value in self.first_meta(_AUTHOR_META):
             if not re.match(r"[a-z][\w+.-]*://|@", value, re.I):
                 return value
-        for attr, word in (("itemprop", "author"), ("rel", "author")):
-            found = [n for n in self.nodes_with(attr, word) if self.near(n)]
+        for attr in ("itemprop", "rel"):
+            found = [el for el in self.with_word(attr, "author") if self.near(el)]
             if found:
-                node = max(found, key=lambda n: (self.closeness(n), -n))
-                text = self.node_value(node, "name")
+                order = {id(el): i for i, el in enumerate(found)}
+                el = max(found, key=lambda e: (self.closeness(e), -order[id(e)]))
+                text = _stated_value(el)
                 if text:
                     return text
         return ""
-
-    def node_value(self, node: int, inner: str) -> str:
-        """An element's stated value: its ``content``, an inner ``itemprop=inner`` element's
-        text, or its own text."""
-        content = self.attrs["content"][node]
-        if content and _norm(content):
-            return _norm(content)
-        end = self.model.subtree_end[node]
-        for i in self.nodes_with("itemprop", inner):
-            if node < i < end:
-                return _norm(self.model.text_of(i))
-        return _norm(self.model.text_of(node))
 
     # --------------------------------------------------------- published
     def published(self) -> str:
@@ -210,23 +215,23 @@ class _Page:
         for value in self.first_meta(_DATE_META):
             if iso_date(value):
                 return iso_date(value)
-        for node in self.nodes_with("itemprop", "datepublished"):
-            value = self.attrs["datetime"][node] or self.attrs["content"][node]
-            if iso_date(value or ""):
-                return iso_date(value or "")
+        for el in self.with_word("itemprop", "datepublished"):
+            value = iso_date(el.get("datetime") or el.get("content") or "")
+            if value:
+                return value
         return self.time_element()
 
     def time_element(self) -> str:
         """The ``<time datetime>`` nearest the article (module docstring)."""
-        model = self.model
-        times = np.flatnonzero(model.tag_mask(("time",)) & ~model.hidden).tolist()
         found = []
-        for node in times:
-            value = iso_date(self.attrs["datetime"][node] or "")
-            prop = (self.attrs["itemprop"][node] or "").lower()
-            if value and "datemodified" not in prop.split() and self.near(node):
-                marked = self.attrs["pubdate"][node] is not None
-                found.append((marked, self.closeness(node), -node, value))
+        for order, el in enumerate(self.marked):
+            if el.tag != "time":
+                continue
+            value = iso_date(el.get("datetime") or "")
+            modified = "datemodified" in (el.get("itemprop") or "").lower().split()
+            if value and not modified and self.near(el):
+                marked = el.get("pubdate") is not None
+                found.append((marked, self.closeness(el), -order, value))
         return max(found)[3] if found else ""
 
     # --------------------------------------------------------- language
@@ -239,22 +244,46 @@ class _Page:
                 return _norm(lang).replace("_", "-")
         for value in self.first_meta(_LANG_META):
             return value.split(",")[0].strip().replace("_", "-")
-        node = self.article if self.article is not None else 0
-        return text_language(self.model.text_of(node))
+        return text_language(self.model.text_of(self.article or 0))
 
 
-def _title_match(heading: str, title: str) -> int:
-    """2: ``heading`` is the whole ``title``; 1: the parts on one side of a separator in it;
-    0: neither. Compared by words (case, punctuation and quote styles aside: a heading writes
-    “curly” quotes where its ``<title>`` has straight ones)."""
-    h, parts = _key(heading), _split_title(title)
-    if not h or not parts:
-        return 0
-    if h == _key(title):
-        return 2
-    sides = (" ".join(parts[:k]) for k in range(1, len(parts)))
-    ends = (" ".join(parts[k:]) for k in range(1, len(parts)))
-    return int(any(_key(side) == h for side in (*sides, *ends)))
+def _hidden(el: etree._Element) -> bool:
+    """``el`` is in a part of the page a browser does not show (``noscript``, ``template`` …)."""
+    return el.tag in HIDDEN_TAGS or any(True for _ in el.iterancestors(*HIDDEN_TAGS))
+
+
+def _stated_value(el: etree._Element) -> str:
+    """An element's stated value: its ``content``, an inner ``itemprop="name"`` element's
+    text, or its own text."""
+    if _norm(el.get("content")):
+        return _norm(el.get("content"))
+    for inner in el.iter():
+        if "name" in (inner.get("itemprop") or "").lower().split():
+            return _norm(inner.text_content())
+    return _norm(el.text_content())
+
+
+class _TitleSides(NamedTuple):
+    """A title's words (:func:`_key`) whole and on either side of each of its separators."""
+
+    whole: str
+    sides: frozenset[str]
+
+    @classmethod
+    def of(cls, title: str) -> _TitleSides:
+        parts = _split_title(title)
+        sides = [" ".join(parts[:k]) for k in range(1, len(parts))]
+        sides += [" ".join(parts[k:]) for k in range(1, len(parts))]
+        return cls(_key(title), frozenset(map(_key, sides)))
+
+    def match(self, heading: str) -> int:
+        """2: ``heading`` is the whole title; 1: the parts on one side of a separator in it;
+        0: neither. Compared by words (case, punctuation and quote styles aside: a heading
+        writes “curly” quotes where its ``<title>`` has straight ones)."""
+        h = _key(heading)
+        if not h:
+            return 0
+        return 2 if h == self.whole else int(h in self.sides)
 
 
 def _key(text: str) -> str:
