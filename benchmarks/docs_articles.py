@@ -6,6 +6,10 @@ rule tuned on pydoc or on the demo shows its cost on a layout it was not made on
 * ``postgres`` — PostgreSQL 15's manual (``postgresql-doc-15``, DocBook XSL). Gold: the page's
   one content ``div``, the child of ``<body>`` that is neither ``div.navheader`` nor
   ``div.navfooter``; a page whose content is mostly a ``div.toc`` is a TOC page.
+* ``handbook`` — the Debian Administrator's Handbook (``debian-handbook``, DocBook through
+  Publican), English: 420 ``div.sidebar`` boxes ("BACK TO BASICS", "IN PRACTICE" …) inside the
+  chapters, a quarter of their text. Gold: the child ``div`` of ``<body>`` that is not the
+  ``#banner`` (the chapter or section); a page mostly ``div.toc`` is a TOC page.
 * ``django`` — Django's documentation (``python-django-doc``, Sphinx with Django's own
   theme). Gold: ``div#yui-main``; a page whose main part is mostly a ``toctree-wrapper`` is a
   TOC page. ``_modules/`` (highlighted source code) is left out.
@@ -20,8 +24,8 @@ files.
 
 ::
 
-    apt-get install postgresql-doc-15 python-django-doc
-    python benchmarks/docs_articles.py                       # both sites, ~1 min
+    apt-get install postgresql-doc-15 python-django-doc debian-handbook
+    python benchmarks/docs_articles.py                       # the three sites, ~2 min
     python benchmarks/docs_articles.py --site django --no-trafilatura
 """
 
@@ -59,6 +63,14 @@ def _postgres_main(root: etree._Element) -> tuple[etree._Element, str] | None:
     return (parts[0], ".//div[@class='toc']") if len(parts) == 1 else None
 
 
+def _handbook_main(root: etree._Element) -> tuple[etree._Element, str] | None:
+    body = root.xpath("//body")
+    if not body:
+        return None
+    parts = [c for c in body[0] if c.tag == "div" and c.get("id") != "banner"]
+    return (parts[0], ".//div[@class='toc']") if len(parts) == 1 else None
+
+
 def _django_main(root: etree._Element) -> tuple[etree._Element, str] | None:
     mains = root.xpath("//div[@id='yui-main']")
     return (mains[0], ".//div[contains(@class, 'toctree-wrapper')]") if mains else None
@@ -78,6 +90,7 @@ class DocSite:
 SITES = {
     "postgres": DocSite(Path("/usr/share/doc/postgresql-doc-15/html"), _postgres_main),
     "django": DocSite(Path("/usr/share/doc/python-django-doc/html"), _django_main),
+    "handbook": DocSite(Path("/usr/share/doc/debian-handbook/html/en-US"), _handbook_main),
 }
 
 

@@ -191,8 +191,8 @@ def test_every_cleaner_emits_the_same_article_items_on_a_real_crawl(demo, tmp_pa
     articles = [i for i in result.items if i.get("role") == "article"]
     assert len(articles) >= 100
     expected_keys = {
-        "url", "title", "text", "role", "html", "metadata", "blocks", "entropy",
-        "single_page", "hub", "authority", "features",
+        "url", "title", "text", "author", "published", "language", "role", "html", "metadata",
+        "blocks", "entropy", "single_page", "hub", "authority", "features",
     }  # fmt: skip
     assert all(set(a) == expected_keys for a in articles)
     for a in articles:  # {"term", "weight"} records, one per term, in term order

@@ -635,3 +635,59 @@ def test_highlighter_classes_inside_a_listing_are_no_boilerplate_cues() -> None:
     text = extract(article_page(f"PARAGRAPHS{listing}"))
     assert_only_paragraphs(text)
     assert "// compute the totals first\nlet x = sum(rows);\n<div> #include" in text
+
+
+HANDBOOK = Path(__file__).parent / "fixtures" / "handbook"
+
+
+def test_boxes_named_like_template_are_content_where_the_site_shows_it() -> None:
+    """DocBook's ``div.sidebar`` boxes ("TIP …") hold text no other page of the site repeats:
+    with the site's pages known they stay in the body; a page alone drops them by their name
+    (issue 31)."""
+    from wisdom_scrapy import open_store
+    from wisdom_scrapy.analysis import analyze_page
+    from wisdom_scrapy.feed import feed_model
+    from wisdom_scrapy.mining.repetition import stored_repetition
+
+    store, site, models = open_store("memory://"), "127.0.0.1:8000", []
+    for path in sorted(HANDBOOK.glob("*.html")):
+        model = PageModel.from_html(path.read_bytes(), "http://127.0.0.1:8000/" + path.name)
+        feed_model(store, model, site=site)
+        models.append(model)
+    repetition = stored_repetition(store, site)
+    kept = alone = 0
+    for model in models:
+        root = model.element(0).getroottree().getroot()
+        box = root.xpath("//div[@class='sidebar']")[0]
+        words = " ".join(box.xpath("string(.//div[@class='para'][1])").split()[:8])
+        analysis = analyze_page(None, model.url, model=model, repetition=repetition,
+                                snapshot=store.snapshot(site))  # fmt: skip
+        kept += words in " ".join(analysis.article_text.split())
+        found = single_page_article(model)
+        assert found is not None
+        alone += words in " ".join(model.text_of(found.body, exclude=found.exclude).split())
+    assert kept == len(models) == 7
+    assert alone <= 1  # on a page alone the name decides (one page is all box, and keeps it)
+
+
+def test_site_view_keeps_own_captions_and_drops_named_boxes_holding_template() -> None:
+    """With a site view, a caption or a box named like boilerplate inside the body stays when
+    it holds none of the site's template; a comment box holding the site's repeated "Reply"
+    link stays out (issue 31)."""
+    prose = "The harbour reopened this week after a long winter of repairs and delays. " * 4
+    html = (f"<html><body><nav><a href='/'>Home</a> <a href='/news'>News</a></nav><div id='m'>"
+            f"<p>{prose}</p><figure><img src='a.jpg'><figcaption>Boats at dawn in the old "
+            f"harbour, seen from the pier.</figcaption></figure><p>{prose}</p>"
+            f"<div class='comments'><p>Great story, thanks for writing it up so well.</p>"
+            f"<a href='/reply'>Reply</a></div></div></body></html>")  # fmt: skip
+    model = PageModel.from_html(html, "http://127.0.0.1/a")
+    # the site repeats the menu and the "Reply" link
+    template = np.array([t == "nav" or (t == "a" and model.text_of(i) == "Reply")
+                         for i, t in enumerate(model.tag)])  # fmt: skip
+    alone = single_page_article(model)
+    seen = single_page_article(model, template=template)
+    assert alone is not None and seen is not None
+    text_alone = model.text_of(alone.body, exclude=alone.exclude)
+    text_seen = model.text_of(seen.body, exclude=seen.exclude)
+    assert "Boats at dawn" not in text_alone and "Boats at dawn" in text_seen
+    assert "Great story" not in text_seen

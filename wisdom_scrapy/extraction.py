@@ -62,6 +62,7 @@ from wisdom_scrapy.items import (
     feature_records,
     xml_safe,
 )
+from wisdom_scrapy.mining.fields import SiteTitles, article_fields
 from wisdom_scrapy.mining.lamis import link_weights
 from wisdom_scrapy.mining.repetition import (
     RECORD_KIND as BLOCKS_KIND,
@@ -307,7 +308,7 @@ class RemoteAnalysis:
         """The item as :func:`items_from_analysis` makes it here: the spider's title when
         the page has none, the spider's fields."""
         item = self.item
-        if not self.title and title:
+        if not item.title and title:
             item.title = xml_safe(title)
         item.extra = dict(extra)
         return item
@@ -364,6 +365,8 @@ class SiteWaits:
     unmerged: int = 0
     #: the repetition was let go (the crawl left the site): read back from the store for use
     repetition_let_go: bool = False
+    #: the affixes of its pages' titles, which article titles lose (issue 31)
+    titles: SiteTitles = field(default_factory=SiteTitles)
 
 
 def _figures(figures: dict[str, Any] | None) -> dict[str, float]:
@@ -396,10 +399,15 @@ def items_from_analysis(
         entropy["site_pages"] = float(snapshot.n_pages)
     # A page's analysis reads its tree; what leaves in the item is plain data.
     if analysis.role == "article":
+        meta_nodes = [b.node for b in analysis.blocks if b.kind == "metadata"]
+        found = article_fields(model, analysis.article_node, metadata=meta_nodes)
         return ArticleItem(
             url=url,
-            title=xml_safe(analysis.title),
+            title=xml_safe(found.title or analysis.title),
             text=xml_safe(analysis.article_text),
+            author=xml_safe(found.author),
+            published=found.published,
+            language=xml_safe(found.language),
             html=xml_safe(analysis.article_html) if "html" in fields else "",
             metadata=xml_safe(list(analysis.metadata)),
             blocks=blocks,
@@ -588,6 +596,7 @@ class Extractor:
         """
         async with self._lock:
             state = self._state(site)
+            state.titles.add(model.title)
             if url not in state.repetition:  # page_fetched counted it, as a rule
                 state.repetition.add(url, model)
             held = _Held(url, model, title, dict(extra or {}), source)
@@ -1021,6 +1030,8 @@ class Extractor:
             model = analysis.model if analysis.model is not None else held.page()  # no re-parse
             item = items_from_analysis(analysis, held.url, model, ready.snapshot, extra,
                                        self.params.item_fields)  # fmt: skip
+        if isinstance(item, ArticleItem):  # without the affixes the site's titles repeat
+            item.title = self._waits(site).titles.without_affixes(item.title)
         self.count(f"wisdom/items/{item.role}")
         self.item_roles.setdefault(site, Counter())[item.role] += 1
         return item

@@ -106,6 +106,10 @@ class PageItem:
 class ArticleItem:
     """An article page reduced to its informative content (WISDOM's article block + metadata).
 
+    ``title`` is the page's headline (the heading the page names in its ``<title>``, else the
+    ``<title>`` without the affixes the site's titles repeat); ``author``, ``published`` (ISO
+    8601) and ``language`` (a BCP 47 tag) as the page states them, "" where it does not
+    (:mod:`wisdom_scrapy.mining.fields` says where each is read).
     ``text`` is the cleaned body, paragraphs separated by blank lines; ``html`` the body's HTML
     with the removed blocks taken out; ``metadata`` the short informative blocks merged into the
     article (date, author, place…); ``blocks`` each informative block's path and figures;
@@ -123,6 +127,9 @@ class ArticleItem:
     url: str
     title: str
     text: str
+    author: str = ""
+    published: str = ""
+    language: str = ""
     role: str = "article"
     html: str = ""
     metadata: list[str] = field(default_factory=list)

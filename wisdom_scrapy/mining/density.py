@@ -35,11 +35,14 @@ The algorithm
        best node's descendants scoring within 2 % of it, the deepest is taken: an ancestor
        that adds nothing is not more of an article. No node with a positive score: no article
        (None), e.g. an index page of link lists.
-    4. **Exclusion.** Inside the body: marked boilerplate subtrees (2.), link lists (anchor text
-       ≥ half of the text, ≥ 2 links), net-negative containers with links and no prose, teaser
-       items that hold less than half of the body's prose, and the ``h1`` (the title is
-       metadata). The anchor text of data-table rows (short cells, some text outside links)
-       counts as content there: a reference table linking each name is not a link list.
+    4. **Exclusion.** Inside the body: marked boilerplate subtrees (2.; with the site's
+       template given, a box marked only by its name or a caption tag that holds none of the
+       site's template is the page's own content and stays: :func:`_own_boxes`), link lists
+       (anchor text ≥ half of the text, ≥ 2 links), net-negative containers with links and
+       no prose, teaser items that hold less than half of the body's prose, and the ``h1``
+       (the title is metadata). The anchor text of data-table rows (short cells, some text
+       outside links) counts as content there: a reference table linking each name is not a
+       link list.
     5. **Metadata.** The title (the ``h1`` in or just before the body, if it belongs to the
        article's header rather than the page's) and the short byline/date blocks (``time``,
        ``address``, class names with byline/author/date) between it and the body's text.
@@ -155,6 +158,8 @@ _BOILER_TAGS = frozenset(
     {"nav", "aside", "footer", "form", "button", "select", "textarea", "input", "label", "menu",
      "dialog", "header", "figcaption", "caption"}
 )  # fmt: skip
+#: Caption tags: boilerplate to a page alone, the page's own text where the site shows it.
+_CAPTION_TAGS = frozenset({"figcaption", "caption"})
 #: Headings: never the body by themselves.
 _HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: The article's title: reported as metadata, never part of the body text.
@@ -695,12 +700,34 @@ def single_page_article(
         # container holding its heading says otherwise (``template`` given: site refinement)
         title = model.tag_mask(_TITLE_TAGS)[sub] & (template is None)
         structural[sub] = link_list | no_prose | teasers
+        if template is not None:  # the site decides over names (:func:`_own_boxes`)
+            marked[sub] &= ~_own_boxes(model, cues, template, content)[sub]
         exclude[sub] = marked[sub] | structural[sub] | hidden[sub] | title
         structural[sub] &= ~(marked[sub] | hidden[sub] | title)
 
     # 5. metadata
     metadata = _metadata(model, cue_nodes, classes, body, exclude)
     return SinglePageArticle(body, exclude, metadata, float(V[body]), structural)
+
+
+def _own_boxes(
+    model: PageModel,
+    cues: NDArray[np.int64],
+    template: NDArray[np.bool_],
+    content: NDArray[np.bool_] | None,
+) -> NDArray[np.bool_]:
+    """Boxes inside a body that only their names or caption tags mark as boilerplate, and that
+    hold none of the site's template: the page's own content. A DocBook manual's
+    ``div.sidebar`` / ``div.note`` ("BACK TO BASICS", "TIP") and a post's image captions carry
+    text no other page of the site repeats; a comment thread or a share bar named so holds the
+    site's repeated labels and links ("Reply", "Share"), and stays out. On a page alone (no
+    site view) the names decide, as readability's and boilerpipe's do."""
+    named = ((cues & _NEG) > 0) & ((cues & _POS) == 0)
+    captions = model.tag_mask(_CAPTION_TAGS)
+    # repeated among the post's own paragraphs (``content``) is repeated all the same
+    repeated = template if content is None else template | content
+    holds = _subtree_sum(repeated.astype(np.float64), model.subtree_end) > 0
+    return (named | captions) & ~holds
 
 
 def _widen(model: PageModel, body: int, blocked: NDArray[np.bool_]) -> int:

@@ -1,0 +1,115 @@
+"""Article fields (issue 31): headline, author, publication date and language, on real pages
+(the vendored blog fixtures and one WordPress post, tests/fixtures), and in a crawl's feed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.crawling import run_crawl
+from wisdom_scrapy.analysis import analyze_page
+from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.mining.fields import (
+    ArticleFields,
+    SiteTitles,
+    article_fields,
+    iso_date,
+    text_language,
+)
+from wisdom_scrapy.testing import serve_directory
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SITES = FIXTURES / "sites"
+
+
+def fields_of(path: Path) -> ArticleFields:
+    """The fields of a page analysed alone (a cold site's first page)."""
+    analysis = analyze_page(path.read_bytes(), "http://127.0.0.1/" + path.name)
+    assert analysis.role == "article" and analysis.model is not None
+    meta = [b.node for b in analysis.blocks if b.kind == "metadata"]
+    return article_fields(analysis.model, analysis.article_node, metadata=meta)
+
+
+def test_wordpress_post_headline_without_site_name_published_not_modified() -> None:
+    found = fields_of(FIXTURES / "fields" / "paraguayos-post.html")
+    # <title> is "… - Paraguayos.ORG": the h1 the title names is the headline
+    assert found.title == "Camaristas ratifican arresto y tobillera para Thiago Gorostiaga"
+    assert found.title_from == "heading"
+    assert found.author == "Redacción"  # the itemprop="author" card's name, not its link URL
+    # the dateModified <time> comes first on the page; datePublished is the date
+    assert found.published == "2026-04-29T15:59:27-03:00"
+    assert found.language == "es-AR"
+
+
+def test_hugo_post_headline_is_the_h4_not_the_logo_h1() -> None:
+    found = fields_of(SITES / "erikmcclure" / "blog" / "aurora-theory-released" / "index.html")
+    assert found.title == "Aurora Theory Released!"
+    assert found.author == "Erik McClure"  # article:author meta
+    assert found.published == "2013-07-11T19:27:00+00:00"
+
+
+def test_chinese_post_language_and_title() -> None:
+    found = fields_of(SITES / "ctripfe" / "team" / "2017" / "06" / "05" / "remove-strict-node.html")
+    assert found.title == "移除在 ESM 模式生成的严格模式"
+    assert found.language.startswith("zh")
+
+
+def test_title_site_affix_from_the_site_titles() -> None:
+    titles = SiteTitles()
+    for name in ("Harbour opens", "Rates rise", "Budget passed"):
+        titles.add(f"{name} | The Lakeside Courier")
+    titles.add("About us")
+    assert titles.without_affixes("Fair this weekend | The Lakeside Courier") == "Fair this weekend"
+    # a part no other title repeats is the headline's own
+    assert titles.without_affixes("Storm - Part two | The Lakeside Courier") == "Storm - Part two"
+    assert titles.without_affixes("The Lakeside Courier") == "The Lakeside Courier"  # never all
+    # one page is no evidence: a cold site keeps its titles
+    cold = SiteTitles()
+    cold.add("Harbour opens | The Lakeside Courier")
+    title = "Harbour opens | The Lakeside Courier"
+    assert cold.without_affixes(title) == title
+
+
+def test_title_without_heading_drops_the_stated_site_name() -> None:
+    html = ("<html><head><title>Quiet night on the lake :: Lake Log</title>"
+            '<meta property="og:site_name" content="Lake Log"></head><body>'
+            "<div><p>Menu</p></div><div><p>" + "The lake was quiet all night long. " * 20
+            + "</p></div></body></html>")  # fmt: skip
+    model = PageModel.from_html(html, "http://127.0.0.1/a")
+    assert article_fields(model, None).title == "Quiet night on the lake"
+
+
+def test_json_ld_and_meta_sources() -> None:
+    html = """<html><head><title>T</title>
+    <script type="application/ld+json">{"@graph": [{"@type": "WebSite", "name": "S"},
+      {"@type": "NewsArticle", "datePublished": "2024-03-05T14:20Z",
+       "author": [{"@type": "Person", "name": "Ana Ruiz"}, {"name": "Li Wei"}]}]}</script>
+    <meta name="author" content="https://example.org/ana"></head>
+    <body><h1>T</h1><p>Body text here.</p></body></html>"""
+    found = article_fields(PageModel.from_html(html, "http://127.0.0.1/a"), None)
+    assert (found.author, found.published) == ("Ana Ruiz, Li Wei", "2024-03-05T14:20:00+00:00")
+    assert found.language == ""  # Latin script names no language, and no lang is stated
+
+
+def test_iso_date_and_script_language() -> None:
+    assert iso_date("2024-03-05T14:20") == "2024-03-05T14:20:00"
+    assert iso_date("not a date") == iso_date("05/03/2024") == ""
+    assert text_language("한국어 문장") == "ko"
+    assert text_language("Привет") == ""  # Cyrillic: many languages
+
+
+def test_crawl_feed_shows_the_fields(tmp_path: Path) -> None:
+    """A real crawl of the erikmcclure fixture subset: its ArticleItems carry the headline
+    (not the logo's h1), the author, the date and the language in the feed."""
+    with serve_directory(SITES / "erikmcclure") as base:
+        result = run_crawl("site", tmp_path, args={"url": base})
+    assert result.returncode == 0, result.log[-3000:]
+    articles = [i for i in result.items if i.get("role") == "article"]
+    posts = {i["url"].rsplit("/", 2)[-2]: i for i in articles}
+    post = posts["aurora-theory-released"]
+    assert post["title"] == "Aurora Theory Released!"
+    assert post["author"] == "Erik McClure"
+    assert post["published"] == "2013-07-11T19:27:00+00:00"
+    assert post["language"] == "en-US"  # og:locale: the page has no lang attribute
+    blog = [i for i in articles if "/blog/" in i["url"]]
+    assert len(blog) >= 8
+    assert all(i["title"] != "Erik McClure" and i["published"] for i in blog)
