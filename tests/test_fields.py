@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.crawling import run_crawl
 from wisdom_scrapy.analysis import analyze_page
 from wisdom_scrapy.dom import PageModel
@@ -97,6 +99,7 @@ def test_iso_date_and_script_language() -> None:
     assert text_language("Привет") == ""  # Cyrillic: many languages
 
 
+@pytest.mark.crawl
 def test_crawl_feed_shows_the_fields(tmp_path: Path) -> None:
     """A real crawl of the erikmcclure fixture subset: its ArticleItems carry the headline
     (not the logo's h1), the author, the date and the language in the feed."""
