@@ -116,7 +116,7 @@ def _lone_entries(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.b
     (whose first text may be the site's name, linked in a heading) holds its menus."""
     n = model.n
     heads = model.tag_mask(HEADING_TAGS)
-    boxes = template_boxes(model, template) & ~model.subtree_mask(heads)
+    boxes = template_boxes(model, template) & ~_heading_text(model, template)
     box_count = np.concatenate([[0], np.cumsum(boxes)])
     me = urlsplit(model.url).netloc, _same_page(model.url)
     linking = np.zeros(n + 1, dtype=np.int64)
