@@ -17,7 +17,9 @@ The rule (:func:`item_share`), every part measured on the page and its site:
   *lone entry*: a node whose every heading links to another page, holding none of the site's
   template boxes outside its headings (an archive that lists one post under the post's linked
   title, :func:`_lone_entries`; a post has a title of its own that links nowhere else, a
-  wrapper of the page holds its menus). A tag page listing one post is still a list. Nested
+  wrapper of the page holds its menus). It needs nothing but the page and the template known
+  when the page is analysed: a held page of a cold site, analysed as soon as the template
+  shows, is judged as a page of a warm one. A tag page listing one post is still a list. Nested
   items count once;
 * the site's **template** (nodes whose text its other pages repeat:
   :func:`~wisdom_scrapy.mining.repetition.repeated_text`, e.g. an archive sidebar listing every
@@ -110,13 +112,15 @@ def _lone_entries(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.b
     """Per node: it may be a titled item with no sibling item (an archive listing one post,
     whose title links to the post): its sub-tree holds a heading (``h1``–``h6``), each of its
     headings holds a link to another page (of this site or not), and it holds none of the
-    site's template boxes (:func:`~wisdom_scrapy.mining.repetition.template_boxes`: menus, a
-    share bar) outside its headings. A post keeps a heading of its own that links nowhere else
+    site's template boxes (:func:`~wisdom_scrapy.mining.repetition.template_boxes`) with two
+    links or more (menus, a share bar; an entry's own "comments" or author link is one) but
+    its title. A post keeps a heading of its own that links nowhere else
     (its title), even when a kicker or a breadcrumb above it is a link; a wrapper of the page
     (whose first text may be the site's name, linked in a heading) holds its menus."""
     n = model.n
     heads = model.tag_mask(HEADING_TAGS)
     boxes = template_boxes(model, template) & ~_heading_text(model, template)
+    boxes &= model.n_anchors >= 2  # a menu, a share bar; not an entry's "comments" link
     box_count = np.concatenate([[0], np.cumsum(boxes)])
     me = urlsplit(model.url).netloc, _same_page(model.url)
     linking = np.zeros(n + 1, dtype=np.int64)
