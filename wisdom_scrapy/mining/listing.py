@@ -14,13 +14,13 @@ The rule (:func:`item_share`), every part measured on the page and its site:
   its title — at least half of the first block's own text (a heading, a list line without its
   sub-list) — and whose
   parent has at least two such children (items come in lists) — or a list item (``li``), or a
-  *lone entry*: a node whose every heading links to another page, holding none of the site's
-  template boxes outside its headings (an archive that lists one post under the post's linked
-  title, :func:`_lone_entries`; a post has a title of its own that links nowhere else, a
-  wrapper of the page holds its menus). It needs nothing but the page and the template known
-  when the page is analysed: a held page of a cold site, analysed as soon as the template
-  shows, is judged as a page of a warm one. A tag page listing one post is still a list. Nested
-  items count once;
+  *lone entry*: a node titled by a heading, whose every heading links to another page,
+  holding no menu or share bar of the site's template (an archive that lists one post under
+  the post's linked title, :func:`_lone_entries`; a post has a title of its own that links
+  nowhere else, a wrapper of the page holds its menus). It needs nothing but the page and the
+  template known when the page is analysed: a held page of a cold site, analysed as soon as
+  the template shows, is judged as a page of a warm one. A tag page listing one post is still
+  a list. Nested items count once;
 * the site's **template** (nodes whose text its other pages repeat:
   :func:`~wisdom_scrapy.mining.repetition.repeated_text`, e.g. an archive sidebar listing every
   post) and the page's navigation (``nav``, ``aside``, ``menu``) are neither items nor part of
@@ -110,8 +110,9 @@ def _heading_text(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.b
 
 def _lone_entries(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
     """Per node: it may be a titled item with no sibling item (an archive listing one post,
-    whose title links to the post): its sub-tree holds a heading (``h1``–``h6``), each of its
-    headings holds a link to another page (of this site or not), and it holds none of the
+    whose title links to the post) when its title is a heading's: its sub-tree holds a heading
+    (``h1``–``h6``), each of its headings holds a link to another page (of this site or not),
+    and it holds none of the
     site's template boxes (:func:`~wisdom_scrapy.mining.repetition.template_boxes`) with two
     links or more (menus, a share bar; an entry's own "comments" or author link is one) but
     its title. A post keeps a heading of its own that links nowhere else
@@ -170,7 +171,10 @@ def titled_items(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bo
     # a lone entry's title may be repeated text: a post's title is on its page and on every
     # archive that lists it, on more than √N pages of a site's first few
     titles = _heading_text(model, template)
-    items |= titled_lead & ~not_own_text(model, template & ~titles) & _lone_entries(model, template)
+    headed = np.zeros(n, dtype=bool)  # the title is a heading's
+    headed[idx] = model.subtree_mask(model.tag_mask(HEADING_TAGS))[fn]
+    items |= (titled_lead & headed & ~not_own_text(model, template & ~titles)
+              & _lone_entries(model, template))  # fmt: skip
     items[0] = False
     inner = model.subtree_mask(items) & ~items  # strictly inside another item
     return items & ~inner
