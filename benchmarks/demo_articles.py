@@ -12,13 +12,22 @@ gold article page with token-shingle P/R/F1 (:func:`wisdom_scrapy.evaluation.shi
 It also counts the last line of every WISDOM text (what the body ends with shows the template
 noise that stays: orphan headings, pagination, footers) and lists the worst pages.
 
+**Roles** (issue 30: the feed holds articles and nothing else under that role): over every page
+the crawl emitted an item for, the precision and recall of the role "article" and of "toc"
+against the gold roles (tag, author and month archives are lists; print, share, static, promo
+and the archive index are "other"), and the pages emitted as articles that are not. The crawl
+is a *cold* one (a fresh store); then the site is crawled a second time with the same store
+(warm), and the pages whose role differs between the two crawls are counted: the first crawl
+of a site must be as clean as the second.
+
 ::
 
     python benchmarks/demo_articles.py
     python benchmarks/demo_articles.py --keep /tmp/demo_q --json demo.json
     python benchmarks/demo_articles.py --site-dir /tmp/demo_q --items /tmp/demo_q/items.jsonl
 
-``--site-dir`` with ``--items`` scores an existing build and crawl without crawling again.
+``--site-dir`` with ``--items`` scores an existing build and crawl without crawling again (and
+``--items2`` a second, warm crawl's items).
 """
 
 from __future__ import annotations
@@ -42,16 +51,22 @@ else:
 from wisdom_scrapy.evaluation import PRF, shingle_prf
 
 
-def build_and_crawl(workdir: Path, timeout: float) -> Path:
-    """Build the demo site in ``workdir`` and crawl it; return the items file."""
+def build_and_crawl(workdir: Path, timeout: float) -> tuple[Path, Path]:
+    """Build the demo site in ``workdir`` and crawl it twice with one store, fresh before the
+    first crawl (cold) and kept for the second (warm); return both items files."""
     from sample_project.demo_site import build_demo_site
 
     build_demo_site(workdir)
-    items = workdir / "items.jsonl"
-    items.unlink(missing_ok=True)
     store = workdir / "wisdom.db"
     for leftover in workdir.glob("wisdom.db*"):
         leftover.unlink()
+    return (_crawl(workdir, store, workdir / "items.jsonl", timeout),
+            _crawl(workdir, store, workdir / "items-warm.jsonl", timeout))  # fmt: skip
+
+
+def _crawl(workdir: Path, store: Path, items: Path, timeout: float) -> Path:
+    """One crawl of the demo site built in ``workdir`` into ``items``, with ``store``."""
+    items.unlink(missing_ok=True)
     command = [sys.executable, "-m", "scrapy", "crawl", "demo", "-a", f"site_dir={workdir}",
                "-a", "port=0", "-O", str(items), "-s", f"WISDOM_STORE_URI=sqlite:///{store}",
                "-s", "LOG_LEVEL=WARNING"]  # fmt: skip
@@ -73,6 +88,41 @@ def load_items(path: Path) -> dict[str, dict[str, Any]]:
         if item.get("role") == "article" and "text" in item and "url" in item:
             found[urlsplit(item["url"]).path] = item
     return found
+
+
+def load_roles(path: Path) -> dict[str, str]:
+    """The role of every page item (article, toc, other) by URL path."""
+    from urllib.parse import urlsplit
+
+    roles: dict[str, str] = {}
+    for line in path.read_text("utf-8").splitlines():
+        item = json.loads(line)
+        if "url" in item and item.get("role") in ("article", "toc", "other"):
+            roles.setdefault(urlsplit(item["url"]).path, item["role"])
+    return roles
+
+
+def role_figures(site_dir: Path, cold: dict[str, str], warm: dict[str, str] | None
+                 ) -> dict[str, Any]:
+    """Precision/recall of "article" and "toc" over every page with an item (module docstring),
+    the non-articles emitted as articles (by gold kind), and the roles the warm crawl changed."""
+    pages = json.loads((site_dir / "ground_truth.json").read_text("utf-8"))["pages"]
+    gold = {path: pages[path]["role"] for path in cold if path in pages}
+    figures: dict[str, Any] = {"pages": len(gold)}
+    for role in ("article", "toc"):
+        emitted = [p for p in gold if cold[p] == role]
+        right = sum(1 for p in emitted if gold[p] == role)
+        wanted = sum(1 for p in gold if gold[p] == role)
+        figures[role] = {"precision": right / len(emitted) if emitted else 0.0,
+                         "recall": right / wanted if wanted else 0.0,
+                         "emitted": len(emitted), "gold": wanted}  # fmt: skip
+    figures["false_articles"] = dict(Counter(
+        pages[p]["kind"] for p in gold if cold[p] == "article" and gold[p] != "article"))
+    if warm is not None:
+        changed = sorted(p for p in cold if p in warm and warm[p] != cold[p])
+        figures["changed_on_warm_crawl"] = len(changed)
+        figures["changed_examples"] = [f"{p}: {cold[p]} -> {warm[p]}" for p in changed[:10]]
+    return figures
 
 
 def _trafilatura() -> Any:
@@ -119,6 +169,16 @@ def report(result: dict[str, Any], worst: int) -> str:
     lines += ["", f"worst {worst} pages (WISDOM F1, trafilatura F1):"]
     rows = sorted(result["rows"], key=lambda r: r["wisdom"]["f1"])[:worst]
     lines += [f"  {r['wisdom']['f1']:.3f} {r['trafilatura']['f1']:.3f} {r['path']}" for r in rows]
+    roles = result.get("roles")
+    if roles:
+        lines += ["", f"roles over the {roles['pages']} pages with an item (cold crawl):"]
+        lines += [f"  {role}: precision {roles[role]['precision']:.3f} ({roles[role]['emitted']} "
+                  f"emitted), recall {roles[role]['recall']:.3f} ({roles[role]['gold']} gold)"
+                  for role in ("article", "toc")]  # fmt: skip
+        lines.append(f"  emitted as articles, not articles (by kind): {roles['false_articles']}")
+        if "changed_on_warm_crawl" in roles:
+            lines.append(f"  roles changed on the warm crawl: {roles['changed_on_warm_crawl']} "
+                         f"{roles['changed_examples']}")
     return "\n".join(lines)
 
 
@@ -127,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="build and crawl here (kept afterwards)")
     parser.add_argument("--site-dir", type=Path, help="score this existing build (with --items)")
     parser.add_argument("--items", type=Path, help="items of an existing crawl of --site-dir")
+    parser.add_argument("--items2", type=Path, help="items of a second (warm) crawl of it")
     parser.add_argument("--worst", type=int, default=5, help="list this many worst pages")
     parser.add_argument("--timeout", type=float, default=900, help="seconds for the crawl")
     parser.add_argument("--json", type=Path, help="write every figure (and per page) here")
@@ -134,12 +195,14 @@ def main(argv: list[str] | None = None) -> int:
     if (args.site_dir is None) != (args.items is None):
         parser.error("--site-dir and --items go together")
     if args.site_dir is not None:
-        site_dir, items_file = args.site_dir, args.items
+        site_dir, items_file, warm_file = args.site_dir, args.items, args.items2
     else:
         site_dir = args.keep or Path(tempfile.mkdtemp(prefix="demo_articles-"))
         site_dir.mkdir(parents=True, exist_ok=True)
-        items_file = build_and_crawl(site_dir, args.timeout)
+        items_file, warm_file = build_and_crawl(site_dir, args.timeout)
     result = evaluate(site_dir, load_items(items_file))
+    result["roles"] = role_figures(site_dir, load_roles(items_file),
+                                   load_roles(warm_file) if warm_file else None)
     print(report(result, args.worst))
     if args.json:
         result["environment"] = {**environment(), "trafilatura": dist_version("trafilatura")}

@@ -33,8 +33,10 @@ Ground truth format::
          # articles only: "category", "author", "date" (ISO), "place", "tags"
      }}}
 
-``role`` is ``toc`` for the home page and the category pages, ``article`` for article pages and
-``other`` for everything else (tag/author/month archives, print, share, static and promo pages).
+``role`` is ``toc`` for the pages that list stories (the home page, the category pages and the
+tag, author and month archives, however few stories they list), ``article`` for article pages
+and ``other`` for everything else (the archive index of months, print and share copies, static
+and promo pages): what a user crawling for articles expects each to be.
 """
 
 from __future__ import annotations
@@ -815,7 +817,7 @@ body{{font-family:Arial,sans-serif;background:#ffe;text-align:center}}
         for tag in TAGS:
             items = [a for a in self.latest if tag in a.tags]
             self._listing(_tag_path(tag), f"Topic: {tag}",
-                          f"All our stories about {tag.lower()}.", items, "other", "tag", "")
+                          f"All our stories about {tag.lower()}.", items, "toc", "tag", "")
         for name in REPORTERS + COLUMNISTS:
             items = [a for a in self.latest if a.author == name]
             role = "Columnist" if name in COLUMNISTS else "Reporter"
@@ -823,7 +825,7 @@ body{{font-family:Arial,sans-serif;background:#ffe;text-align:center}}
                    f"<p>{_esc(name)} writes for the Courier.<br>"
                    f'Contact: <a href="mailto:{_slugify(name)}@lakeside-courier.example">'
                    f"email</a></p></div>\n ")
-            self._listing(_author_path(name), name, f"Stories by {name}.", items, "other",
+            self._listing(_author_path(name), name, f"Stories by {name}.", items, "toc",
                           "author", "", extra_top=bio)
         month_items = []
         for year, month in self.months:
@@ -832,7 +834,7 @@ body{{font-family:Arial,sans-serif;background:#ffe;text-align:center}}
             month_items.append(f'  <li><a href="{_month_path(year, month)}">{label}</a> '
                                f"({len(items)} stories)</li>")
             self._listing(_month_path(year, month), f"Archive: {label}",
-                          f"Everything we published in {label}.", items, "other", "month",
+                          f"Everything we published in {label}.", items, "toc", "month",
                           "archive")
         main = ('<div class="archive-index">\n <h1>Archive</h1>\n <ul class="months">\n'
                 + "\n".join(month_items) + "\n </ul>\n</div>")

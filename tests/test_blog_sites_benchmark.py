@@ -68,3 +68,27 @@ def test_sites_json_is_read_with_its_rules(tmp_path: Path) -> None:
     assert site.directory == tmp_path / "s" and site.cjk
     assert site.role_of("/p/x") == "article" and site.role_of("/") == "toc"
     assert site.role_of("/about/") is None
+
+
+def test_demo_role_figures_count_every_page_and_the_warm_crawls_changes(tmp_path: Path) -> None:
+    from benchmarks.demo_articles import load_roles, role_figures
+
+    pages = {"/a.html": ("article", "article"), "/b.html": ("article", "article"),
+             "/tag/x.html": ("toc", "tag"), "/print/a.html": ("other", "print")}  # fmt: skip
+    truth = {"pages": {p: {"role": r, "kind": k} for p, (r, k) in pages.items()}}
+    (tmp_path / "ground_truth.json").write_text(json.dumps(truth), "utf-8")
+
+    def items(name: str, roles: dict[str, str]) -> Path:
+        lines = [json.dumps({"url": f"http://h:1{p}", "role": r}) for p, r in roles.items()]
+        (tmp_path / name).write_text("\n".join([*lines, json.dumps({"sitemap": 1})]), "utf-8")
+        return tmp_path / name
+
+    cold = load_roles(items("cold.jsonl", {"/a.html": "article", "/b.html": "article",
+                                           "/tag/x.html": "article", "/print/a.html": "article"}))
+    warm = load_roles(items("warm.jsonl", {"/a.html": "article", "/b.html": "article",
+                                           "/tag/x.html": "toc", "/print/a.html": "other"}))
+    figures = role_figures(tmp_path, cold, warm)
+    assert figures["article"] == {"precision": 0.5, "recall": 1.0, "emitted": 4, "gold": 2}
+    assert figures["toc"]["recall"] == 0.0
+    assert figures["false_articles"] == {"tag": 1, "print": 1}
+    assert figures["changed_on_warm_crawl"] == 2

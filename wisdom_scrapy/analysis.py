@@ -30,6 +30,22 @@ Site refinement (:class:`SiteView`; measured in ``benchmarks/blog_sites.py``)
     page, else "article" when the refined body has text, else "other". A page that shows no
     template box (the site's first pages, another layout) is analysed as a page alone.
 
+Not an article (issue 30: the feed holds articles, each once)
+    A page whose article was found is "other" when that article is not the page's own:
+
+    * on a page that shows the site's template, when every character the article keeps is the
+      site's template (a share, contact or sign-in page whose only prose is the footer);
+    * on a page that shows none of it (a print or AMP copy has a layout of its own), when at
+      least :data:`COPY_SHARE` of the article's text is in blocks other pages of the site hold
+      too: most of what it says is said elsewhere, by a page that shows the template. (A
+      post's paragraphs are on its full-post lists as well, and it stays an article: it shows
+      the template.)
+
+    Both read only the site's block repetition as it stands when the page is analysed (the
+    held pages of a cold site are analysed once its template shows): a copy analysed before
+    the page it copies was fetched is still an article; the crawl reaches copies through the
+    links of their originals, so the original comes first as a rule.
+
 Warm mode (WISDOM §3)
     Node features from the page model and the site's entropies, then two k-MIB searches with
     merging and condensing: article blocks by CLEN_A under the article type constraint, TOC
@@ -87,14 +103,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.dom import PageModel, nearest_marked
 from wisdom_scrapy.mining.density import SinglePageArticle, single_page_article
 from wisdom_scrapy.mining.listing import LIST_SHARE, item_share, titled_items
 from wisdom_scrapy.mining.repetition import (
+    block_nodes,
     embedded_lines,
     repeated_text,
     stored_repetition,
     template_boxes,
+    url_counted,
 )
 from wisdom_scrapy.mining.wisdom import (
     DEFAULT_PARAMS,
@@ -112,6 +130,11 @@ if TYPE_CHECKING:
 
     from wisdom_scrapy.mining.repetition import BlockRepetition
     from wisdom_scrapy.store import EntropySnapshot, TermStore
+
+#: a page alone (none of its site's template shows) whose article has at least this share of
+#: its text on other pages of the site is a copy (a print or AMP version), not an article:
+#: most of what it says is said elsewhere (module docstring, "Not an article")
+COPY_SHARE = 0.5
 
 __all__ = [
     "Block",
@@ -286,8 +309,46 @@ def analyze_page(
                             figures={"site_pages": float(n_pages)})  # fmt: skip
     site_view = SiteView.of(model, repetition) if repetition is not None else None
     if entropy is None:
-        return _single_page(model, url, n_pages, site_view)
-    return _warm(model, url, entropy, n_pages, target_terms, params, site_view)
+        result = _single_page(model, url, n_pages, site_view)
+    else:
+        result = _warm(model, url, entropy, n_pages, target_terms, params, site_view)
+    if result.role == "article" and repetition is not None:
+        result.role = _article_or_other(result, site_view, repetition)
+    return result
+
+
+def _kept_text(result: PageAnalysis) -> NDArray[np.bool_]:
+    """Node mask of the article's kept nodes that own text."""
+    model, body = result.model, result.article_node
+    assert model is not None and body is not None
+    kept = np.zeros(model.n, dtype=bool)
+    kept[body : model.subtree_end[body]] = True
+    if result.article_exclude is not None:
+        kept &= ~result.article_exclude
+    return kept & (model.own_len > 0)
+
+
+def _article_or_other(
+    result: PageAnalysis, site_view: SiteView | None, repetition: BlockRepetition
+) -> str:
+    """"article", or "other" for a page whose article is not one of its own (module
+    docstring, "Not an article"): all of its kept text is the site's template, or, on a page
+    that shows none of the site's template, most of it is on other pages of the site too."""
+    model = result.model
+    if model is None or result.article_node is None:
+        return result.role
+    text = _kept_text(result)
+    own = model.own_len
+    if site_view is not None:
+        mine = text & ~model.subtree_mask(site_view.template)
+        return "article" if own[mine].sum() > 0 else "other"
+    pages = repetition.pages_of(model)
+    counted = url_counted(repetition, result.url)
+    block = nearest_marked(block_nodes(model), model.parent)
+    elsewhere = text & (pages[block] >= (2 if counted else 1))
+    share = float(own[elsewhere].sum()) / max(1.0, float(own[text].sum()))
+    result.figures["text_elsewhere"] = share
+    return "other" if share >= COPY_SHARE else "article"
 
 
 # --------------------------------------------------------------------------------------------

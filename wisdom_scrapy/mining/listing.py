@@ -13,13 +13,21 @@ The rule (:func:`item_share`), every part measured on the page and its site:
   another page of the page's host (not the page itself, not an in-page ``#`` anchor) that is
   its title — at least half of the first block's own text (a heading, a list line without its
   sub-list) — and whose
-  parent has at least two such children (items come in lists) — or a list item (``li``): a tag
-  page listing one post is still a list; nested items count once;
+  parent has at least two such children (items come in lists) — or a list item (``li``), or a
+  *lone entry*: a node titled by a heading, whose every heading links to another page,
+  holding no menu or share bar of the site's template (an archive that lists one post under
+  the post's linked title, :func:`_lone_entries`; a post has a title of its own that links
+  nowhere else, a wrapper of the page holds its menus). It needs nothing but the page and the
+  template known when the page is analysed: a held page of a cold site, analysed as soon as
+  the template shows, is judged as a page of a warm one. A tag page listing one post is still
+  a list. Nested items count once;
 * the site's **template** (nodes whose text its other pages repeat:
   :func:`~wisdom_scrapy.mining.repetition.repeated_text`, e.g. an archive sidebar listing every
   post) and the page's navigation (``nav``, ``aside``, ``menu``) are neither items nor part of
   the page's own text;
-* the **share** is the text of the items over the page's own (non-template) text. A page is a
+* the **share** is the text of the items over the page's own (non-template) text; an item's
+  text is the page's own even where the site repeats it (a post's title is on every archive
+  that lists it: among a site's first pages, on more than √N of them). A page is a
   list when the share is at least one half: its items are most of what it says. An article's
   "part 2" links, a related box or a prev/next pair are a small part of its text.
 
@@ -35,6 +43,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from wisdom_scrapy.dom import BLOCK_TAGS, nearest_marked
+from wisdom_scrapy.mining.repetition import template_boxes
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -45,17 +54,28 @@ __all__ = ["LIST_SHARE", "item_share", "titled_items"]
 
 #: a page whose titled items hold at least this share of its own text is a list page
 LIST_SHARE = 0.5
+#: headings: a lone item titled by one is a list entry (:func:`titled_items`)
+HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: the page's own navigation: neither items nor own text
 NAVIGATION_TAGS = frozenset({"nav", "aside", "menu"})
+
+
+def _same_page(url: str) -> str:
+    """A URL as the page it names: no query, fragment, trailing slash or directory index
+    (``/x/``, ``/x`` and ``/x/index.html`` are one page of a static site)."""
+    path = urlsplit(url).path
+    for index in ("index.html", "index.htm", "index.php"):
+        path = path.removesuffix(index)
+    return path.rstrip("/")
 
 
 def _site_anchors(model: PageModel) -> NDArray[np.bool_]:
     """Per node: an ``<a>`` linking to another page of the page's host."""
     host = urlsplit(model.url).netloc
-    me = model.url.split("#", 1)[0].rstrip("/")
+    me = _same_page(model.url)
     out = np.zeros(model.n, dtype=bool)
     for link in model.links():
-        if urlsplit(link.url).netloc == host and link.url.rstrip("/") != me:
+        if urlsplit(link.url).netloc == host and _same_page(link.url) != me:
             out[link.node] = True
     return out
 
@@ -78,6 +98,44 @@ def _first_text_owner(model: PageModel) -> NDArray[np.int64]:
     inside = found & (first >= np.arange(n)) & (first < model.subtree_end)
     owner[inside] = first[inside]
     return owner
+
+
+def _heading_text(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """The nodes of ``template`` whose whole text lies in headings (``h1``–``h6``)."""
+    in_heads = np.where(model.subtree_mask(model.tag_mask(HEADING_TAGS)), model.own_len, 0)
+    count = np.concatenate([[0], np.cumsum(in_heads)])
+    heading_len = count[model.subtree_end] - count[np.arange(model.n)]
+    return template & (model.tlen > 0) & (heading_len == model.tlen)
+
+
+def _lone_entries(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """Per node: it may be a titled item with no sibling item (an archive listing one post,
+    whose title links to the post) when its title is a heading's: its sub-tree holds a heading
+    (``h1``–``h6``), each of its headings holds a link to another page (of this site or not),
+    and it holds none of the
+    site's template boxes (:func:`~wisdom_scrapy.mining.repetition.template_boxes`) with two
+    links or more (menus, a share bar; an entry's own "comments" or author link is one) but
+    its title. A post keeps a heading of its own that links nowhere else
+    (its title), even when a kicker or a breadcrumb above it is a link; a wrapper of the page
+    (whose first text may be the site's name, linked in a heading) holds its menus."""
+    n = model.n
+    heads = model.tag_mask(HEADING_TAGS)
+    boxes = template_boxes(model, template) & ~_heading_text(model, template)
+    boxes &= model.n_anchors >= 2  # a menu, a share bar; not an entry's "comments" link
+    box_count = np.concatenate([[0], np.cumsum(boxes)])
+    me = urlsplit(model.url).netloc, _same_page(model.url)
+    linking = np.zeros(n + 1, dtype=np.int64)
+    for link in model.links():
+        if (urlsplit(link.url).netloc, _same_page(link.url)) != me:
+            linking[link.node + 1] = 1
+    below = np.cumsum(linking)  # below[j] - below[i]: linking anchors among nodes i..j-1
+    start, end = np.arange(n), model.subtree_end
+    bare = np.zeros(n + 1, dtype=np.int64)
+    bare[1:] = heads & (below[end] == below[start])
+    bare = np.cumsum(bare)
+    count = np.concatenate([[0], np.cumsum(heads)])
+    return ((count[end] > count[start]) & (bare[end] == bare[start])
+            & (box_count[end] == box_count[start]))  # fmt: skip
 
 
 def not_own_text(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
@@ -104,12 +162,19 @@ def titled_items(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bo
     block_of = nearest_marked(model.tag_mask(BLOCK_TAGS), model.parent)
     block_text = np.bincount(block_of, weights=model.own_len, minlength=n)  # nested blocks apart
     titled = 2 * model.tlen[a] >= block_text[block_of[fn]]
-    lead = np.zeros(n, dtype=bool)
-    lead[idx] = anchors[a] & (a >= idx) & titled
-    lead &= ~not_own_text(model, template)
+    titled_lead = np.zeros(n, dtype=bool)
+    titled_lead[idx] = anchors[a] & (a >= idx) & titled
+    lead = titled_lead & ~not_own_text(model, template)
     parent = model.parent
     siblings = np.bincount(parent[lead][parent[lead] >= 0], minlength=n)
     items = lead & ((siblings[np.maximum(parent, 0)] >= 2) | model.tag_mask(("li",)))
+    # a lone entry's title may be repeated text: a post's title is on its page and on every
+    # archive that lists it, on more than √N pages of a site's first few
+    titles = _heading_text(model, template)
+    headed = np.zeros(n, dtype=bool)  # the title is a heading's
+    headed[idx] = model.subtree_mask(model.tag_mask(HEADING_TAGS))[fn]
+    items |= (titled_lead & headed & ~not_own_text(model, template & ~titles)
+              & _lone_entries(model, template))  # fmt: skip
     items[0] = False
     inner = model.subtree_mask(items) & ~items  # strictly inside another item
     return items & ~inner
@@ -123,10 +188,11 @@ def item_share(
     if model.n == 0:
         return 0.0
     own = model.own_len
-    outside = not_own_text(model, template)
+    if items is None:
+        items = titled_items(model, template)
+    in_items = model.subtree_mask(items)
+    outside = not_own_text(model, template) & ~in_items  # an item's title may be repeated
     total = float(own[~outside].sum())
     if total <= 0:
         return 0.0
-    if items is None:
-        items = titled_items(model, template)
-    return float(own[model.subtree_mask(items) & ~outside].sum()) / total
+    return float(own[in_items & ~outside].sum()) / total

@@ -85,6 +85,7 @@ __all__ = [
     "repeated_text",
     "stored_repetition",
     "template_boxes",
+    "url_counted",
 ]
 
 logger = logging.getLogger(__name__)
@@ -322,6 +323,12 @@ def stored_repetition(store: TermStore, site: str) -> BlockRepetition | None:
     repetition = BlockRepetition()
     merge_stored(repetition, store, site)
     return repetition if repetition.n_pages or repetition.skipped else None
+
+
+def url_counted(repetition: BlockRepetition, url: str) -> bool:
+    """Whether ``repetition`` counts the page ``url`` among its pages (a
+    :class:`PageRepetition` is made for a counted page only)."""
+    return isinstance(repetition, PageRepetition) or url in repetition
 
 
 def repeated_text(model: PageModel, repetition: BlockRepetition) -> NDArray[np.bool_]:
