@@ -23,6 +23,8 @@ from wisdom_scrapy.testing import serve_directory
 
 from .crawling import run_crawl
 
+pytestmark = pytest.mark.crawl
+
 POSTS = 12
 _PROSE = [p for p in (" ".join(t.split()) for v in sorted(topics.items()) for t in
                       v[1].split("\n\n")) if 200 < len(p) < 700]  # fmt: skip
