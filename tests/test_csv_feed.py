@@ -47,6 +47,7 @@ def feeds(tmp_path_factory: pytest.TempPathFactory) -> tuple[list, list[str], li
     return result.items, header, rows, result.log
 
 
+@pytest.mark.crawl
 def test_every_item_is_a_row_with_all_its_fields(feeds) -> None:
     items, header, rows, log = feeds
     assert "CSVExporter dropped fields" not in log
@@ -61,6 +62,7 @@ def test_every_item_is_a_row_with_all_its_fields(feeds) -> None:
             assert row[name] == (_cell(item[name]) if name in item else ""), (name, item.get("url"))
 
 
+@pytest.mark.crawl
 def test_toc_links_and_dict_fields_are_json(feeds) -> None:
     _, _, rows, _ = feeds
     tocs = [r for r in rows if r["role"] == "toc"]
@@ -75,6 +77,7 @@ def test_toc_links_and_dict_fields_are_json(feeds) -> None:
     assert later and all(json.loads(r["where"])["depth"] == int(r["depth"]) for r in later)
 
 
+@pytest.mark.crawl
 def test_only_the_large_fields_the_settings_fill_are_columns(feeds) -> None:
     _, header, rows, _ = feeds
     assert "html" in header and "blocks" not in header and "features" not in header

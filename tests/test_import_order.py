@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.crawl  # each test starts a fresh interpreter
+
 ORDERS = {
     "package, then itemadapter": ["from wisdom_scrapy import PageItem, TocItem",
                                   "from itemadapter import ItemAdapter"],

@@ -499,6 +499,7 @@ except ModuleNotFoundError as exc:
 """
 
 
+@pytest.mark.crawl  # a fresh interpreter
 def test_redis_store_without_the_redis_extra_names_the_extra() -> None:
     """redis-py is the ``redis`` extra: a redis:// URI without it is a StoreError saying what
     to install (not a bare ModuleNotFoundError from inside the package); so is the distributed

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from wisdom_scrapy.text import count_terms, extract_terms
 
 
-
 class _AdapterOnImport(importlib.abc.MetaPathFinder):
     """Registers :class:`wisdom_scrapy.adapter.PageItemAdapter` the moment ``itemadapter`` is
     imported, whenever that is.
