@@ -1,8 +1,8 @@
 """Accuracy gate: article text and page roles on fixture subsets of real blogs may not regress.
 
-``tests/fixtures/sites/`` holds 14 pages of each real generated site of ``../shared/data/sites``
-(posts, list pages; the sites' licences in ``LICENSES/``, the gold rules in ``sites.json``,
-see its README). :func:`benchmarks.blog_sites.fed_figures` feeds each subset into a memory
+``tests/fixtures/sites/`` holds 14 pages of each of three real generated blogs (posts, list
+pages; their repositories in its README, their licences in ``LICENSES/``, the gold rules in
+``sites.json``). :func:`benchmarks.blog_sites.fed_figures` feeds each subset into a memory
 store and scores WISDOM's analysis against the theme's own markup, with the metric of
 ``benchmarks/blog_sites.py``; every figure must stay at or above its floor in
 ``tests/fixtures/accuracy_floors.json``. The floors are the figures measured when they were

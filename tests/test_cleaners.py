@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import statistics
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ from scrapy.settings import Settings
 
 from sample_project.demo_site import build_demo_site
 from tests.crawling import run_crawl
+from tests.fixtures_data import erikmcclure_blog
 from wisdom_scrapy.analysis import PageAnalysis
 from wisdom_scrapy.cleaners import CLEANERS, Cleaners, InfoDiscovererCleaner
 from wisdom_scrapy.dom import PageModel
@@ -102,8 +102,6 @@ def test_cleaner_state_survives_in_the_store(tmp_path, name):
     store.close()
 
 
-#: A real blog (118 pages) of ../shared/data/sites: more pages than InfoDiscoverer samples.
-BLOG = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sites" / "erikmcclure"
 
 
 def _infodiscoverer_on(pages: list[tuple[str, bytes]]) -> tuple[InfoDiscovererCleaner, dict]:
@@ -131,10 +129,9 @@ def test_infodiscoverer_threshold_does_not_depend_on_page_order():
     with the snapshot's entropies), so two crawl orders of the same pages give the same
     threshold and the same article texts — where the first ten pages of each order, which
     the cleaner used to sample, are different pages."""
-    files = sorted(BLOG.rglob("*.html"))
-    assert len(files) > InfoDiscovererCleaner.SAMPLE
-    pages = [("http://blog.test/" + f.relative_to(BLOG).as_posix(), f.read_bytes())
-             for f in files]  # fmt: skip
+    # a real blog (tests/fixtures/sites): more pages than InfoDiscoverer samples
+    pages = [("http://blog.test/" + path, html) for path, html in erikmcclure_blog().items()]
+    assert len(pages) > InfoDiscovererCleaner.SAMPLE
     backwards = pages[::-1]
     assert {u for u, _ in pages[:10]}.isdisjoint(u for u, _ in backwards[:10])
     first, by_url = _infodiscoverer_on(pages)

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from lxml import etree
 from lxml import html as lxml_html
 
+from tests.fixtures_data import erikmcclure_blog
 from wisdom_scrapy.dom import DUMMY_TAGS, HIDDEN_TAGS, Link, PageModel, parse_html
 from wisdom_scrapy.text import count_terms
 
@@ -614,8 +615,6 @@ def test_attributes_of_every_node_match_the_elements() -> None:
 
 # ------------------------------------------------------------------------------ paragraphs
 
-SITES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sites"
-
 
 def _blocks_in_paragraphs(root: etree._Element) -> list[str]:
     from wisdom_scrapy.dom import _CLOSES_P
@@ -652,8 +651,7 @@ def reference_matches(root: etree._Element, model: PageModel) -> None:
 
 def test_real_page_with_a_heading_inside_a_paragraph() -> None:
     # erikmcclure.com (Apache-2.0): "<p><span style=color:red><h5>YOU DON'T</h5></span>Enter …"
-    page = SITES / "erikmcclure" / "blog" / "c-to-c-tutorial-part-1-basics-of-syntax" / "index.html"
-    html = page.read_bytes()
+    html = erikmcclure_blog()["blog/c-to-c-tutorial-part-1-basics-of-syntax/index.html"]
     root = parse_html(html, "http://127.0.0.1/")
     assert _blocks_in_paragraphs(root) == ["h5"]
     plain = PageModel._from_element(root, "http://127.0.0.1/", False)

@@ -720,7 +720,7 @@ def _blog_page(title: str, main: str) -> str:
 def build_paginated_blog(root: Path) -> tuple[set[str], set[str]]:
     """A static blog (Hugo's layout) of real prose: the home page and ``/page/2/`` … list
     ``_PER_PAGE`` posts each, with "Newer" / "Home" / "Older" links (no page numbers, as on the
-    erikmcclure and ctripfe blogs of ``shared/data/sites``); each post links to a print version
+    erikmcclure and ctripfe blogs of ``tests/fixtures/sites``); each post links to a print version
     and a share page. No archive, tag or next-post link: a post is reachable only through the
     list pages. Returns (post paths, list paths)."""
     from pydoc_data.topics import topics

@@ -477,6 +477,44 @@ def test_redis_bad_prefix_is_an_error(redis_uri: str) -> None:
         open_store(f"{redis_uri}?prefix=a{{b}}")
 
 
+#: A fresh interpreter where redis-py and scrapy-redis are not installed (a finder on
+#: sys.meta_path answers for them as a missing package does), then the user's two steps.
+_WITHOUT_REDIS = """
+import sys
+class Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("redis", "scrapy_redis"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Missing())
+from wisdom_scrapy.store import StoreError, open_store
+open_store("memory://").close()  # the other stores need nothing more
+try:
+    open_store("redis://:secret@127.0.0.1:6379/0")
+except StoreError as exc:
+    print("store:", exc)
+try:
+    import wisdom_scrapy.distributed
+except ModuleNotFoundError as exc:
+    print("distributed:", exc)
+"""
+
+
+@pytest.mark.crawl  # a fresh interpreter
+def test_redis_store_without_the_redis_extra_names_the_extra() -> None:
+    """redis-py is the ``redis`` extra: a redis:// URI without it is a StoreError saying what
+    to install (not a bare ModuleNotFoundError from inside the package); so is the distributed
+    module without scrapy-redis."""
+    out = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_REDIS], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out == [
+        "store: store URI 'redis://:***@127.0.0.1:6379/0' needs the redis client, an optional"
+        " dependency: pip install 'wisdom_scrapy[redis]'",
+        "distributed: wisdom_scrapy.distributed needs scrapy_redis, an optional dependency:"
+        " pip install 'wisdom_scrapy[distributed]'",
+    ]
+
+
 def test_sqlite_path_under_a_file(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")

@@ -12,10 +12,15 @@ Importing the package imports nothing else: every public name loads its module o
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.util
 import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
+
     from wisdom_scrapy.addon import Addon
     from wisdom_scrapy.analysis import PageAnalysis, analyze_page
     from wisdom_scrapy.extension import WisdomExtension
@@ -26,8 +31,40 @@ if TYPE_CHECKING:
     from wisdom_scrapy.store import StoreError, TermStore, open_store
     from wisdom_scrapy.text import count_terms, extract_terms
 
-if "itemadapter" in sys.modules:  # Scrapy is loaded already: ItemAdapter shows spider fields
+
+class _AdapterOnImport(importlib.abc.MetaPathFinder):
+    """Registers :class:`wisdom_scrapy.adapter.PageItemAdapter` the moment ``itemadapter`` is
+    imported, whenever that is.
+
+    ``ItemAdapter`` shows a page item's spider fields (``extra``) as top-level fields only once
+    the adapter is in its ``ADAPTER_CLASSES``, and the adapter module imports ``itemadapter``,
+    which imports Scrapy — which this package does not import (an engine user needs neither).
+    Registering only when ``itemadapter`` happened to be loaded first made the items' shape
+    depend on import order; this finder, on ``sys.meta_path`` until ``itemadapter`` is found,
+    runs the registration right after ``itemadapter``'s own module has run.
+    """
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
+        if name != "itemadapter":
+            return None
+        sys.meta_path.remove(self)  # once, and not asked again by the look-up below
+        spec = importlib.util.find_spec(name)
+        loader = spec.loader if spec is not None else None
+        if loader is not None and hasattr(loader, "exec_module"):
+            run = loader.exec_module
+
+            def exec_then_register(module: ModuleType) -> None:
+                run(module)
+                importlib.import_module("wisdom_scrapy.adapter")
+
+            loader.exec_module = exec_then_register  # type: ignore[method-assign]
+        return spec
+
+
+if "itemadapter" in sys.modules:  # Scrapy is loaded already: register now
     import wisdom_scrapy.adapter  # noqa: F401
+elif not any(isinstance(finder, _AdapterOnImport) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _AdapterOnImport())
 
 __version__ = "0.1.0"
 

@@ -1,9 +1,10 @@
 """The ``itemadapter`` view of the page items: spider fields (``extra``) as top-level fields.
 
 Kept out of :mod:`wisdom_scrapy.items`: ``itemadapter`` imports Scrapy, and the items belong to
-the engine, which imports none. The Scrapy components import this module (so does the package
-itself when ``itemadapter`` is already loaded), so a crawl's feed exports, pipelines and
-contracts always read the items through it.
+the engine, which imports none. The package registers it the moment ``itemadapter`` is imported
+(at once when it already is; otherwise a finder in ``wisdom_scrapy/__init__.py`` waits for it),
+so every reader — feed exports, pipelines, contracts, a user's own ``ItemAdapter`` — sees the
+same fields whatever the import order.
 """
 
 from __future__ import annotations

@@ -26,6 +26,8 @@ line sets always wins):
   resolved in the project data directory), so ``scrapy settings --get WISDOM_FOCUS`` shows it;
 * ``LOG_FORMATTER = "wisdom_scrapy.logformatter.WisdomLogFormatter"`` (items logged as a
   summary, not in full);
+* ``FEED_EXPORTERS["csv"] = "wisdom_scrapy.exporters.WisdomCsvItemExporter"``: one CSV of all
+  items keeps every field (:mod:`wisdom_scrapy.exporters`);
 * ``SPIDER_CONTRACTS``: :class:`wisdom_scrapy.contracts.UrlContract`, so ``scrapy check``
   contracts test the cleaned items;
 * ``DOWNLOAD_MAXSIZE = WISDOM_MAX_PAGE_BYTES``: a body the add-on would skip as too large is
@@ -36,8 +38,7 @@ line sets always wins):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 
 from wisdom_scrapy.contracts import UrlContract
@@ -49,9 +50,6 @@ from wisdom_scrapy.progress import WisdomProgress
 from wisdom_scrapy.report import WisdomReportExtension
 from wisdom_scrapy.settings import DEFAULTS, default_store_uri
 from wisdom_scrapy.sitemap import WisdomSitemapMiddleware
-
-if TYPE_CHECKING:
-    from scrapy.settings import BaseSettings
 
 __all__ = ["COMPONENTS", "Addon"]
 
@@ -73,6 +71,7 @@ COMPONENTS = (
 )
 
 LOG_FORMATTER = "wisdom_scrapy.logformatter.WisdomLogFormatter"
+CSV_EXPORTER = "wisdom_scrapy.exporters.WisdomCsvItemExporter"
 
 
 def register_defaults(settings: BaseSettings) -> None:
@@ -95,6 +94,16 @@ def _bound_downloads(settings: BaseSettings) -> None:
         settings.set("DOWNLOAD_MAXSIZE", limit, priority="addon")
 
 
+def _csv_exporter(settings: BaseSettings) -> None:
+    """``FEED_EXPORTERS["csv"]``: the CSV exporter that keeps every item's fields
+    (:mod:`wisdom_scrapy.exporters`), at the add-on priority: a project's own wins."""
+    exporters = settings.get("FEED_EXPORTERS")
+    if isinstance(exporters, BaseSettings):  # Scrapy's settings: a per-key priority dict
+        exporters.set("csv", CSV_EXPORTER, priority="addon")
+    else:
+        settings.set("FEED_EXPORTERS", {"csv": CSV_EXPORTER, **(exporters or {})}, "addon")
+
+
 class Addon:
     """Enables wisdom_scrapy's components without replacing ones the project already lists.
 
@@ -113,6 +122,7 @@ class Addon:
     def update_settings(self, settings: BaseSettings) -> None:
         register_defaults(settings)
         settings.set("LOG_FORMATTER", LOG_FORMATTER, priority="addon")
+        _csv_exporter(settings)
         if settings.getbool("WISDOM_ENABLED"):
             _bound_downloads(settings)
         for name, component, order in COMPONENTS:

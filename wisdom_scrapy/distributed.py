@@ -67,9 +67,19 @@ from scrapy.dupefilters import RFPDupeFilter as ScrapyDupeFilter
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.misc import load_object
-from scrapy_redis.dupefilter import RFPDupeFilter as SharedDupeFilter
-from scrapy_redis.queue import PriorityQueue
-from scrapy_redis.scheduler import Scheduler
+
+try:
+    from scrapy_redis.dupefilter import RFPDupeFilter as SharedDupeFilter
+    from scrapy_redis.queue import PriorityQueue
+    from scrapy_redis.scheduler import Scheduler
+except ModuleNotFoundError as exc:  # scrapy-redis (and redis-py) are the distributed extra
+    if exc.name not in ("scrapy_redis", "redis"):
+        raise
+    raise ModuleNotFoundError(
+        f"wisdom_scrapy.distributed needs {exc.name}, an optional dependency:"
+        " pip install 'wisdom_scrapy[distributed]'",
+        name=exc.name,
+    ) from exc
 
 from wisdom_scrapy.settings import WisdomSettings
 

@@ -1,7 +1,7 @@
 """Evaluation measures used by the tests and the benchmarks.
 
 * **Token-shingle precision/recall/F1** of the article-extraction benchmark
-  (``../shared/data/article-extraction-benchmark``, scrapinghub's *article-extraction-benchmark*):
+  (github.com/scrapinghub/article-extraction-benchmark):
   :func:`shingle_prf` for one page, :func:`corpus_shingle_prf` for the benchmark's averages.
 * **SNC and IC** of WISDOM §4.1 (Table 3): :func:`snc_ic` on lxml trees, or
   :func:`weighted_match` on any node identifiers with weights.

@@ -1,7 +1,7 @@
 """LAMIS: link entropy, link weights and entropy-weighted HITS / SALSA (TKDE 2004, §3.1, §3.3–3.4).
 
 Kao, Lin, Ho, Chen, "Mining Web informative structures and contents based on entropy analysis",
-IEEE TKDE 16(1), 2004 (``../shared/papers/lamis-infodiscoverer-entropy-analysis-tkde.txt``).
+IEEE TKDE 16(1), 2004.
 
 Link entropy (§3.3)
     A link's features are the terms of its anchor text; its entropy is the mean entropy of those

@@ -1,6 +1,7 @@
 """SMG: sitemap generation from blocks (Lin, Chu, Chiu; §4.3–4.6).
 
-``../shared/papers/smg-automatic-sitemaps-generation.md``. The page-level stages (H2S
+*Automatic sitemaps generation: Exploring website structures using block extraction and
+hyperlink analysis*, Expert Systems with Applications. The page-level stages (H2S
 translation, SEG, R_SEG partitioning) live in :mod:`wisdom_scrapy.segment`; this module keeps
 what a page's blocks need for the site-level stages (:func:`page_blocks`, a compact record
 that the store keeps across restarts and processes) and runs those stages:

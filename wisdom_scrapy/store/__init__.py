@@ -49,8 +49,15 @@ def open_store(uri: str, *, create: bool = True) -> TermStore:
 
         return SQLiteStore(uri, create=create)
     if scheme in ("redis", "rediss", "unix"):
-        from wisdom_scrapy.store.redis import RedisStore
-
+        try:
+            from wisdom_scrapy.store.redis import RedisStore
+        except ModuleNotFoundError as exc:  # redis-py is the redis extra, not a dependency
+            if exc.name != "redis":
+                raise
+            raise StoreError(
+                f"store URI {redact_uri(uri)!r} needs the redis client, an optional dependency:"
+                " pip install 'wisdom_scrapy[redis]'"
+            ) from exc
         return RedisStore(uri)
     raise StoreError(
         f"unknown store URI {redact_uri(uri)!r}: use memory://, sqlite:///path or redis://host:port/db"
