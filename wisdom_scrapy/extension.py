@@ -31,6 +31,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import ensure_awaitable
 
+from wisdom_scrapy.collector import CollectorTuning
 from wisdom_scrapy.items import PageItem, SiteStructureItem
 from wisdom_scrapy.runtime import WisdomRuntime
 from wisdom_scrapy.settings import SettingsError
@@ -95,6 +96,7 @@ class WisdomExtension:
         #: files, the site report); an awaitable result is awaited.
         self.closed_hooks: list[Callable[[str], Any]] = []
         runtime.close_hooks.append(self._site_items_at_close)
+        self.collector = CollectorTuning(crawler) if settings.tune_gc else None
         if runtime.pending is not None:
             crawler.signals.connect(runtime.on_opened, signal=signals.spider_opened)
         crawler.signals.connect(runtime.flush_before_pipelines_close,

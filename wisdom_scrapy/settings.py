@@ -81,6 +81,9 @@ WISDOM_ITEM_FIELDS         derived (none)           which large item fields are 
                                                     ``features`` with the ``cst`` cleaner
 WISDOM_STYLETREE_PAGES     500                      pages a site's style tree is built from
                                                     (the thesis's k, §5.3; later pages are cleaned)
+WISDOM_TUNE_GC             True                     freeze what is alive at spider open, raise
+                                                    the young-generation threshold, collect in
+                                                    full every minute (:mod:`.collector`)
 WISDOM_WORKER_TIMEOUT      60.0                     seconds a worker may stay silent before it
                                                     is taken for dead: a distributed crawl's
                                                     (no heartbeat: its in-flight requests are
@@ -155,6 +158,7 @@ DEFAULTS: dict[str, Any] = {
     "WISDOM_CLEANER": "wisdom",
     "WISDOM_ITEM_FIELDS": None,  # derived from WISDOM_CLEANER, see _item_fields
     "WISDOM_STYLETREE_PAGES": 500,
+    "WISDOM_TUNE_GC": True,
     "WISDOM_WORKER_TIMEOUT": 60.0,
     "WISDOM_WORKERS": 0,  # "auto": default_workers(), from the machine's cores
 }
@@ -390,6 +394,7 @@ class WisdomSettings:
     cleaner: str = "wisdom"
     item_fields: frozenset[str] = frozenset()
     styletree_pages: int = 500
+    tune_gc: bool = True
     worker_timeout: float = 60.0
     workers: int = 0
     #: WISDOM_WARMUP_PAGES not set: a site's pages are held only until its template shows
@@ -451,6 +456,7 @@ class WisdomSettings:
             cleaner=(cleaner := _cleaner(settings)),
             item_fields=_item_fields(settings, cleaner),
             styletree_pages=_positive(settings, "WISDOM_STYLETREE_PAGES"),
+            tune_gc=_get(settings, "WISDOM_TUNE_GC", "bool"),
             worker_timeout=_worker_timeout(settings),
             workers=_workers(settings),
         )
