@@ -63,7 +63,9 @@ def test_store_and_warm_up_lines_agree_with_the_crawl(crawls: Crawls) -> None:
         lines = result.log.splitlines()
         warm_at = next(i for i, line in enumerate(lines) if re.search(r"site \S+ warm \(", line))
         assert not [line for line in lines[warm_at:] if "warming up" in line]
-    assert _messages(cold.log, "warming up")  # the cold crawl's first ticks held pages
+    # the cold crawl held its first pages (the line above had something to rule on); whether a
+    # progress tick fell inside the warm-up depends on the machine's speed, so no line is asked
+    assert cold.stats.get("wisdom/warmup/held", 0) > 0
 
 
 def test_progress_line_shows_the_stats(crawls: Crawls) -> None:

@@ -3,11 +3,12 @@ analyses); tests marked ``crawl`` start processes (``scrapy crawl``, analysis wo
 interpreter, a browser).
 
 The mark is checked, not trusted: an audit hook sees every process a test (or its fixtures)
-starts. An unmarked test's process is refused (the fast tier stays fast) and the test fails
-with the command it tried, even where the code under test survives the refusal (a worker pool
-falls back to analysing in-process), so the fast tier cannot slowly fill with crawls nobody
-marked. The session's ``redis-server`` is a fixture every store test shares, not a crawl: it
-may start under any test.
+starts (``subprocess``, ``os.posix_spawn``, ``os.system``, ``os.fork``). An unmarked test's
+process is refused (the fast tier stays fast) and the test fails with the command it tried,
+even where the code under test survives the refusal (a worker pool falls back to analysing
+in-process), so the fast tier cannot slowly fill with crawls nobody marked. The session's
+``redis-server`` is a fixture every store test shares, not a crawl: it may start under any
+test.
 """
 
 from __future__ import annotations
@@ -33,11 +34,20 @@ def _program(args: Any) -> str:
     return os.path.basename(os.fsdecode(argv[0])) if argv else ""
 
 
+#: audit events that start a process, and where each names the program it runs
+STARTS = {
+    "subprocess.Popen": lambda args: _program(args[1]),
+    "os.posix_spawn": lambda args: _program(args[1]),  # Twisted's spawnProcess, multiprocessing
+    "os.system": lambda args: _program(os.fsdecode(args[0]).split(maxsplit=1) or [""]),
+    "os.fork": lambda args: "a fork",
+}
+
+
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    if event != "subprocess.Popen" or not _running:
+    if event not in STARTS or not _running:
         return
     item, refused = _running[-1]
-    program = _program(args[1])
+    program = STARTS[event](args)
     if item.get_closest_marker("crawl") is None and program not in SERVERS:
         refused.append(program)
         raise RuntimeError(f"{item.nodeid} is not marked crawl: it may not start {program}")

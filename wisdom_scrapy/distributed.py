@@ -225,7 +225,7 @@ class RedisScheduler(Scheduler):
         instance: RedisScheduler = cls.from_settings(_shared_dupefilter(crawler.settings))
         instance.stats = crawler.stats
         instance.crawler = crawler
-        instance.worker_timeout = WisdomSettings.from_settings(crawler.settings).worker_timeout
+        instance.worker_timeout = WisdomSettings.for_crawl(crawler.settings).worker_timeout
         instance.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         instance.local = deque()
         instance.popped = {}

@@ -530,7 +530,7 @@ class WisdomReportExtension:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomReportExtension:
-        settings = WisdomSettings.from_settings(crawler.settings)
+        settings = WisdomSettings.for_crawl(crawler.settings)
         if not settings.enabled:
             raise NotConfigured  # bare: the WisdomExtension logs it once
         return cls(crawler, settings.report_uri)

@@ -462,25 +462,35 @@ class WisdomSettings:
         )
 
 
+#: set on an exception :func:`crawl_does_not_start` logged, and on the loop handler that skips it
+_LOGGED = "_wisdom_logged_as_not_starting"
+
+
 def crawl_does_not_start(exc: BaseException) -> None:
     """Log a setting's error (the message names the setting) as the one line that says why the
     crawl does not start, before ``exc`` is raised out of a component's ``from_crawler``; the
     running asyncio loop (Scrapy's, when a crawler is built inside it) then does not log it
     again as an unretrieved task exception with Scrapy's start-up traceback. Every other
-    exception goes to the loop's handler as before."""
+    exception goes to the loop's handler as before. The exception is marked, not held: one
+    handler per loop skips every marked exception, so a long-lived loop whose crawls fail
+    again and again neither chains handlers nor keeps the failed crawlers alive."""
     logger.error("wisdom_scrapy: %s; the crawl does not start", exc)
+    setattr(exc, _LOGGED, True)
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # no loop (a crawler built outside one): nothing logs it twice
         return
     previous = loop.get_exception_handler()
+    if getattr(previous, _LOGGED, False):
+        return
 
     def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-        if context.get("exception") is exc:
+        if getattr(context.get("exception"), _LOGGED, False):
             return
         if previous is None:
             loop.default_exception_handler(context)
         else:
             previous(loop, context)
 
+    setattr(handler, _LOGGED, True)
     loop.set_exception_handler(handler)
