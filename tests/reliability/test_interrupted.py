@@ -5,11 +5,9 @@ targets) must not be lost."""
 
 from __future__ import annotations
 
-import re
 import signal
 import sqlite3
 import subprocess
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -25,10 +23,17 @@ from tests.reliability.conftest import (
     store_state,
     wait_until,
 )
+from tests.reliability.freeze import (
+    AT_ITEM_SETTING,
+    NOTE_SETTING,
+    STORE_SETTING,
+    FreezeAtUnwrittenItem,
+)
 from wisdom_scrapy.resume import KIND
 from wisdom_scrapy.store import open_store
 
 pytestmark = pytest.mark.crawl
+FREEZE = f"{FreezeAtUnwrittenItem.__module__}.{FreezeAtUnwrittenItem.__qualname__}"
 
 
 def _pages(result: CrawlResult) -> list[str]:
@@ -116,19 +121,10 @@ def test_sigkill_then_resume(reference, doc_url, tmp_path: Path) -> None:
     assert_same_store(store_state(uri), reference[1])
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGSTOP ``process`` and wait until it is stopped (signals are delivered asynchronously)."""
-    process.send_signal(signal.SIGSTOP)
-    stat = Path(f"/proc/{process.pid}/stat")
-    while process.poll() is None and stat.read_text().rsplit(")", 1)[1].split()[0] != "T":
-        time.sleep(0.001)
-
-
-def _scraped(log: str) -> set[str]:
-    """URLs of the page items the log shows scraped: the item's own URL, not the response's (a
-    page's item may leave with a later response, or with the ``data:`` request of the idle
-    flush)."""
-    return set(re.findall(r"Scraped from <\d+ \S+>\n\w+\(url='([^']*)'", log))
+def _stopped(process: subprocess.Popen[bytes]) -> bool:
+    """Whether ``process`` is stopped (SIGSTOP); a crawl that ended without stopping fails."""
+    assert process.poll() is None, "the crawl ended: no item left before its page was written"
+    return Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T"
 
 
 @pytest.mark.parametrize("workers", ["0", "2"], ids=["in process", "WISDOM_WORKERS=2"])
@@ -136,32 +132,32 @@ def test_sigkill_mid_batch_then_resume(reference, doc_url, tmp_path: Path, worke
     """SIGKILL while pages whose items have left are fed but not written to the store yet (the
     store writes pages in batches: ``WISDOM_STORE_BATCH_PAGES``). Each such page was recorded
     as fed: the resumed crawl fetches it again, and the store ends equal to an uninterrupted
-    crawl's. The crawl is frozen (SIGSTOP) until that state is seen, then killed in it. With
-    worker processes analysing (pages in flight there at the kill), the same, and the workers
-    end with the crawl."""
+    crawl's. A test extension freezes the crawl (SIGSTOP) the moment an item leaves in that state
+    (:mod:`tests.reliability.freeze`), whatever the machine's load; it is killed there. With
+    worker processes analysing, no item leaves before its page is written: the kill comes at
+    the 15th item, with pages in flight in the workers; the same holds, and the workers end
+    with the crawl."""
     path, uri = tmp_path / "store.db", f"sqlite:///{tmp_path / 'store.db'}"
     # the derived warm-up: items leave early
     job = {"JOBDIR": str(tmp_path / "job"), "WISDOM_WORKERS": workers}
-    # paced (DOWNLOAD_DELAY): the state looked for lasts from an item's leaving to the next
-    # write, which the next pages' reads bring; unpaced, a crawl could end without being seen in it
-    first = crawl(tmp_path, doc_url, uri, name="first", LOG_LEVEL="DEBUG", DOWNLOAD_DELAY=0.05,
-                  **job).start()  # fmt: skip
+    note = tmp_path / "frozen-at.txt"
+    # in process, an item leaves before its page is written; with workers none does: the
+    # crawl is killed at its 15th item, analyses in flight in the workers (see freeze.py)
+    freeze = {"EXTENSIONS": {"tests.crawling.StatsDump": 0, FREEZE: 0},
+              STORE_SETTING: str(path), NOTE_SETTING: str(note),
+              AT_ITEM_SETTING: 0 if workers == "0" else 15}
+    first = crawl(tmp_path, doc_url, uri, name="first", **job, **freeze).start()
     assert first.process is not None
-    deadline = time.monotonic() + 120
-    while True:
-        _stop(first.process)
-        recorded, stored = _recorded(path)
-        unwritten = _scraped(first.log_path.read_text(errors="replace")) - stored
-        if unwritten or first.process.poll() is not None or time.monotonic() > deadline:
-            break
-        first.process.send_signal(signal.SIGCONT)
-        time.sleep(0.02)
+    wait_until(lambda: _stopped(first.process), timeout=240, what="the crawl to freeze")
+    recorded, stored = _recorded(path)
+    unwritten = set(note.read_text().split()) - stored
     helpers = children_of(first.process.pid)
     first.process.send_signal(signal.SIGKILL)
     first.process.send_signal(signal.SIGCONT)
     assert first.wait(60).returncode == -signal.SIGKILL
-    assert unwritten, "no page was left unwritten at any stop: nothing tested"
-    if workers != "0":
+    if workers == "0":
+        assert unwritten, "frozen with no page left unwritten: nothing tested"
+    else:
         assert len(helpers) >= 2, "the worker processes were running"
         wait_until(lambda: all(map(process_gone, helpers)), timeout=30, what="the workers to end")
     assert unwritten <= recorded  # every page fed is stored or recorded
