@@ -7,7 +7,7 @@ from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.feed import PageUpdate, WriteBehind, feed_model
 from wisdom_scrapy.mining.repetition import RECORD_KIND as BLOCKS_KIND
 from wisdom_scrapy.mining.repetition import encode_blocks
-from wisdom_scrapy.store.base import Link
+from wisdom_scrapy.store.base import EntropyMirror, Link
 from wisdom_scrapy.text import count_terms
 
 
@@ -106,14 +106,17 @@ def test_write_behind_reads_see_the_queued_pages(python_doc_pages, tmp_path):
                          lambda batch, outcome: outcomes.append((len(batch), outcome)))
     direct = open_store("memory://")
     site = updates[0].site
+    mirror = EntropyMirror(site)
     for k, update in enumerate(sequence):
         behind.add(update)
         update.apply(direct)
         assert behind.page_count(site) == direct.page_count(site)
         if k in (4, 15):
             assert len(behind)
-            assert_same_snapshot(behind.snapshot(site), direct.snapshot(site))
+            # kept in step from the changed terms (the second read: page 3's replacement too)
+            assert_same_snapshot(mirror.read(behind), direct.snapshot(site))
             assert not len(behind)  # the read wrote the queue
+            assert_same_snapshot(behind.snapshot(site), direct.snapshot(site))
     # written: at the read of k = 4, when full (k = 12), at the read of k = 15
     assert [n for n, _ in outcomes] == [5, 8, 3] and len(behind) == len(sequence) - 16
     assert all(isinstance(outcome, list) for _, outcome in outcomes)
@@ -121,6 +124,7 @@ def test_write_behind_reads_see_the_queued_pages(python_doc_pages, tmp_path):
     assert changes.count(False) == 1  # the unchanged re-feed
     assert behind.links(site) == direct.links(site) and not len(behind)
     assert_same_snapshot(behind.snapshot(site), direct.snapshot(site))
+    assert dict(mirror.read(behind).values) == dict(behind.snapshot(site).values)
     behind.add(updates[5])  # a site's block records: the queue is written for its own only
     assert behind.records("other.test", BLOCKS_KIND) == {} and len(behind) == 1
     # one page's: the queued page's as it will be written, else the store's; nothing written

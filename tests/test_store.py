@@ -25,7 +25,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wisdom_scrapy.feed import feed_page
-from wisdom_scrapy.store import StoreError, TermStore, open_store
+from wisdom_scrapy.store import EntropySnapshot, StoreError, TermStore, open_store
+from wisdom_scrapy.store.base import EntropyMirror
 
 SITE = "example.org"
 TOL = 1e-9
@@ -178,6 +179,72 @@ def test_matches_batch_definition(new_store: Callable[[], TermStore], batched: b
             verify(store)
 
     check()
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["page_by_page", "in_batches"])
+def test_mirror_reads_only_changes_and_equals_a_whole_snapshot(
+    new_store: Callable[[], TermStore], batched: bool
+) -> None:
+    """The site's entropies kept in step from the changed terms only (``EntropyMirror``) are,
+    after any sequence of feeds with re-feeds, replacements and pages emptied, the very numbers
+    a whole read gives (bit for bit), on every backend; the snapshots it made earlier keep
+    theirs. SQLite and memory read only the terms changed since the last read."""
+
+    @settings(max_examples=20, deadline=None)
+    @given(rounds=st.lists(st.lists(st.tuples(st.integers(0, 6), _page), max_size=5),
+                           min_size=1, max_size=6))
+    def check(rounds: list[list[tuple[int, dict[str, int]]]]) -> None:
+        with new_store() as store:
+            mirror = EntropyMirror(SITE)
+            made: list[tuple[EntropySnapshot, dict[str, float]]] = []
+            final: dict[int, dict[str, int]] = {}
+            for feeds in rounds:
+                touched: set[str] = set()  # the round's terms, the replaced versions' too
+                with store.batch() if batched else nullcontext():
+                    for url, counts in feeds:
+                        if store.add_page(SITE, f"u{url}", counts):
+                            touched |= counts.keys() | final.get(url, {}).keys()
+                        final[url] = counts
+                since = mirror.version
+                snap, whole = mirror.read(store), store.snapshot(SITE)
+                assert snap.n_pages == whole.n_pages
+                assert dict(snap.values) == dict(whole.values)  # == on floats: bit for bit
+                assert snap.entropy(VOCAB).tolist() == whole.entropy(VOCAB).tolist()
+                if since is not None and not store.uri.startswith("redis"):
+                    changed = store.term_changes(SITE, since)
+                    assert set(changed.terms) <= touched  # full: the site has no terms yet
+                    assert not changed.full or not changed.terms
+                made.append((snap, dict(whole.values)))
+            for snap, values in made:  # the table they share grew; each kept its own
+                assert dict(snap.values) == values
+
+    check()
+
+
+def test_sqlite_version_1_file_is_brought_to_version_2(tmp_path: Path) -> None:
+    """A store written by the previous schema (no change versions) opens, keeps its sums and
+    pages, and its first read of changes is a whole one."""
+    path = tmp_path / "v1.db"
+    import sqlite3
+
+    from wisdom_scrapy.store.sqlite import _SCHEMA
+
+    v1 = (_SCHEMA.replace(",\n    version INTEGER NOT NULL DEFAULT 0);", ");")
+          .replace(" version INTEGER NOT NULL DEFAULT 0,\n    UNIQUE", "\n    UNIQUE"))
+    assert "version" not in v1
+    db = sqlite3.connect(path)
+    db.executescript(v1 + "INSERT INTO meta VALUES ('schema', '1');"
+                     "INSERT INTO sites (id, name, pages) VALUES (1, 'example.org', 2);"
+                     "INSERT INTO terms (site, term, tf, s) VALUES (1, 'a', 3, 1.3862943611198906),"
+                     " (1, 'b', 1, 0.0);")
+    db.close()
+    with open_store(f"sqlite:///{path}") as store:
+        first = store.term_changes(SITE, None)
+        assert first.full and first.version == 0 and sorted(first.terms) == ["a", "b"]
+        store.add_page(SITE, "https://example.org/new", {"b": 2, "c": 1})
+        later = store.term_changes(SITE, first.version)
+        assert not later.full and sorted(later.terms) == ["b", "c"] and later.version == 1
+        assert later.n_pages == 3
 
 
 def test_single_page_has_zero_entropy(store: TermStore) -> None:

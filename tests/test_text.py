@@ -3,7 +3,7 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wisdom_scrapy.text import count_terms, extract_terms, is_stop_word
+from wisdom_scrapy.text import count_terms, extract_terms, is_stop_word, token_terms
 
 
 def test_english_terms_are_stemmed_lowercased_and_stop_words_dropped():
@@ -47,3 +47,23 @@ def test_count_terms_equals_counting_extracted_terms(pieces, keep_numbers):
     for piece in pieces:
         expected.update(extract_terms(piece, keep_numbers))
     assert count_terms(pieces, keep_numbers) == expected
+
+
+@given(
+    st.one_of(
+        st.from_regex(r"[a-z0-9]{1,70}", fullmatch=True),
+        st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1,
+                max_size=12),
+    ),
+    st.booleans(),
+)
+def test_token_terms_equal_extracting_the_token(token, keep_numbers):
+    """The fast path for lower-case ASCII words (straight to the stemmer) gives what the whole
+    extraction gives, for such words, numbers, overlong runs and any other text."""
+    assert token_terms(token, keep_numbers) == tuple(extract_terms(token, keep_numbers))
+
+
+def test_token_terms_of_words_met_in_crawls():
+    for word in ["entropies", "python3", "utf8", "the", "a", "x", "running", "42", "Naïve",
+                 "ｆｕｌｌ", "数据挖掘", "a" * 65]:
+        assert token_terms(word) == tuple(extract_terms(word)), word

@@ -78,7 +78,7 @@ from lxml import etree
 from lxml import html as lxml_html
 from w3lib.url import safe_url_string
 
-from wisdom_scrapy.text import _TOKEN_RE, WORD_CACHE_SIZE, extract_terms, is_overlong
+from wisdom_scrapy.text import _TOKEN_RE, WORD_CACHE_SIZE, is_overlong, token_terms
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Sequence
@@ -1703,7 +1703,7 @@ def _word_tokens(word: str) -> tuple[str, ...]:
 @lru_cache(maxsize=WORD_CACHE_SIZE)
 def _token_terms(token: str, keep_numbers: bool) -> tuple[str, ...]:
     """Terms of one (normalised, lower-cased) token, cached: sites repeat their vocabulary."""
-    return tuple(extract_terms(token, keep_numbers))
+    return token_terms(token, keep_numbers)
 
 
 def _stable_order(values: NDArray[np.int64], bound: int) -> NDArray[np.intp]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.mining.repetition import RECORD_KIND, encode_blocks, page_blocks
-from wisdom_scrapy.store.base import EntropySnapshot, Link, StoreError, TermStore
+from wisdom_scrapy.store.base import EntropySnapshot, Link, StoreError, TermChanges, TermStore
 from wisdom_scrapy.urls import host_key
 
 if TYPE_CHECKING:
@@ -239,6 +239,10 @@ class WriteBehind(TermStore):
     def snapshot(self, site: str) -> EntropySnapshot:
         self.flush()
         return self.store.snapshot(site)
+
+    def term_changes(self, site: str, since: int | None) -> TermChanges:
+        self.flush()
+        return self.store.term_changes(site, since)
 
     def links(self, site: str) -> dict[str, list[Link]]:
         self.flush()

@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from wisdom_scrapy.store.base import EntropyMirror
+
 if TYPE_CHECKING:
     from wisdom_scrapy.cleaners import SiteCleaner
     from wisdom_scrapy.extraction import SiteWaits
@@ -74,6 +76,8 @@ class SiteContext:
     links: SiteLinks | None = field(default=None, repr=False)
     cleaner: SiteCleaner | None = field(default=None, repr=False)
     _snapshot: EntropySnapshot | None = field(default=None, repr=False)
+    #: the site's entropies kept in step with the store (None: released, or not read yet)
+    _mirror: EntropyMirror | None = field(default=None, repr=False)
     #: pages of the crawl without one of this site's before it is left (:data:`SITE_HORIZON`)
     horizon: int = SITE_HORIZON
     #: the crawl's page count when the site's last page was fed (:meth:`Sites.fed`)
@@ -109,18 +113,31 @@ class SiteContext:
 
     @property
     def held_terms(self) -> int:
-        """Terms of the snapshot held (0: none)."""
+        """Terms of the entropies held (0: none): the mirror's, which its snapshots share."""
+        if self._mirror is not None:
+            return self._mirror.n_terms
         return 0 if self._snapshot is None else len(self._snapshot.values)
 
     def release_snapshot(self) -> None:
-        """Let the snapshot go: the next use reads the store's entropies again."""
-        self._snapshot = None
+        """Let the snapshot go: the next use reads the store's entropies again (whole)."""
+        self._snapshot = self._mirror = None
 
     def current(self) -> EntropySnapshot:
         """The store's entropies of every page of the site now, read for a site-level analysis
-        (the link structure's HITS, the sitemap: O(log N) times a crawl) and not kept."""
+        (the link structure's HITS, the sitemap: O(log N) times a crawl) and not kept. Read
+        through the site's :class:`~wisdom_scrapy.store.base.EntropyMirror`: only the terms
+        changed since the last read come from the store. The mirror is held, so it counts
+        against the snapshots' budget like a snapshot."""
         self.count("wisdom/snapshots")
-        return self._store().snapshot(self.site)
+        if self._mirror is None:
+            self._mirror = EntropyMirror(self.site)
+        try:
+            snap = self._mirror.read(self._store())
+        except BaseException:  # half applied, maybe: the next read is a whole one
+            self._mirror = None
+            raise
+        self.used(self)
+        return snap
 
     def _store(self) -> TermStore:
         if self.store is None:

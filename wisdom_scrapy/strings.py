@@ -32,7 +32,14 @@ from wisdom_scrapy.mining.counts import KeyValues
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["SeenStrings", "StringBytes", "StringTable", "StringValues", "TableSubset"]
+__all__ = [
+    "SeenStrings",
+    "StringBytes",
+    "StringTable",
+    "StringValues",
+    "TableSubset",
+    "TableValues",
+]
 
 
 def _key(string: str) -> int:
@@ -162,6 +169,11 @@ class StringTable(Sequence[str]):
             out[k] = added[key] = self._add(listed[k], key) if i is None else i
         return out
 
+    def settle(self) -> None:
+        """Merge the strings added since the last merge into the index's arrays, so that the
+        next look-ups are array work only (a table then read many times, like a snapshot's)."""
+        self._index.arrays()
+
     def _lookup(self, keys: NDArray[np.int64]) -> NDArray[np.int32]:
         return self._index.values_of(keys, -1).astype(np.int32)
 
@@ -216,13 +228,55 @@ class StringValues(Mapping[str, float]):
         return out
 
 
+class TableValues(StringValues):
+    """:class:`StringValues` on a table it shares with others (:class:`~wisdom_scrapy.store.
+    base.EntropyMirror`'s snapshots): ``values[i]`` is string ``i``'s value, strings the table
+    got after ``values`` was made (ids past its end) and strings of value 0 are absent. Sharing
+    the table makes a new mapping cost its values array, not a new table of every string."""
+
+    __slots__ = ("_n",)
+
+    def __init__(self, table: StringTable, values: NDArray[np.float64]) -> None:
+        self._strings = table
+        self._values = np.asarray(values, dtype=np.float64)
+        if len(self._values) > len(table):
+            raise ValueError(f"TableValues: {len(table)} strings, {len(self._values)} values")
+        self._n = int(np.count_nonzero(self._values))
+
+    def __getitem__(self, string: str) -> float:
+        i = self._strings.get(string) if isinstance(string, str) else None
+        if i is None or i >= len(self._values) or self._values[i] == 0:
+            raise KeyError(string)
+        return float(self._values[i])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._strings.strings(np.flatnonzero(self._values).tolist()))
+
+    def __len__(self) -> int:
+        return self._n
+
+    def values(self) -> ValuesView[float]:
+        return _ArrayValues(self)
+
+    def values_of(self, strings: Sequence[str], missing: float = 0.0) -> NDArray[np.float64]:
+        ids = self._strings.lookup(strings)
+        out = np.full(len(ids), missing, dtype=np.float64)
+        found = (ids >= 0) & (ids < len(self._values))
+        got = self._values[ids[found]]
+        out[np.flatnonzero(found)[got != 0]] = got[got != 0]
+        return out
+
+
 class _ArrayValues(ValuesView[float]):
     """:meth:`StringValues.values`: iterated off the array, not string by string."""
 
     _mapping: StringValues
 
     def __iter__(self) -> Iterator[float]:
-        return iter(self._mapping._values.tolist())
+        values = self._mapping._values
+        if isinstance(self._mapping, TableValues):  # its absent strings' zeros left out
+            values = values[values != 0]
+        return iter(values.tolist())
 
 
 class TableSubset(Collection[str]):

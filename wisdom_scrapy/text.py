@@ -35,6 +35,7 @@ __all__ = [
     "is_overlong",
     "is_stop_word",
     "stable_hash",
+    "token_terms",
 ]
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -155,6 +156,21 @@ def extract_terms(text: str, keep_numbers: bool = False) -> list[str]:
             if term is not None:
                 terms.append(term)
     return terms
+
+
+def token_terms(token: str, keep_numbers: bool = False) -> tuple[str, ...]:
+    """The terms of one token of normalised, lower-cased text (a ``_TOKEN_RE`` match): what
+    :func:`extract_terms` gives for it. A lower-case ASCII word or identifier (most tokens) is
+    its own text already, normalised, lower-cased and one token, so it goes to the stemmer
+    straight: the page model meets each new word of a crawl this way once.
+
+    >>> token_terms("entropies"), token_terms("utf8"), token_terms("the")
+    (('entropi',), ('utf8',), ())
+    """
+    if token.isascii() and token.isalnum() and token.islower() and len(token) <= MAX_TERM_CHARS:
+        term = _word_term(token)
+        return () if term is None else (term,)
+    return tuple(extract_terms(token, keep_numbers))
 
 
 def count_terms(texts: Iterable[str], keep_numbers: bool = False) -> Counter[str]:

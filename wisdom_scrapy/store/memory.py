@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from wisdom_scrapy.store.base import Link, TermStore, page_digest, tf_log_tf
+from wisdom_scrapy.store.base import Link, TermChanges, TermStore, page_digest, tf_log_tf
 
 __all__ = ["MemoryStore"]
 
@@ -18,6 +18,9 @@ class _Site:
     s: dict[str, float] = field(default_factory=dict)
     # url -> (digest, counts, links)
     pages: dict[str, tuple[bytes, dict[str, int], list[Link]]] = field(default_factory=dict)
+    #: the site's change version (one up per page stored) and each term's last change's
+    version: int = 0
+    changed: dict[str, int] = field(default_factory=dict)
 
 
 class MemoryStore(TermStore):
@@ -40,6 +43,7 @@ class MemoryStore(TermStore):
         old = data.pages.get(url)
         if old is not None and old[0] == digest:
             return False
+        data.version += 1
         if old is not None:
             self._apply(data, old[1], -1)
         new = {t: int(n) for t, n in counts.items() if n > 0}
@@ -54,6 +58,7 @@ class MemoryStore(TermStore):
         for term, n, s in zip(terms, tfs.tolist(), tf_log_tf(tfs).tolist(), strict=True):
             data.tf[term] = data.tf.get(term, 0) + sign * n
             data.s[term] = data.s.get(term, 0.0) + sign * s
+            data.changed[term] = data.version
 
     def term_sums(self, site: str, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         data = self._sites.get(site, _Site())
@@ -65,6 +70,15 @@ class MemoryStore(TermStore):
         # Only live terms (TF > 0), like the other backends: a replaced page can leave TF = 0.
         terms = [t for t, n in self._sites.get(site, _Site()).tf.items() if n > 0]
         return (terms, *self.term_sums(site, terms))
+
+    def term_changes(self, site: str, since: int | None) -> TermChanges:
+        data = self._sites.get(site, _Site())
+        if since is None or since > data.version:
+            return TermChanges(data.version, self.page_count(site), *self.all_term_sums(site),
+                               full=True)
+        terms = [t for t, version in data.changed.items() if version > since]
+        return TermChanges(data.version, self.page_count(site), terms,
+                           *self.term_sums(site, terms), full=False)
 
     def page_count(self, site: str) -> int:
         data = self._sites.get(site)

@@ -7,13 +7,19 @@ transaction of several pages' updates: all of them or none). Term ids are assign
 database and never change, so each connection caches them and resolves a page's known terms
 without a query.
 
-Schema (version 1)::
+Schema (version 2)::
 
     meta(key PRIMARY KEY, value)                      -- schema version
-    sites(id PRIMARY KEY, name UNIQUE, pages)         -- N per site
-    terms(id PRIMARY KEY, site, term, tf, s)          -- the sums TF and S, UNIQUE(site, term)
+    sites(id PRIMARY KEY, name UNIQUE, pages, version)  -- N per site, its change version
+    terms(id PRIMARY KEY, site, term, tf, s, version) -- the sums TF and S, UNIQUE(site, term)
     pages(site, url, digest, record, links)           -- last counts (term ids) and out-links
     records(site, kind, key, value)                   -- keyed blobs of the later stages
+
+Change versions: every transaction that changes a site's term sums adds 1 to the site's
+``version`` and stamps the terms it changes with it, so a reader that knows the version it last
+read asks for the terms changed since (:meth:`SQLiteStore.term_changes`) instead of the whole
+table. A version-1 file gets the two columns when opened (its terms read as changed at version
+0); a version-1 reader refuses a version-2 file, since its writes would stamp nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from wisdom_scrapy.store.base import (
     Link,
     StoreError,
     StoreLost,
+    TermChanges,
     TermStore,
     decode_links,
     decode_record,
@@ -46,20 +53,28 @@ from wisdom_scrapy.store.base import (
 
 __all__ = ["SQLiteStore", "sqlite_path"]
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sites (
-    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, pages INTEGER NOT NULL DEFAULT 0);
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, pages INTEGER NOT NULL DEFAULT 0,
+    version INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS terms (
     id INTEGER PRIMARY KEY, site INTEGER NOT NULL, term TEXT NOT NULL,
-    tf INTEGER NOT NULL DEFAULT 0, s REAL NOT NULL DEFAULT 0, UNIQUE (site, term));
+    tf INTEGER NOT NULL DEFAULT 0, s REAL NOT NULL DEFAULT 0, version INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (site, term));
 CREATE TABLE IF NOT EXISTS pages (
     site INTEGER NOT NULL, url TEXT NOT NULL, digest BLOB NOT NULL, record BLOB NOT NULL,
     links BLOB, PRIMARY KEY (site, url)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS records (
     site INTEGER NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL,
     PRIMARY KEY (site, kind, key)) WITHOUT ROWID;
+"""
+#: What a version-1 file needs to become a version-2 one (:meth:`SQLiteStore._check_version`).
+_MIGRATE_1_TO_2 = """
+ALTER TABLE sites ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE terms ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+UPDATE meta SET value = '2' WHERE key = 'schema';
 """
 # SQLite's default limit on host parameters is 999 in old builds: stay below it.
 _CHUNK = 900
@@ -195,8 +210,8 @@ class SQLiteStore(TermStore):
             raise StoreError(f"no SQLite store at {self.path!r} (nothing crawled into it yet?)")
         self._lock = threading.RLock()  # reentrant: the writes inside a batch() take it again
         self._batching = False  # inside batch(): writes join its transaction
-        # inside batch(): the term-sum changes of its pages, (ids, d_tf, d_s) per page
-        self._deltas: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        # inside batch(): the term-sum changes of its pages, (site id, ids, d_tf, d_s) per page
+        self._deltas: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
         self._site_ids: dict[str, int] = {}
         self._term_ids: OrderedDict[int, dict[str, int]] = OrderedDict()  # least recent first
         self._cached_ids = 0  # entries of every cache of _term_ids
@@ -234,10 +249,23 @@ class SQLiteStore(TermStore):
         self._check_version()
 
     def _check_version(self) -> None:
-        self._db.execute(
-            "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,)
-        )
-        (version,) = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        """Set a new file's schema version, bring a version-1 file to version 2 (one
+        transaction: another process opening it at the same time waits, then finds it done)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,)
+            )
+            (version,) = self._db.execute(
+                "SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            if version == "1":
+                for statement in filter(str.strip, _MIGRATE_1_TO_2.split(";")):
+                    self._db.execute(statement)
+                version = SCHEMA_VERSION
+            self._db.execute("COMMIT")
+        finally:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
         if version != SCHEMA_VERSION:
             raise StoreError(f"schema version {version}, this wisdom_scrapy reads {SCHEMA_VERSION}")
 
@@ -382,9 +410,9 @@ class SQLiteStore(TermStore):
             d_tf = np.concatenate([tfs, -old_tfs])
             d_s = np.concatenate([tf_log_tf(tfs), -tf_log_tf(old_tfs)])
             if self._batching:  # summed over the batch's pages, applied at its end
-                self._deltas.append((all_ids, d_tf, d_s))
+                self._deltas.append((sid, all_ids, d_tf, d_s))
             else:
-                self._add_sums(db, all_ids, d_tf, d_s, url)
+                self._add_sums(db, all_ids, d_tf, d_s, self._next_version(db, sid), url)
             db.execute(
                 "INSERT OR REPLACE INTO pages (site, url, digest, record, links) "
                 "VALUES (?, ?, ?, ?, ?)",
@@ -394,12 +422,20 @@ class SQLiteStore(TermStore):
                 db.execute("UPDATE sites SET pages = pages + 1 WHERE id = ?", (sid,))
         return True
 
+    @staticmethod
+    def _next_version(db: sqlite3.Connection, sid: int) -> int:
+        """The site's change version, one up, for the terms this transaction changes."""
+        db.execute("UPDATE sites SET version = version + 1 WHERE id = ?", (sid,))
+        return int(db.execute("SELECT version FROM sites WHERE id = ?", (sid,)).fetchone()[0])
+
     def _add_sums(self, db: sqlite3.Connection, ids: np.ndarray, d_tf: np.ndarray,
-                  d_s: np.ndarray, what: str) -> None:
-        """Add ``d_tf`` and ``d_s`` to the sums of the terms ``ids``."""
+                  d_s: np.ndarray, versions: np.ndarray | int, what: str) -> None:
+        """Add ``d_tf`` and ``d_s`` to the sums of the terms ``ids``, stamping each with its
+        site's new change version (``versions``: one per term, or one for all)."""
+        stamps = np.broadcast_to(np.asarray(versions, dtype=np.int64), ids.shape)
         updated = db.executemany(
-            "UPDATE terms SET tf = tf + ?, s = s + ? WHERE id = ?",
-            zip(d_tf.tolist(), d_s.tolist(), ids.tolist(), strict=True),
+            "UPDATE terms SET tf = tf + ?, s = s + ?, version = ? WHERE id = ?",
+            zip(d_tf.tolist(), d_s.tolist(), stamps.tolist(), ids.tolist(), strict=True),
         ).rowcount
         if updated != len(ids):  # a cached id that is not in the file: never store
             raise StoreError(f"SQLite store {self.path!r}: {len(ids) - updated} term "
@@ -410,13 +446,17 @@ class SQLiteStore(TermStore):
         terms a site's pages share, its template's, are updated once per batch, not per page)."""
         if not self._deltas:
             return
-        ids, d_tf, d_s = (np.concatenate(part) for part in zip(*self._deltas, strict=True))
-        n_pages, self._deltas = len(self._deltas), []
-        terms, where = np.unique(ids, return_inverse=True)
+        deltas, self._deltas = self._deltas, []
+        version = {sid: self._next_version(db, sid) for sid in dict.fromkeys(d[0] for d in deltas)}
+        page_version = np.array([version[d[0]] for d in deltas], dtype=np.int64)
+        ids, d_tf, d_s = (np.concatenate(part) for part in zip(*(d[1:] for d in deltas),
+                                                               strict=True))
+        stamps = np.repeat(page_version, [len(d[1]) for d in deltas])
+        terms, first, where = np.unique(ids, return_index=True, return_inverse=True)
         tf = np.zeros(len(terms), np.int64)
         np.add.at(tf, where, d_tf)
         s = np.bincount(where, weights=d_s, minlength=len(terms))
-        self._add_sums(db, terms, tf, s, f"a batch of {n_pages} pages")
+        self._add_sums(db, terms, tf, s, stamps[first], f"a batch of {len(deltas)} pages")
 
     def term_sums(self, site: str, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         found: dict[str, tuple[int, float]] = {}
@@ -443,6 +483,25 @@ class SQLiteStore(TermStore):
         terms = [r[0] for r in rows]
         sums = np.array([r[1:] for r in rows], dtype=np.float64).reshape(-1, 2)
         return terms, sums[:, 0], sums[:, 1]
+
+    def term_changes(self, site: str, since: int | None) -> TermChanges:
+        """Read with the site's N and change version in one transaction (module docstring)."""
+        with self._transaction("DEFERRED") as db:
+            row = db.execute("SELECT id, pages, version FROM sites WHERE name = ?",
+                             (site,)).fetchone()
+            if row is None:
+                empty = np.zeros(0)
+                return TermChanges(0, 0, [], empty, empty, full=True)
+            sid, n_pages, version = row
+            full = since is None or since > version  # a store reset: read it whole
+            rows = db.execute(
+                "SELECT term, tf, s FROM terms WHERE site = ? AND tf > 0" if full else
+                "SELECT term, tf, s FROM terms WHERE site = ? AND version > ?",
+                (sid,) if full else (sid, since),
+            ).fetchall()
+        terms = [r[0] for r in rows]
+        sums = np.array([r[1:] for r in rows], dtype=np.float64).reshape(-1, 2)
+        return TermChanges(int(version), int(n_pages), terms, sums[:, 0], sums[:, 1], full)
 
     def page_count(self, site: str) -> int:
         with self._transaction("DEFERRED") as db:
