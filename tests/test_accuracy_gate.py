@@ -1,4 +1,5 @@
-"""Accuracy gate: article text and page roles on fixture subsets of real blogs may not regress.
+"""Accuracy gate: article text, headlines and page roles on fixture subsets of real blogs may not
+regress.
 
 ``tests/fixtures/sites/`` holds 14 pages of each of three real generated blogs (posts, list
 pages; their repositories in its README, their licences in ``LICENSES/``, the gold rules in
