@@ -92,7 +92,8 @@ Cold mode
     TC_article — see there), or with ``store=None`` and no ``snapshot``, no entropy is used and
     ``single_page`` is True: the article comes from the single-page extractor, refined by the
     site's view when ``repetition`` shows the page's template (list pages are TOCs then, with
-    their titled items as links); with no repetition the page is truly alone.
+    their entries' titles as links: :func:`toc_links_of`); with no repetition the page is truly
+    alone.
 """
 
 from __future__ import annotations
@@ -306,6 +307,7 @@ def toc_links_of(
 
 
 def _page_turn(page: str, target: str) -> bool:
+    """Whether one of the two URLs is another page of the other's list."""
     return is_page_turn(page, target) or is_page_turn(target, page)
 
 
