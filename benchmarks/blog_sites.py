@@ -269,8 +269,38 @@ def evaluate(site: BlogSite, gold: dict[str, GoldPage], on: Crawl, off: Crawl, b
         }
         for page in gold.values()
     }
+    tocs = [([str(link["url"]) for link in items[p.path].get("links", [])], p.html,
+             base_url.rstrip("/") + p.path)
+            for p in gold.values() if p.role == "toc" and (items.get(p.path) or {}).get("role")
+            == "toc"]  # fmt: skip
     return {"posts": len(posts), "lists": sum(1 for p in gold.values() if p.role == "toc"),
-            "articles": articles, "roles": roles, "reach": reach, "pages": per_page}  # fmt: skip
+            "articles": articles, "roles": roles, "reach": reach, "pages": per_page,
+            "toc_links": toc_link_figures(site, tocs)}  # fmt: skip
+
+
+def post_paths(site: BlogSite, urls: Iterable[str]) -> list[str]:
+    """The URL paths of ``urls`` that are posts of ``site`` (its post rule), in order."""
+    return [path for path in (urlsplit(u).path for u in urls) if site.role_of(path) == "article"]
+
+
+def toc_link_figures(site: BlogSite, tocs: Iterable[tuple[list[str], str, str]]
+                     ) -> dict[str, float]:
+    """TOC links of list pages, pooled: ``tocs`` gives per list page emitted as a TOC its TOC
+    link URLs, its HTML and URL. Precision = share of the TOC links that lead to a post (not to
+    an author, tag or category list, a page number, a menu); recall = share of the posts the
+    page links to anywhere that its TOC links name (a sidebar listing every post, as
+    erikmcclure's, keeps it low by design: compare before and after, not with 1)."""
+    from wisdom_scrapy.dom import PageModel
+
+    found = right = listed = named = 0
+    for links, html, url in tocs:
+        found += len(links)
+        right += len(post_paths(site, links))
+        linked = set(post_paths(site, (lk.url for lk in PageModel.from_html(html, url).links())))
+        listed += len(linked)
+        named += len(linked & set(post_paths(site, links)))
+    return {"toc_link_precision": right / found if found else 0.0,
+            "toc_link_recall": named / listed if listed else 0.0}  # fmt: skip
 
 
 def crawl_site(site: BlogSite, workdir: Path, timeout: float) -> dict[str, Any]:
@@ -342,12 +372,14 @@ def fed_figures(site: BlogSite, mode: str = "default") -> dict[str, float]:
     repetition = stored_repetition(store, host)  # the crawl's block repetition
     params = WisdomParams(min_pages=max(2, len(models))) if mode == "warm" else DEFAULT_PARAMS
     gold = site_gold(site)
-    predicted, scores, titled = {}, [], []
+    predicted, scores, titled, tocs = {}, [], [], []
     for path, page in gold.items():
         analysis = analyze_page(None, base + path, model=models[path], snapshot=snapshot,
                                 target_terms=terms.get, params=params,
                                 repetition=repetition)  # fmt: skip
         predicted[path] = analysis.role
+        if page.role == "toc" and analysis.role == "toc":
+            tocs.append(([u for u, _ in analysis.toc_links], page.html, base + path))
         if page.role == "article":
             text = analysis.article_text if analysis.role == "article" else ""
             scores.append(text_score(text, page.text, site.cjk))
@@ -367,7 +399,7 @@ def fed_figures(site: BlogSite, mode: str = "default") -> dict[str, float]:
         found = role_prf(roles, predicted, role)
         figures[f"{name}_role_precision"] = found["precision"]
         figures[f"{name}_role_recall"] = found["recall"]
-    return figures
+    return {**figures, **toc_link_figures(site, tocs)}
 
 
 def write_floors(path: Path = FLOORS_FILE) -> dict[str, Any]:
@@ -406,7 +438,8 @@ def table(results: dict[str, dict[str, Any]]) -> str:
     """One row per site: article F1 (P/R) of every extractor, roles, reach."""
     headers = ["site", "posts", "wisdom F1 (P/R)", "single-page", "trafilatura", "readability",
                "wisdom, emitted as articles", "post role P/R", "list role P/R",
-               "posts reached on/off", "lists reached on/off", "posts lost"]  # fmt: skip
+               "posts reached on/off", "lists reached on/off", "posts lost",
+               "TOC links P/R"]  # fmt: skip
     rows = []
     for name, r in results.items():
         a, reach = r["articles"], r["reach"]
@@ -416,7 +449,8 @@ def table(results: dict[str, dict[str, Any]]) -> str:
                      _pr(r["roles"]["posts"]), _pr(r["roles"]["lists"]),
                      f"{reach['posts_on']}/{reach['posts_off']}",
                      f"{reach['lists_on']}/{reach['lists_off']}",
-                     len(reach["posts_lost_to_focus"])])  # fmt: skip
+                     len(reach["posts_lost_to_focus"]),
+                     "{toc_link_precision:.2f}/{toc_link_recall:.2f}".format(**r["toc_links"])])
     return markdown_table(headers, rows)
 
 

@@ -125,6 +125,42 @@ def role_figures(site_dir: Path, cold: dict[str, str], warm: dict[str, str] | No
     return figures
 
 
+def toc_link_figures(site_dir: Path, items: Path) -> dict[str, Any]:
+    """How well the TocItems' links name what their pages list, pooled over the TocItems of
+    gold list pages: precision = share of their links that lead to an article page, recall =
+    share of the stories the gold lists (``links``) that are among them; the kinds of page the
+    other links lead to (author, tag, pagination: the page's own kind); TocItems without a
+    link; and what an emitted TOC that is no gold list links to (the archive index: months)."""
+    from urllib.parse import urlsplit
+
+    pages = json.loads((site_dir / "ground_truth.json").read_text("utf-8"))["pages"]
+    kinds = {path: page["kind"] for path, page in pages.items()}
+    found = listed = right = reached = 0
+    wrong: Counter[str] = Counter()
+    empty, not_lists = [], {}
+    for line in items.read_text("utf-8").splitlines():
+        item = json.loads(line)
+        if item.get("role") != "toc" or "links" not in item:
+            continue
+        path = urlsplit(item["url"]).path
+        links = [urlsplit(link["url"]).path for link in item["links"]]
+        if not links:
+            empty.append(path)
+        if path not in pages or pages[path]["role"] != "toc":
+            not_lists[path] = dict(Counter(kinds.get(link, "?") for link in links))
+            continue
+        gold = set(pages[path]["links"])
+        found += len(links)
+        right += sum(1 for link in links if kinds.get(link) in ("article", "column"))
+        wrong.update(kinds.get(link, "?") for link in links
+                     if kinds.get(link) not in ("article", "column"))  # fmt: skip
+        listed += len(gold)
+        reached += len(gold & set(links))
+    return {"links": found, "precision": right / found if found else 0.0,
+            "recall": reached / listed if listed else 0.0, "other_links_by_kind": dict(wrong),
+            "without_links": sorted(empty), "tocs_not_lists": not_lists}  # fmt: skip
+
+
 def _trafilatura() -> Any:
     import trafilatura
 
@@ -179,6 +215,14 @@ def report(result: dict[str, Any], worst: int) -> str:
         if "changed_on_warm_crawl" in roles:
             lines.append(f"  roles changed on the warm crawl: {roles['changed_on_warm_crawl']} "
                          f"{roles['changed_examples']}")
+    toc = result.get("toc_links")
+    if toc:
+        lines += ["", f"TOC links of the gold list pages (cold crawl): {toc['links']} links, "
+                  f"precision {toc['precision']:.3f} (lead to articles), recall "
+                  f"{toc['recall']:.3f} (listed stories named)",
+                  f"  other links by the kind of page they lead to: {toc['other_links_by_kind']}",
+                  f"  TocItems without links: {toc['without_links']}",
+                  f"  TocItems of pages no gold list, links by kind: {toc['tocs_not_lists']}"]
     return "\n".join(lines)
 
 
@@ -203,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     result = evaluate(site_dir, load_items(items_file))
     result["roles"] = role_figures(site_dir, load_roles(items_file),
                                    load_roles(warm_file) if warm_file else None)
+    result["toc_links"] = toc_link_figures(site_dir, items_file)
     print(report(result, args.worst))
     if args.json:
         result["environment"] = {**environment(), "trafilatura": dist_version("trafilatura")}

@@ -8,6 +8,7 @@ from typing import Any
 import scrapy
 from scrapy.http import HtmlResponse, Response
 
+from sample_project.spiders.demo import DemoSpider
 from sample_project.spiders.site import SiteSpider, page_title
 from wisdom_scrapy import PageItem
 
@@ -30,3 +31,21 @@ class FieldsSpider(SiteSpider):
             fields["where"] = {"depth": depth, "from": "crawl"}
         yield PageItem(url=response.url, title=page_title(response), **fields)
         yield from self.follow_links(response, response.css("a::attr(href)").getall())
+
+
+class PlainDemoSpider(DemoSpider):
+    """The ``demo`` crawl as a plain Scrapy spider: a dict per page, never a PageItem (a
+    project's other spider, which the add-on must leave alone)."""
+
+    name = "demo_plain"
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[dict[str, Any] | scrapy.Request]:
+        for obj in super().parse(response, **kwargs):
+            yield {"url": obj.url, "title": obj.title} if isinstance(obj, PageItem) else obj
+
+
+class DeclaredDemoSpider(PlainDemoSpider):
+    """:class:`PlainDemoSpider` that asks for the analysis without yielding a PageItem."""
+
+    name = "demo_declared"
+    wisdom_analysis = True

@@ -583,7 +583,9 @@ def test_pages_that_waited_read_a_left_site_back_and_it_lets_go_again(
     assert counts["wisdom/repetition/read_back"] >= 2, counts
     assert counts["wisdom/repetition/let_go"] > len(names) - 1, counts  # some again
     kept = [site for site in names if not sites.get(site).waits.repetition_let_go]
-    assert kept == names[-1:], kept
+    # the last site, and the one before it when the last site's pages pushed out one of its
+    # TOC pages (waiting for its entries' targets) and read its repetition back just now
+    assert names[-1] in kept and set(kept) <= set(names[-2:]), kept
 
 
 def _store_down_on_return(

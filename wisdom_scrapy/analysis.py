@@ -92,7 +92,8 @@ Cold mode
     TC_article — see there), or with ``store=None`` and no ``snapshot``, no entropy is used and
     ``single_page`` is True: the article comes from the single-page extractor, refined by the
     site's view when ``repetition`` shows the page's template (list pages are TOCs then, with
-    their titled items as links); with no repetition the page is truly alone.
+    their entries' titles as links: :func:`toc_links_of`); with no repetition the page is truly
+    alone.
 """
 
 from __future__ import annotations
@@ -103,9 +104,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wisdom_scrapy.dom import PageModel, nearest_marked
+from wisdom_scrapy.dom import Link, PageModel, nearest_marked
 from wisdom_scrapy.mining.density import SinglePageArticle, single_page_article
-from wisdom_scrapy.mining.listing import LIST_SHARE, item_share, titled_items
+from wisdom_scrapy.mining.listing import LIST_SHARE, item_share, list_entries
 from wisdom_scrapy.mining.repetition import (
     block_nodes,
     embedded_lines,
@@ -123,6 +124,7 @@ from wisdom_scrapy.mining.wisdom import (
     node_features,
     toc_feature,
 )
+from wisdom_scrapy.structure import is_page_turn
 from wisdom_scrapy.urls import host_key
 
 if TYPE_CHECKING:
@@ -196,8 +198,11 @@ class PageAnalysis:
     ``role``: "article", "toc" or "other". ``article_text``: the article body, paragraphs
     separated by ``"\\n\\n"`` ("" when there is none); ``article_html`` (computed on first
     access) its cleaned HTML. ``metadata``: texts of the short blocks merged into the article.
-    ``toc_links`` (computed on first access): (absolute URL, anchor text) of the links in the
-    TOC structure (TOC blocks without their condensed parts), in document order.
+    ``toc_links`` (computed on first access): (absolute URL, anchor text) of the page's TOC
+    links, in document order (:func:`toc_links_of`): the links of the TOC structure (TOC
+    blocks without their condensed parts), and inside a list page's entries
+    (``toc_entries``) only those they list (``toc_listed``: their titles); never a link to
+    another page of the list.
     ``blocks``: every block found. ``single_page``: analysed without site entropy. ``figures``:
     page-level numbers (pages the entropies come from, mean term entropy of the page and of the
     article, zero-API ratio, whether TOCs were mined by API …). ``features``: the cleaned
@@ -217,8 +222,10 @@ class PageAnalysis:
     article_node: int | None = None
     article_exclude: NDArray[np.bool_] | None = field(default=None, repr=False)
     toc_cover: NDArray[np.bool_] | None = field(default=None, repr=False)
+    toc_entries: NDArray[np.bool_] | None = field(default=None, repr=False)
+    toc_listed: NDArray[np.bool_] | None = field(default=None, repr=False)
     _html: str | None = field(default=None, repr=False)
-    _toc_links: list[tuple[str, str]] | None = field(default=None, repr=False)
+    _toc_links: list[Link] | None = field(default=None, repr=False)
     _features: dict[str, float] | None = field(default=None, repr=False)
 
     @property
@@ -242,12 +249,18 @@ class PageAnalysis:
     @property
     def toc_links(self) -> list[tuple[str, str]]:
         """(absolute URL, anchor text) of the links in the TOC structure, computed once."""
+        return [(lk.url, lk.text) for lk in self.toc_anchor_links]
+
+    @property
+    def toc_anchor_links(self) -> list[Link]:
+        """The page's TOC links (class docstring, "TOC links") with their ``<a>`` nodes,
+        computed once."""
         if self._toc_links is None:
             cover = self.toc_cover
             if self.model is None or cover is None or not cover.any():
                 self._toc_links = []
             else:
-                self._toc_links = [(lk.url, lk.text) for lk in self.model.links() if cover[lk.node]]
+                self._toc_links = toc_links_of(self.model, cover, self.toc_entries, self.toc_listed)
         return self._toc_links
 
     @property
@@ -259,6 +272,43 @@ class PageAnalysis:
             else:
                 self._html = self.model.html_of(self.article_node, exclude=self.article_exclude)
         return self._html
+
+
+def toc_links_of(
+    model: PageModel,
+    cover: NDArray[np.bool_],
+    entries: NDArray[np.bool_] | None = None,
+    listed: NDArray[np.bool_] | None = None,
+) -> list[Link]:
+    """The links a TOC page lists: those inside ``cover`` (the TOC structure). Inside the
+    entries of a list page (``entries``, the sub-trees of its titled items; ``listed``, the
+    anchors they list: :func:`~wisdom_scrapy.mining.listing.list_entries`) only the listed
+    anchors — the links to the posts, not to an entry's author or tags.
+
+    A link to another page of the list leads to more of the list, not to an entry, and is
+    left out: one marked ``rel="next|prev"``, and one whose URL differs from the page's by a
+    page number (:func:`~wisdom_scrapy.structure.is_page_turn`, either way: "Older posts",
+    "2"). Inside the entries the URL alone does not tell (``/library/`` →
+    ``/library/sqlite3.html`` has the shape of ``/blog/`` → ``/blog/page2.html``): there only
+    an anchor without a letter (a page number) is one."""
+    series = model.series_anchors()
+    out = []
+    for link in model.links():
+        if not cover[link.node] or link.node in series:
+            continue
+        if entries is not None and listed is not None and entries[link.node]:
+            keep = bool(listed[link.node]) and not (
+                _page_turn(model.url, link.url) and not any(c.isalpha() for c in link.text))
+        else:
+            keep = not _page_turn(model.url, link.url)
+        if keep:
+            out.append(link)
+    return out
+
+
+def _page_turn(page: str, target: str) -> bool:
+    """Whether one of the two URLs is another page of the other's list."""
+    return is_page_turn(page, target) or is_page_turn(target, page)
 
 
 def analyze_page(
@@ -455,6 +505,9 @@ def _warm(
         if site_view.is_list:
             toc_cover = toc_cover | model.subtree_mask(site_view.items)
     result = PageAnalysis(url, role, model.title, single_page=False, model=model)
+    if site_view is not None and site_view.is_list:
+        result.toc_entries = model.subtree_mask(site_view.items)
+        result.toc_listed = site_view.listed
     # article text and metadata
     article_terms_en = float("nan")
     if found is not None or article.blocks:
@@ -512,13 +565,14 @@ class SiteView:
     """What the site's block repetition shows of one page (module docstring, "Site
     refinement"): ``template`` — nodes whose text the site's other pages repeat; ``boxes`` —
     those of them holding a link (menus, share bars, navigation); ``items`` — the page's titled
-    items and ``list_share`` the share of its own text they hold
-    (:mod:`wisdom_scrapy.mining.listing`)."""
+    items and ``list_share`` the share of its own text they hold; ``listed`` — the anchors
+    the page lists, its entries' titles (:mod:`wisdom_scrapy.mining.listing`)."""
 
     template: NDArray[np.bool_]
     boxes: NDArray[np.bool_]
     items: NDArray[np.bool_]
     list_share: float
+    listed: NDArray[np.bool_]
 
     @classmethod
     def of(cls, model: PageModel, repetition: BlockRepetition) -> SiteView | None:
@@ -528,8 +582,8 @@ class SiteView:
         boxes = template_boxes(model, template)
         if not boxes.any():
             return None
-        items = titled_items(model, template)
-        return cls(template, boxes, items, item_share(model, template, items))
+        items, listed = list_entries(model, template)
+        return cls(template, boxes, items, item_share(model, template, items), listed)
 
     @property
     def is_list(self) -> bool:
@@ -625,7 +679,8 @@ def _single_page(
     result.figures = {"site_pages": float(n_pages)}
     if site_view is not None and site_view.is_list:
         result.role = "toc"
-        result.toc_cover = model.subtree_mask(site_view.items)
+        result.toc_cover = result.toc_entries = model.subtree_mask(site_view.items)
+        result.toc_listed = site_view.listed
         result.figures["list_share"] = site_view.list_share
         return result
     found = _article_of(model, site_view)

@@ -97,6 +97,11 @@ class WisdomExtension:
         self.closed_hooks: list[Callable[[str], Any]] = []
         runtime.close_hooks.append(self._site_items_at_close)
         self.collector = CollectorTuning(crawler) if settings.tune_gc else None
+        #: Whether the spider asked for the analysis: it declares ``wisdom_analysis = True``,
+        #: or it yielded a PageItem (the feed middleware says so). Until then the add-on
+        #: changes nothing the spider sees: no request dropped, no site-level item.
+        self.asked = False
+        crawler.signals.connect(self._declared, signal=signals.spider_opened)
         if runtime.pending is not None:
             crawler.signals.connect(runtime.on_opened, signal=signals.spider_opened)
         crawler.signals.connect(runtime.flush_before_pipelines_close,
@@ -109,6 +114,10 @@ class WisdomExtension:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomExtension:
         return cls(crawler)
+
+    def _declared(self, spider: Any) -> None:
+        if getattr(spider, "wisdom_analysis", False) is True:
+            self.asked = True
 
     @classmethod
     def of(cls, crawler: Crawler) -> WisdomExtension:
@@ -215,8 +224,10 @@ class WisdomExtension:
             self.runtime.stats.set_value(f"wisdom/structure/{role}_pages", n)
 
     def _produce(self, stage: str) -> list[Any]:
-        """What the site-level producers add now (each failure counted and logged)."""
-        if not self.runtime.may_finalise():
+        """What the site-level producers add now (each failure counted and logged); nothing
+        for a spider that never asked for the analysis (:attr:`asked`). A distributed crawl
+        (its scheduler is wisdom_scrapy's) asked: its finaliser may have seen no page item."""
+        if not (self.asked or self.runtime.distributed) or not self.runtime.may_finalise():
             return []
         items: list[Any] = []
         for produce in self.site_items:

@@ -432,29 +432,29 @@ def items_from_analysis(
 def _toc_links(
     analysis: PageAnalysis, model: PageModel, snapshot: EntropySnapshot | None
 ) -> list[dict[str, Any]]:
-    """The links of the TOC structure (the analysis' ``toc_cover``: TOC blocks after condensing),
-    each with its LAMIS weight and the index of its block among the TOC blocks."""
-    toc_roots = [b.node for b in analysis.blocks if b.kind == "toc"]
-    cover = analysis.toc_cover
-    if not toc_roots or cover is None:
-        return []
+    """The page's TOC links (:attr:`PageAnalysis.toc_anchor_links`: a list's entry titles, or
+    the TOC blocks' links), each with its LAMIS weight and the index in ``analysis.blocks`` of
+    the TOC block it lies in (None for an entry the list analysis found outside them)."""
+    chosen = analysis.toc_anchor_links
+    toc_at = [k for k, b in enumerate(analysis.blocks) if b.kind == "toc"]
     # Blocks do not overlap: a link belongs to the last block starting at or before it, if the
     # link lies inside that block's subtree.
-    order = np.argsort(toc_roots)
-    starts = np.asarray(toc_roots)[order]
+    roots = np.asarray([analysis.blocks[k].node for k in toc_at], dtype=np.int64)
+    order = np.argsort(roots)
+    starts = roots[order]
     ends = model.subtree_end[starts]
-    chosen = []
-    for link in model.links():
+    blocks: list[int | None] = []
+    for link in chosen:
         at = int(np.searchsorted(starts, link.node, side="right")) - 1
-        if cover[link.node] and at >= 0 and link.node < ends[at]:
-            chosen.append((link, int(order[at])))
+        inside = at >= 0 and link.node < ends[at]
+        blocks.append(toc_at[int(order[at])] if inside else None)
     if snapshot is None:
         weights = np.zeros(len(chosen))
     else:  # LAMIS α = 1 − E(link), all anchors in one look-up
-        weights = link_weights([extract_terms(link.text) for link, _ in chosen], snapshot)
+        weights = link_weights([extract_terms(link.text) for link in chosen], snapshot)
     return [
         {"url": link.url, "text": link.text, "weight": round(float(w), 6), "block": block}
-        for (link, block), w in zip(chosen, weights.tolist(), strict=True)
+        for link, w, block in zip(chosen, weights.tolist(), blocks, strict=True)
     ]
 
 

@@ -30,6 +30,11 @@ this process has records of ``WISDOM_WARMUP_PAGES`` pages of the site, at least 
 whose block path it has seen on fewer than ``WISDOM_FOCUS_MIN_PAGES`` pages (a template that is
 not known yet). The decision only uses the site's own statistics (no tag or class names).
 
+It focuses only a spider that asked for the analysis
+(:attr:`~wisdom_scrapy.extension.WisdomExtension.asked`: ``wisdom_analysis = True``, or a
+PageItem yielded): the requests of a spider that never did pass untouched, so a project's other
+spiders crawl as they would without the add-on.
+
 It works with any spider — plain callbacks, ``CrawlSpider`` rules (their requests are spider
 output too), the sample ``site`` and ``demo`` spiders — because it only looks at the requests
 coming out of the spider. The site's link structure it decides with is the crawl's
@@ -137,7 +142,7 @@ class WisdomFocusMiddleware:
         try:
             async for obj in result:
                 started = time.perf_counter()
-                if isinstance(obj, Request) and page is not None:
+                if isinstance(obj, Request) and page is not None and self.wisdom.asked:
                     obj = self._focus(obj, page)
                 spent += time.perf_counter() - started
                 if obj is not None:

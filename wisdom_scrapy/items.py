@@ -146,9 +146,11 @@ class ArticleItem:
 class TocItem:
     """A table-of-contents page reduced to its informative link lists.
 
-    ``links`` are the links of the TOC blocks, each ``{"url", "text", "weight", "block"}``
-    (absolute URL, anchor text, link weight 1 − E(anchor text), the index of the block in
-    ``blocks``); ``blocks`` each TOC block's path and figures.
+    ``links`` are the links the page lists (a list's entry titles, not their bylines or tags,
+    no pagination: :func:`wisdom_scrapy.analysis.toc_links_of`), each ``{"url", "text",
+    "weight", "block"}`` (absolute URL, anchor text, link weight 1 − E(anchor text), the
+    index in ``blocks`` of the TOC block it lies in, None outside them); ``blocks`` each
+    block's path and figures.
     """
 
     url: str

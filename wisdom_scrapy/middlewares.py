@@ -82,6 +82,7 @@ class WisdomFeedMiddleware:
         pages = []
         async for obj in result:
             if isinstance(obj, PageItem) and not obj.role and not late:
+                self.wisdom.asked = True  # the spider asks for the analysis
                 if deferred:
                     pages.append(obj)
                     continue

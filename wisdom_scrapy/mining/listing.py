@@ -37,7 +37,7 @@ this site, and does not count.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
     from wisdom_scrapy.dom import PageModel
 
-__all__ = ["LIST_SHARE", "item_share", "titled_items"]
+__all__ = ["LIST_SHARE", "Entries", "item_share", "list_entries", "titled_items"]
 
 #: a page whose titled items hold at least this share of its own text is a list page
 LIST_SHARE = 0.5
@@ -144,14 +144,38 @@ def not_own_text(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bo
     return model.subtree_mask(template | model.tag_mask(NAVIGATION_TAGS))
 
 
+class Entries(NamedTuple):
+    """A page's list entries (:func:`list_entries`): ``items``, the node mask of its outermost
+    titled items (:func:`titled_items`); ``listed``, the node mask of the anchors inside them
+    that the list lists (:func:`list_entries`)."""
+
+    items: NDArray[np.bool_]
+    listed: NDArray[np.bool_]
+
+
 def titled_items(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
     """Node mask of the outermost titled items of the page outside its template and its
     navigation (module docstring)."""
+    return list_entries(model, template).items
+
+
+def list_entries(model: PageModel, template: NDArray[np.bool_]) -> Entries:
+    """The page's titled items and the links it lists (:class:`Entries`; module docstring).
+
+    A list page's links are the titles of its entries: the links to what it lists. An
+    entry's other links (its author's byline, its date, its tags: "Mar 3 · Jane Doe", "Tags:
+    x, y") stand on a line of their own that a link does not lead, and lead to other lists, so
+    they are not listed. A line of an entry *led* by a link of the site (its first text lies
+    in the link) is listed, with every link on it: a nested sub-entry of a table of contents
+    (which the site may repeat on its other tables of contents, so it is no item), an index
+    line ("tab, [1]"). What a table of contents holds beside its entries (an introduction's
+    links, a pagination bar) is the TOC structure's to say
+    (:func:`wisdom_scrapy.analysis.toc_links_of`)."""
     n = model.n
     items = np.zeros(n, dtype=bool)
     anchors = _site_anchors(model)
     if not anchors.any():
-        return items
+        return Entries(items, items.copy())
     first = _first_text_owner(model)
     idx = np.flatnonzero(first < n)
     fn = first[idx]
@@ -177,7 +201,13 @@ def titled_items(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bo
               & _lone_entries(model, template))  # fmt: skip
     items[0] = False
     inner = model.subtree_mask(items) & ~items  # strictly inside another item
-    return items & ~inner
+    title_of = np.full(n, n, dtype=np.int64)  # n: no title (a dummy slot below)
+    title_of[idx] = a
+    listed = np.zeros(n + 1, dtype=bool)
+    listed[title_of[items]] = True
+    led = title_of[block_of] < n  # the node's line begins inside a site link
+    led &= anchors[np.minimum(title_of[block_of], n - 1)]
+    return Entries(items & ~inner, listed[:n] | (led & model.subtree_mask(items)))
 
 
 def item_share(

@@ -1,0 +1,86 @@
+"""A TocItem's links are what its page lists (issue 35, item 7): the titles of the list's
+entries, never an entry's byline or tags, a pagination link or the site's menus; an index of
+archives lists its archives."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from wisdom_scrapy.analysis import PageAnalysis, SiteView, toc_links_of
+from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.mining.listing import list_entries
+
+_ENTRY = ('<li><h2><a href="/posts/{n}.html">Post number {n} about gardens</a></h2>'
+          "<p>A teaser of the post with a few words of its own, number {n}.</p>"
+          '<p class="meta">March {n} · <a href="/author/jane.html">Jane Doe</a> · '
+          '<a href="/tag/roses.html">roses</a></p></li>')
+
+
+def _list_page() -> PageModel:
+    entries = "".join(_ENTRY.format(n=n) for n in range(1, 6))
+    toc = ('<li><a href="/docs/a.html">Chapter A</a><ul><li><a href="/docs/a.html#one">'
+           "Section one</a></li></ul></li>")
+    html = (f"<html><body><ul class='posts'>{entries}{toc}</ul>"
+            '<div class="pages"><a rel="prev" href="/page/1.html">« Newer</a> '
+            '<a href="/page/3.html">3</a></div></body></html>')
+    return PageModel.from_html(html, "http://blog.test/page/2.html")
+
+
+def test_a_list_lists_its_entries_titles_and_sub_entries() -> None:
+    model = _list_page()
+    items, listed = list_entries(model, template=model.tag_mask(()))
+    view = SiteView(model.tag_mask(()), model.tag_mask(()), items, 1.0, listed)
+    cover = model.subtree_mask(model.tag_mask(("body",)))
+    links = [urlsplit(lk.url).path + (f"#{lk.text}" if "#" in lk.url else "")
+             for lk in toc_links_of(model, cover, model.subtree_mask(view.items), view.listed)]
+    assert links == [f"/posts/{n}.html" for n in range(1, 6)] + ["/docs/a.html"] * 2
+
+
+def test_without_entries_the_toc_structure_keeps_all_but_page_turns() -> None:
+    model = _list_page()
+    cover = model.subtree_mask(model.tag_mask(("body",)))
+    paths = [urlsplit(lk.url).path for lk in toc_links_of(model, cover)]
+    assert "/author/jane.html" in paths
+    assert "/page/1.html" not in paths and "/page/3.html" not in paths  # rel=prev, a number
+
+
+def test_an_analysis_without_a_toc_has_no_toc_links() -> None:
+    assert PageAnalysis("http://s/", "article", "t").toc_links == []
+
+
+# ------------------------------------------------------------------------------------------
+# A real crawl of the demo site
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.crawl
+def test_demo_toc_items_link_the_listed_articles(tmp_path: Path) -> None:
+    """Every TocItem of the demo (sample ``demo`` spider, the add-on on) links articles only
+    (no author, tag, pagination or menu link) and every story its gold list shows; an
+    archive index emitted as a TOC links its month archives."""
+    from sample_project.demo_site import GROUND_TRUTH_FILE, build_demo_site
+    from tests.crawling import run_crawl
+
+    site = build_demo_site(tmp_path / "demo")
+    pages = json.loads((tmp_path / "demo" / GROUND_TRUTH_FILE).read_text("utf-8"))["pages"]
+    result = run_crawl("demo", tmp_path, args={"site_dir": str(site.parent)},
+                       settings={"WISDOM_STORE_URI": "memory://"})  # fmt: skip
+    assert result.returncode == 0, result.log[-3000:]
+    tocs: dict[str, list[str]] = {
+        urlsplit(i["url"]).path: [urlsplit(lk["url"]).path for lk in i["links"]]
+        for i in result.items if i.get("role") == "toc"}  # fmt: skip
+    assert len(tocs) >= 50
+    kinds: dict[str, Any] = {path: page["kind"] for path, page in pages.items()}
+    for path, links in tocs.items():
+        if kinds.get(path) == "archive":
+            months = {p for p, kind in kinds.items() if kind == "month" and "page-" not in p}
+            assert links and set(links) <= months, (path, links)
+            continue
+        assert links, path
+        assert {kinds.get(link) for link in links} <= {"article", "column"}, (path, links)
+        assert set(pages[path]["links"]) <= set(links), path
