@@ -247,6 +247,25 @@ def test_sqlite_version_1_file_is_brought_to_version_2(tmp_path: Path) -> None:
         assert later.n_pages == 3
 
 
+def test_mirror_read_inside_a_rolled_back_batch_stays_exact(tmp_path: Path) -> None:
+    """A read inside a batch sees its uncommitted sums and version; the batch rolls back and
+    another writer's commit reuses that version number: the next read must still equal a whole
+    one (the read inside the batch names no version, so the next is whole)."""
+    uri = f"sqlite:///{tmp_path / 'shared.db'}"
+    with open_store(uri) as one, open_store(uri) as other:
+        one.add_page(SITE, "u1", {"p": 1, "q": 2})
+        one.add_page(SITE, "u2", {"p": 2})
+        mirror = EntropyMirror(SITE)
+        mirror.read(one)
+        with pytest.raises(RuntimeError), one.batch():
+            one.add_page(SITE, "u3", {"q": 5, "r": 1})
+            one.add_page(SITE, "u4", {"r": 2})
+            mirror.read(one)
+            raise RuntimeError("the batch fails")
+        other.add_page(SITE, "u5", {"p": 3})
+        assert dict(mirror.read(one).values) == dict(one.snapshot(SITE).values)
+
+
 def test_single_page_has_zero_entropy(store: TermStore) -> None:
     store.add_page(SITE, "u", {"a": 3, "b": 1})
     assert store.entropy(SITE, ["a", "b"]) == {"a": 0.0, "b": 0.0}

@@ -20,6 +20,8 @@ Change versions: every transaction that changes a site's term sums adds 1 to the
 read asks for the terms changed since (:meth:`SQLiteStore.term_changes`) instead of the whole
 table. A version-1 file gets the two columns when opened (its terms read as changed at version
 0); a version-1 reader refuses a version-2 file, since its writes would stamp nothing.
+The changed terms are found by the site's rows inside SQLite (no index on ``version``: it
+would cost every write); what a change read saves is the rows returned and decoded in Python.
 """
 
 from __future__ import annotations
@@ -485,7 +487,12 @@ class SQLiteStore(TermStore):
         return terms, sums[:, 0], sums[:, 1]
 
     def term_changes(self, site: str, since: int | None) -> TermChanges:
-        """Read with the site's N and change version in one transaction (module docstring)."""
+        """Read with the site's N and change version in one transaction (module docstring).
+        Inside :meth:`batch` the version read is not committed yet: a rolled-back batch would
+        give it again to other changes, so such a read is a whole one and names no version
+        (the next read is whole too)."""
+        if self._batching:
+            return self._whole_terms(site)
         with self._transaction("DEFERRED") as db:
             row = db.execute("SELECT id, pages, version FROM sites WHERE name = ?",
                              (site,)).fetchone()
@@ -502,6 +509,10 @@ class SQLiteStore(TermStore):
         terms = [r[0] for r in rows]
         sums = np.array([r[1:] for r in rows], dtype=np.float64).reshape(-1, 2)
         return TermChanges(int(version), int(n_pages), terms, sums[:, 0], sums[:, 1], full)
+
+    def _whole_terms(self, site: str) -> TermChanges:
+        terms, tf, s = self.all_term_sums(site)
+        return TermChanges(None, self.page_count(site), list(terms), tf, s, full=True)
 
     def page_count(self, site: str) -> int:
         with self._transaction("DEFERRED") as db:
