@@ -26,6 +26,13 @@ links (the links of the page's TOC structure, its informative paths) are request
 itself, or only some, still reaches the pages the site's TOCs lead to. Scrapy's duplicate filter
 drops the URLs already requested and its offsite policy the other sites' links; nothing is
 requested once the spider is closing.
+
+:class:`WisdomItemProcessor` (Scrapy's ``ITEM_PROCESSOR``; the add-on sets it) runs the item
+pipelines as Scrapy's own manager does, and at the spider's close first sends the pages still
+held through them: a spider closed before going idle (``CLOSESPIDER_*``, Ctrl-C, SIGTERM) never
+reaches the idle flush, and Scrapy closes the item pipelines after the last response's items and
+before ``spider_closed``, where the feed exports close; so their items reach every pipeline and
+every feed.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
+from scrapy.pipelines import ItemPipelineManager
 
 from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.items import PageItem, SiteStructureItem, TocItem
@@ -42,7 +50,7 @@ from wisdom_scrapy.workers import WorkerHung
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["FOLLOWED_META", "WisdomPipeline"]
+__all__ = ["FOLLOWED_META", "WisdomItemProcessor", "WisdomPipeline"]
 
 #: Meta key of the requests ``WISDOM_FOLLOW_TOC_LINKS`` makes: the URL of the TOC page linking.
 FOLLOWED_META = "wisdom_toc_page"
@@ -84,3 +92,21 @@ class WisdomPipeline:
         for url in urls:
             engine.crawl(Request(url, meta={FOLLOWED_META: item.url}))
         self.runtime.inc("wisdom/follow/toc_links", len(urls))
+
+
+class WisdomItemProcessor(ItemPipelineManager):
+    """Scrapy's item pipeline manager whose close first emits the pages still held (module
+    docstring): each item goes through the pipelines as a spider's would
+    (``Scraper.start_itemproc_async``: ``item_scraped`` / ``item_dropped`` / ``item_error``,
+    the log line, the feeds), then the pipelines close. Subclass it for a processor of your
+    own; any other ``ITEM_PROCESSOR`` is warned about (the held pages cannot leave then)."""
+
+    async def close_spider_async(self) -> None:
+        crawler = self.crawler
+        wisdom = WisdomExtension.active(crawler) if crawler is not None else None
+        engine = crawler.engine if crawler is not None else None
+        if wisdom is not None and engine is not None:
+            scraper = engine.scraper
+            await wisdom.runtime.flush_at_close(
+                lambda item: scraper.start_itemproc_async(item, response=None))
+        await super().close_spider_async()
