@@ -10,6 +10,7 @@
     ITEM_PIPELINES = {
         "wisdom_scrapy.pipeline.WisdomPipeline": 100,
     }
+    ITEM_PROCESSOR = "wisdom_scrapy.pipeline.WisdomItemProcessor"
     EXTENSIONS = {
         "wisdom_scrapy.extension.WisdomExtension": 100,
         "wisdom_scrapy.report.WisdomReportExtension": 500,
@@ -24,8 +25,7 @@ line sets always wins):
 
 * every ``WISDOM_*`` setting's default (:data:`wisdom_scrapy.settings.DEFAULTS`; the store URI
   resolved in the project data directory), so ``scrapy settings --get WISDOM_FOCUS`` shows it;
-* ``LOG_FORMATTER = "wisdom_scrapy.logformatter.WisdomLogFormatter"
-ITEM_PROCESSOR = "wisdom_scrapy.pipeline.WisdomItemProcessor"`` (items logged as a
+* ``LOG_FORMATTER = "wisdom_scrapy.logformatter.WisdomLogFormatter"`` (items logged as a
   summary, not in full);
 * ``FEED_EXPORTERS["csv"] = "wisdom_scrapy.exporters.WisdomCsvItemExporter"``: one CSV of all
   items keeps every field (:mod:`wisdom_scrapy.exporters`);
