@@ -35,7 +35,6 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import sleep
 from scrapy.utils.defer import ensure_awaitable
-from scrapy.utils.misc import load_object
 from scrapy.utils.reactor import is_reactor_installed
 
 from wisdom_scrapy.collector import CollectorTuning
@@ -59,21 +58,6 @@ logger = logging.getLogger(__name__)
 #: How often :meth:`WisdomExtension.on_engine_stopped` looks whether the spider's close has
 #: finished, when the engine is stopped during it (only then: otherwise it has).
 CLOSE_POLL_SECONDS = 0.05
-
-
-def _check_item_processor(crawler: Crawler) -> None:
-    """Warn when the project's ``ITEM_PROCESSOR`` is not wisdom_scrapy's (or a subclass of it):
-    the pages held when a spider closes before going idle cannot leave then."""
-    from wisdom_scrapy.pipeline import WisdomItemProcessor
-
-    name = crawler.settings.get("ITEM_PROCESSOR")
-    processor = load_object(name)
-    if isinstance(processor, type) and issubclass(processor, WisdomItemProcessor):
-        return
-    logger.warning("wisdom_scrapy: ITEM_PROCESSOR=%r is not %s.%s (or a subclass): pages "
-                   "held when the spider closes before going idle (CLOSESPIDER_*, Ctrl-C, "
-                   "SIGTERM) cannot leave; they are counted under wisdom/pages_lost and named",
-                   name, WisdomItemProcessor.__module__, WisdomItemProcessor.__qualname__)
 
 
 @dataclass(slots=True)
@@ -122,7 +106,6 @@ class WisdomExtension:
         self.closed_hooks: list[Callable[[str], Any]] = []
         runtime.close_hooks.append(self._site_items_at_close)
         self.collector = CollectorTuning(crawler) if settings.tune_gc else None
-        _check_item_processor(crawler)
         if runtime.pending is not None:
             crawler.signals.connect(runtime.on_opened, signal=signals.spider_opened)
         crawler.signals.connect(self._on_forced_stop, signal=signals.spider_opened)

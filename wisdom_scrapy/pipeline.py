@@ -37,10 +37,12 @@ every feed.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 from scrapy.pipelines import ItemPipelineManager
+from scrapy.utils.misc import load_object
 
 from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.items import PageItem, SiteStructureItem, TocItem
@@ -51,6 +53,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 __all__ = ["FOLLOWED_META", "WisdomItemProcessor", "WisdomPipeline"]
+
+logger = logging.getLogger(__name__)
 
 #: Meta key of the requests ``WISDOM_FOLLOW_TOC_LINKS`` makes: the URL of the TOC page linking.
 FOLLOWED_META = "wisdom_toc_page"
@@ -65,7 +69,9 @@ class WisdomPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomPipeline:
-        return cls(WisdomExtension.of(crawler))
+        wisdom = WisdomExtension.of(crawler)
+        _check_item_processor(crawler)
+        return cls(wisdom)
 
     async def process_item(self, item: Any) -> Any:
         if isinstance(item, PageItem) and not item.role:
@@ -110,3 +116,17 @@ class WisdomItemProcessor(ItemPipelineManager):
             await wisdom.runtime.flush_at_close(
                 lambda item: scraper.start_itemproc_async(item, response=None))
         await super().close_spider_async()
+
+
+def _check_item_processor(crawler: Crawler) -> None:
+    """Warn when the project's ``ITEM_PROCESSOR`` is not :class:`WisdomItemProcessor` (or a
+    subclass of it): the pages held when a spider closes before going idle cannot leave then
+    (they are counted and named at close: ``WisdomExtension.on_closed``)."""
+    name = crawler.settings.get("ITEM_PROCESSOR")
+    processor = load_object(name)
+    if isinstance(processor, type) and issubclass(processor, WisdomItemProcessor):
+        return
+    logger.warning("wisdom_scrapy: ITEM_PROCESSOR=%r is not %s.%s (or a subclass): pages "
+                   "held when the spider closes before going idle (CLOSESPIDER_*, Ctrl-C, "
+                   "SIGTERM) cannot leave; they are counted under wisdom/pages_lost and named",
+                   name, WisdomItemProcessor.__module__, WisdomItemProcessor.__qualname__)
