@@ -663,7 +663,10 @@ class WisdomRuntime:
             logger.info("wisdom_scrapy: spider closing: emitting %d held pages", pages)
         try:
             for n, item in enumerate(items, 1):
-                await emit(item)
+                try:
+                    await emit(item)
+                except Exception:  # a bug: the next items still leave, the pipelines close
+                    self.failed("close", getattr(item, "url", "(close)"))
                 if isinstance(item, PAGE_ITEMS):
                     self.inc("wisdom/items/flushed_at_close")
                 if n <= pages and (n % step == 0 or n == pages):
