@@ -1,12 +1,21 @@
-"""Spiders of the close tests (``-s SPIDER_MODULES=…,tests.close_spiders``)."""
+"""Spiders of the close tests (``-s SPIDER_MODULES=…,tests.close_spiders``) and their slow item
+pipeline (``ITEM_PIPELINES``)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 import scrapy
+from scrapy.utils.asyncio import sleep
 
 from sample_project.spiders.demo import DemoSpider
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
 
 
 class DemoTwiceSpider(DemoSpider):
@@ -32,3 +41,24 @@ class DemoHomeLinksSpider(DemoSpider):
         for obj in super().parse(response, **kwargs):
             if home or not isinstance(obj, scrapy.Request):
                 yield obj
+
+
+class SlowPipeline:
+    """An item pipeline of the close tests: each item takes ``TEST_ITEM_SECONDS`` (awaited, so
+    the reactor runs meanwhile and a signal is handled), so the close of a crawl holding many
+    pages lasts long enough for a test to signal it in the middle, once the log shows an item
+    passing after "Closing spider" (a test waits for a log line, never for a time)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.items = 0
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SlowPipeline:
+        return cls(crawler.settings.getfloat("TEST_ITEM_SECONDS", 0.2))
+
+    async def process_item(self, item: Any) -> Any:
+        self.items += 1
+        logger.info("slow pipeline: item %d", self.items)
+        await sleep(self.seconds)
+        return item

@@ -163,3 +163,21 @@ def test_worker_processes_lose_no_page_at_any_close(
     assert stats.get("wisdom/workers/analysed_here", 0) == 0
     assert stats["wisdom/workers/cpu_seconds"] > 0 and stats["wisdom/workers/restarted"] == 0
     assert "page analyses in 2 worker processes" in result.log
+
+
+def test_projects_own_item_processor_is_warned_and_its_held_pages_named(
+    site_dir: Path, tmp_path: Path
+) -> None:
+    """A project ``ITEM_PROCESSOR`` that is not ``WisdomItemProcessor`` wins over the add-on's,
+    so a close before idle cannot emit the held pages: the crawl warns at start, and at the
+    close counts and names every one of them (nothing silent)."""
+    result = run_crawl("demo", tmp_path, args=_args(site_dir), timeout=60,
+                       settings={**HOLD_ALL, "CLOSESPIDER_PAGECOUNT": 10,
+                                 "ITEM_PROCESSOR": "scrapy.pipelines.ItemPipelineManager"})
+    assert result.returncode == 0, result.log[-3000:]
+    assert "ITEM_PROCESSOR='scrapy.pipelines.ItemPipelineManager' is not" in result.log
+    assert not _page_items(result)
+    fed = result.stats["wisdom/pages_fed"]
+    assert result.stats["wisdom/pages_lost"] == fed >= 10
+    assert f"ERROR: wisdom_scrapy: {fed} pages are fetched but their items never passed" in (
+        result.log)

@@ -10,6 +10,7 @@
     ITEM_PIPELINES = {
         "wisdom_scrapy.pipeline.WisdomPipeline": 100,
     }
+    ITEM_PROCESSOR = "wisdom_scrapy.pipeline.WisdomItemProcessor"
     EXTENSIONS = {
         "wisdom_scrapy.extension.WisdomExtension": 100,
         "wisdom_scrapy.report.WisdomReportExtension": 500,
@@ -28,6 +29,10 @@ line sets always wins):
   summary, not in full);
 * ``FEED_EXPORTERS["csv"] = "wisdom_scrapy.exporters.WisdomCsvItemExporter"``: one CSV of all
   items keeps every field (:mod:`wisdom_scrapy.exporters`);
+* ``ITEM_PROCESSOR = "wisdom_scrapy.pipeline.WisdomItemProcessor"``: Scrapy's item pipeline
+  manager, which also sends the pages still held through the pipelines when the spider closes
+  before going idle (``CLOSESPIDER_*``, Ctrl-C, SIGTERM), before the pipelines and the feeds
+  close. A project's own ``ITEM_PROCESSOR`` wins; the crawl warns unless it subclasses this one;
 * ``SPIDER_CONTRACTS``: :class:`wisdom_scrapy.contracts.UrlContract`, so ``scrapy check``
   contracts test the cleaned items;
 * ``DOWNLOAD_MAXSIZE = WISDOM_MAX_PAGE_BYTES``: a body the add-on would skip as too large is
@@ -71,6 +76,7 @@ COMPONENTS = (
 )
 
 LOG_FORMATTER = "wisdom_scrapy.logformatter.WisdomLogFormatter"
+ITEM_PROCESSOR = "wisdom_scrapy.pipeline.WisdomItemProcessor"
 CSV_EXPORTER = "wisdom_scrapy.exporters.WisdomCsvItemExporter"
 
 
@@ -122,6 +128,7 @@ class Addon:
     def update_settings(self, settings: BaseSettings) -> None:
         register_defaults(settings)
         settings.set("LOG_FORMATTER", LOG_FORMATTER, priority="addon")
+        settings.set("ITEM_PROCESSOR", ITEM_PROCESSOR, priority="addon")
         _csv_exporter(settings)
         if settings.getbool("WISDOM_ENABLED"):
             _bound_downloads(settings)

@@ -10,9 +10,13 @@ that acts when the crawl runs dry or closes:
   :class:`~wisdom_scrapy.items.SiteStructureItem` and what the other site-level producers add
   (the sitemap's :class:`~wisdom_scrapy.items.SitemapItem`: :attr:`site_items`) to the late
   items, and emits them with the pages still held through the normal item flow;
-* at **close** (a spider closed before going idle: ``CLOSESPIDER_*``, Ctrl-C, SIGTERM) it emits
-  the same, before the item pipelines and the feeds close
-  (:meth:`WisdomRuntime.flush_before_pipelines_close`), then checks the store and closes it.
+* at **close** (a spider closed before going idle: ``CLOSESPIDER_*``, Ctrl-C, SIGTERM) the
+  same leave through Scrapy's close of the item pipelines (the ``ITEM_PROCESSOR`` the add-on
+  sets, :class:`~wisdom_scrapy.pipeline.WisdomItemProcessor`: before the pipelines and the
+  feeds close); then it checks the store, and closes it once the spider's close has finished
+  (:meth:`WisdomExtension.on_engine_stopped`: a signal during the close does not cut it short).
+  A forced stop (a second signal) names the pages whose items never left
+  (:meth:`WisdomRuntime.forced_stop`).
 
 The other components find it with ``crawler.get_extension(WisdomExtension)``
 (:meth:`WisdomExtension.of`); the ones built before the extension manager is complete (the
@@ -29,7 +33,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.asyncio import sleep
 from scrapy.utils.defer import ensure_awaitable
+from scrapy.utils.reactor import is_reactor_installed
 
 from wisdom_scrapy.collector import CollectorTuning
 from wisdom_scrapy.items import PageItem, SiteStructureItem
@@ -49,6 +55,9 @@ if TYPE_CHECKING:
 __all__ = ["LinkedPage", "WisdomExtension"]
 
 logger = logging.getLogger(__name__)
+#: How often :meth:`WisdomExtension.on_engine_stopped` looks whether the spider's close has
+#: finished, when the engine is stopped during it (only then: otherwise it has).
+CLOSE_POLL_SECONDS = 0.05
 
 
 @dataclass(slots=True)
@@ -104,12 +113,13 @@ class WisdomExtension:
         crawler.signals.connect(self._declared, signal=signals.spider_opened)
         if runtime.pending is not None:
             crawler.signals.connect(runtime.on_opened, signal=signals.spider_opened)
-        crawler.signals.connect(runtime.flush_before_pipelines_close,
-                                signal=signals.spider_opened)  # fmt: skip
+        crawler.signals.connect(self._on_forced_stop, signal=signals.spider_opened)
         crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._dropped, signal=signals.item_dropped)
+        for passed in (signals.item_scraped, signals.item_dropped, signals.item_error):
+            crawler.signals.connect(runtime.passed, signal=passed)
         crawler.signals.connect(self.on_closed, signal=signals.spider_closed)
-        crawler.signals.connect(runtime.close, signal=signals.engine_stopped)
+        crawler.signals.connect(self.on_engine_stopped, signal=signals.engine_stopped)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomExtension:
@@ -247,7 +257,11 @@ class WisdomExtension:
 
     async def on_closed(self, reason: str) -> None:
         """The store checked (:meth:`WisdomRuntime.on_closed`), then each close hook; a failing
-        hook is counted and logged, the others still run."""
+        hook is counted and logged, the others still run. Pages whose items never left (the
+        project's own ``ITEM_PROCESSOR`` does not run the close flush) are counted and named."""
+        if not self.runtime.flushed:
+            self.runtime.report_unemitted(
+                "the spider closed before going idle and ITEM_PROCESSOR does not emit them")
         self.runtime.on_closed()
         for hook in self.closed_hooks:
             try:
@@ -256,6 +270,30 @@ class WisdomExtension:
                     await ensure_awaitable(result)
             except Exception:
                 self.runtime.failed("close", f"({reason})")
+
+    async def on_engine_stopped(self) -> None:
+        """The store is closed once the spider's close has finished: a signal during the close
+        (SIGTERM, Ctrl-C) makes Scrapy stop the engine as soon as the requests in progress are
+        done, while the first close still sends the held pages through the pipelines and then
+        closes the feeds; the engine waits for this handler, so the crawl ends after its last
+        item. Scrapy sends no signal once the ``spider_closed`` handlers (the feeds') are done,
+        so this waits for the engine to let go of its spider, which it does right after."""
+        engine = self.crawler.engine
+        while engine is not None and engine.spider is not None:
+            await sleep(CLOSE_POLL_SECONDS)
+        self.runtime.close()
+
+    def _on_forced_stop(self) -> None:
+        """Scrapy forces a stop (a second Ctrl-C or SIGTERM) by stopping the reactor at once;
+        the reactor's shutdown runs :meth:`WisdomRuntime.forced_stop` first (nothing to do
+        when the crawl closed normally). Without a reactor (``TWISTED_REACTOR_ENABLED`` off)
+        the forced stop cancels the close flush, which calls it."""
+        if is_reactor_installed():
+            from twisted.internet import reactor
+
+            # (the interface's stub lists no ``self``: mypy shifts the arguments by one)
+            reactor.addSystemEventTrigger("before", "shutdown",  # type: ignore[arg-type]
+                                          self.runtime.forced_stop)
 
     def _site_items_at_close(self, items: list[Any]) -> list[Any]:
         """The items leaving at close with the site-level ones after them

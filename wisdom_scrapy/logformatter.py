@@ -16,7 +16,8 @@ on_idle`): Scrapy would log them "Scraped from <200 data:,>". They are logged as
 their page (``<url>``) or their site (``site <key>``), "at spider idle", and the request itself
 as what it is. Likewise a page's item that leaves with a later page's output (held for the
 warm-up or for its TOC targets: :mod:`wisdom_scrapy.extraction`) is logged as scraped from its
-own page, "held; emitted with" the response it left with.
+own page, "held; emitted with" the response it left with; the items the close emits (no
+response) as scraped from their page or site "at spider close".
 """
 
 from __future__ import annotations
@@ -80,8 +81,11 @@ def _source(item: Any, response: Response | Failure | None, src: Any) -> Any:
     it left with another response's output (module docstring), else Scrapy's ``src``."""
     request = getattr(response, "request", None)
     url = getattr(item, "url", None) if isinstance(item, PAGE_ITEMS) else None
+    where = f"<{url}>" if url else f"site {getattr(item, 'site', None)}"
     if request is not None and request.meta.get(_LATE_ITEMS_META):
-        return f"<{url}> at spider idle" if url else f"site {item.site} at spider idle"
+        return f"{where} at spider idle"
+    if response is None and isinstance(item, _ITEMS):  # emitted by the close flush
+        return f"{where} at spider close"
     if url and url != getattr(response, "url", url):  # held, then emitted with a later page
         return f"<{url}> (held; emitted with {src})"
     return src

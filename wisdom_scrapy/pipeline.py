@@ -26,13 +26,23 @@ links (the links of the page's TOC structure, its informative paths) are request
 itself, or only some, still reaches the pages the site's TOCs lead to. Scrapy's duplicate filter
 drops the URLs already requested and its offsite policy the other sites' links; nothing is
 requested once the spider is closing.
+
+:class:`WisdomItemProcessor` (Scrapy's ``ITEM_PROCESSOR``; the add-on sets it) runs the item
+pipelines as Scrapy's own manager does, and at the spider's close first sends the pages still
+held through them: a spider closed before going idle (``CLOSESPIDER_*``, Ctrl-C, SIGTERM) never
+reaches the idle flush, and Scrapy closes the item pipelines after the last response's items and
+before ``spider_closed``, where the feed exports close; so their items reach every pipeline and
+every feed.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
+from scrapy.pipelines import ItemPipelineManager
+from scrapy.utils.misc import load_object
 
 from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.items import PageItem, SiteStructureItem, TocItem
@@ -42,7 +52,9 @@ from wisdom_scrapy.workers import WorkerHung
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["FOLLOWED_META", "WisdomPipeline"]
+__all__ = ["FOLLOWED_META", "WisdomItemProcessor", "WisdomPipeline"]
+
+logger = logging.getLogger(__name__)
 
 #: Meta key of the requests ``WISDOM_FOLLOW_TOC_LINKS`` makes: the URL of the TOC page linking.
 FOLLOWED_META = "wisdom_toc_page"
@@ -57,7 +69,9 @@ class WisdomPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomPipeline:
-        return cls(WisdomExtension.of(crawler))
+        wisdom = WisdomExtension.of(crawler)
+        _check_item_processor(crawler)
+        return cls(wisdom)
 
     async def process_item(self, item: Any) -> Any:
         if isinstance(item, PageItem) and not item.role:
@@ -84,3 +98,35 @@ class WisdomPipeline:
         for url in urls:
             engine.crawl(Request(url, meta={FOLLOWED_META: item.url}))
         self.runtime.inc("wisdom/follow/toc_links", len(urls))
+
+
+class WisdomItemProcessor(ItemPipelineManager):
+    """Scrapy's item pipeline manager whose close first emits the pages still held (module
+    docstring): each item goes through the pipelines as a spider's would
+    (``Scraper.start_itemproc_async``: ``item_scraped`` / ``item_dropped`` / ``item_error``,
+    the log line, the feeds), then the pipelines close. Subclass it for a processor of your
+    own; any other ``ITEM_PROCESSOR`` is warned about (the held pages cannot leave then)."""
+
+    async def close_spider_async(self) -> None:
+        crawler = self.crawler
+        wisdom = WisdomExtension.active(crawler) if crawler is not None else None
+        engine = crawler.engine if crawler is not None else None
+        if wisdom is not None and engine is not None:
+            scraper = engine.scraper
+            await wisdom.runtime.flush_at_close(
+                lambda item: scraper.start_itemproc_async(item, response=None))
+        await super().close_spider_async()
+
+
+def _check_item_processor(crawler: Crawler) -> None:
+    """Warn when the project's ``ITEM_PROCESSOR`` is not :class:`WisdomItemProcessor` (or a
+    subclass of it): the pages held when a spider closes before going idle cannot leave then
+    (they are counted and named at close: ``WisdomExtension.on_closed``)."""
+    name = crawler.settings.get("ITEM_PROCESSOR")
+    processor = load_object(name)
+    if isinstance(processor, type) and issubclass(processor, WisdomItemProcessor):
+        return
+    logger.warning("wisdom_scrapy: ITEM_PROCESSOR=%r is not %s.%s (or a subclass): pages "
+                   "held when the spider closes before going idle (CLOSESPIDER_*, Ctrl-C, "
+                   "SIGTERM) cannot leave; they are counted under wisdom/pages_lost and named",
+                   name, WisdomItemProcessor.__module__, WisdomItemProcessor.__qualname__)

@@ -10,16 +10,20 @@ extension.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
+import os
+import sys
 import weakref
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import HtmlResponse
+from scrapy.utils.asyncio import sleep
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import load_object
 from scrapy.utils.reactor import is_asyncio_reactor_installed
@@ -67,6 +71,11 @@ STORE_CHECK_EVERY = 100
 SUBMITTING_PER_WORKER = 8
 #: The items one page leaves as.
 PAGE_ITEMS = (ArticleItem, TocItem, PageItem)
+#: Progress lines of a close flush: one every tenth of its pages.
+PROGRESS_LINES = 10
+#: Exit status of a crawl forced to stop with pages whose items never left (:meth:`WisdomRuntime.
+#: forced_stop`); Scrapy's own is 0 then.
+EXIT_PAGES_LOST = 1
 
 
 class WisdomRuntime:
@@ -107,6 +116,12 @@ class WisdomRuntime:
         self._stopping = False  # the crawl is being stopped: the store is lost
         #: the spider is closing: its last items are leaving, no request can be scheduled
         self.closing = False
+        #: the close flush ran to its end (:meth:`flush_at_close`)
+        self.flushed = False
+        self._closed = False  # the store is closed (:meth:`close`)
+        #: URLs of the pages released from the waits whose items have not passed the item
+        #: pipelines yet (:meth:`passed`): still pending
+        self.leaving: set[str] = set()
         self._late_request_pending = False
         #: URLs whose PageItem this crawl took: a second one for a URL is dropped (each URL
         #: leaves once, even when Scrapy fetched it twice: a start URL has ``dont_filter``)
@@ -348,9 +363,10 @@ class WisdomRuntime:
 
     def _unfinished_urls(self) -> dict[str, list[str]]:
         """Per site, the pages a resumed crawl must fetch again: those waiting for their
-        analysis and those fed but not written to the store yet."""
+        analysis, those whose items have not passed the item pipelines yet and those fed but
+        not written to the store yet."""
         urls = self.extractor.waiting_urls()
-        for url in self.submitting:
+        for url in [*self.submitting, *self.leaving]:
             urls.setdefault(self.site_of(url), []).append(url)
         for site, queued in self.store.queued_urls().items():
             urls[site] = urls.get(site, []) + queued
@@ -544,6 +560,7 @@ class WisdomRuntime:
         items = []
         for page in ready:
             self.tickets[page.url] = page
+            self.leaving.add(page.url)
             item = self.page_items.pop(page.url, None)
             items.append(item or PageItem(url=page.url, title=page.held.title,
                                           extra=page.held.extra))  # fmt: skip
@@ -620,55 +637,96 @@ class WisdomRuntime:
         for item in items:
             yield item
 
-    def flush_before_pipelines_close(self) -> None:
-        """Make the spider's close emit what is still held or pending (:meth:`flush_at_close`)
-        after the last response was processed and before the item pipelines and the feeds close.
+    async def flush_at_close(self, emit: Callable[[Any], Awaitable[None]]) -> None:
+        """Send what is still held, pending or ready at close through the item pipelines
+        (``emit``: :meth:`WisdomItemProcessor.close_spider_async
+        <wisdom_scrapy.pipeline.WisdomItemProcessor.close_spider_async>`, before they close),
+        each page analysed with what the store knows now (a cold store: single-page mode, the
+        item's ``single_page`` says so), then what the close hooks add; page items counted
+        under ``wisdom/items/flushed_at_close`` as they leave.
 
-        A spider closed before it went idle (``CLOSESPIDER_*``, a shutdown by Ctrl-C or SIGTERM)
-        never reaches :meth:`on_idle`, and no request can be scheduled any more. Scrapy's engine
-        closes a spider in this order: it waits for the requests in progress (their responses
-        go through the spider and its middlewares), closes the downloader, then the scraper
-        (``Scraper.close_spider_async``: waits for its items, closes the item pipelines), and
-        only then sends ``spider_closed``, where the feed exports close. So the scraper's close
-        is wrapped: the held pages' items go through the item pipelines (``item_scraped``, hence
-        the feeds, the report) first, then the scraper closes as before."""
-        engine = self.crawler.engine
-        assert engine is not None
-        scraper = engine.scraper
-        close = scraper.close_spider_async
+        The pages leave one by one, a progress line every tenth of them ("N of M held pages"),
+        the reactor running between two (a signal is handled at once: the analyses are CPU
+        work, which would otherwise hold the reactor for the whole flush). A page stays pending
+        until its item passed the pipelines (:meth:`passed`): if the flush is cut short, the
+        pages not emitted are counted and named (:meth:`forced_stop`). Never raises but
+        :class:`asyncio.CancelledError`: a failing hook is counted and logged."""
+        self.closing = True
+        try:
+            items = await self._items_at_close()
+        except Exception:  # a bug must not keep the spider from closing
+            self.failed("close", "(close)")
+            items = []
+        pages = sum(isinstance(i, PAGE_ITEMS) for i in items)
+        step = max(1, -(-pages // PROGRESS_LINES))
+        if pages:
+            logger.info("wisdom_scrapy: spider closing: emitting %d held pages", pages)
+        try:
+            for n, item in enumerate(items, 1):
+                try:
+                    await emit(item)
+                except Exception:  # a bug: the next items still leave, the pipelines close
+                    self.failed("close", getattr(item, "url", "(close)"))
+                if isinstance(item, PAGE_ITEMS):
+                    self.inc("wisdom/items/flushed_at_close")
+                if n <= pages and (n % step == 0 or n == pages):
+                    logger.info("wisdom_scrapy: %d of %d held pages emitted", n, pages)
+                await sleep(0)
+        except asyncio.CancelledError:  # the loop stops under the flush (a forced stop)
+            self.forced_stop()
+            raise
+        self.flushed = True
 
-        async def flush_then_close() -> None:
-            self.closing = True
-            try:
-                items = await self.flush_at_close()
-            except Exception:  # a bug must not keep the spider from closing
-                self.failed("close", "(close)")
-                items = []
-            for item in items:
-                await scraper.start_itemproc_async(item, response=None)
-            await close()
-
-        scraper.close_spider_async = flush_then_close  # type: ignore[method-assign]
-
-    async def flush_at_close(self) -> list[Any]:
-        """The items still held, pending or ready at close, each page analysed with what the
-        store knows now (a cold store: single-page mode, the item's ``single_page`` says so),
-        then what the close hooks add; page items counted under
-        ``wisdom/items/flushed_at_close``. Never raises: a failing hook is counted and logged."""
+    async def _items_at_close(self) -> list[Any]:
+        """The items still held, pending or ready, page items first, then the close hooks'."""
         self.store.flush()
         self.retry_unstored()
         await self.settle()
         await self.finish_completed()
         items = _pages_first(self.release(await self.extractor.flush()) + self.take_ready())
-        self.sync_pending()
-        self.inc("wisdom/items/flushed_at_close",
-                 sum(isinstance(i, PAGE_ITEMS) for i in items))  # fmt: skip
         for hook in self.close_hooks:
             try:
                 items = hook(items)
             except Exception:
                 self.failed("close", "(close)")
         return items
+
+    def passed(self, item: Any) -> None:
+        """An item passed the item pipelines (scraped, dropped or failed in one): its page is
+        no longer pending (the store's record of it, with ``JOBDIR``, is cleared now, not when
+        it left the waits: a crawl stopped in between fetches it again on resume)."""
+        url = getattr(item, "url", None) if isinstance(item, PAGE_ITEMS) else None
+        if url in self.leaving:
+            self.leaving.discard(url)
+            self.sync_pending()
+
+    def unemitted(self) -> list[str]:
+        """URLs of the pages whose items have not passed the item pipelines yet: waiting,
+        being analysed in a worker, or released and on their way."""
+        urls = [u for waiting in self.extractor.waiting_urls().values() for u in waiting]
+        return list(dict.fromkeys([*urls, *self.submitting, *sorted(self.leaving)]))
+
+    def report_unemitted(self, why: str) -> int:
+        """Count under ``wisdom/pages_lost`` and name at ERROR the pages whose items did not
+        pass the pipelines (:meth:`unemitted`); how many."""
+        urls = self.unemitted()
+        if urls:
+            self.sync_pending()
+            kept = ("kept pending in the store: a resumed crawl (same JOBDIR) emits them"
+                    if self.pending is not None else "set JOBDIR to resume them")
+            self.lose(urls, f"are fetched but their items never passed the item pipelines "
+                            f"({why}; {kept})")
+        return len(urls)
+
+    def forced_stop(self) -> None:
+        """The crawl is stopped under its close (a second Ctrl-C or SIGTERM: Scrapy stops the
+        reactor at once): the pages not emitted are counted and named, the exit status is made
+        non-zero when there were any (:func:`exit_nonzero_at_exit`), the store closed."""
+        if self._closed:
+            return
+        if self.report_unemitted("the crawl was forced to stop during its close"):
+            exit_nonzero_at_exit()
+        self.close()
 
     def on_closed(self) -> None:
         """Last retry of the pages the store refused, then a check that the pages stored are
@@ -686,7 +744,10 @@ class WisdomRuntime:
 
     def close(self) -> None:
         """Save the cleaner's state, stop the worker processes and close the store (engine
-        stopped); its data stays."""
+        stopped, or forced to stop: :meth:`forced_stop`); its data stays. Once."""
+        if self._closed:
+            return
+        self._closed = True
         if self.extractor.remote is not None:
             self.extractor.remote.close()
         try:
@@ -695,6 +756,22 @@ class WisdomRuntime:
             self.inc("wisdom/store_errors")
             logger.warning("wisdom_scrapy: cleaner state not stored: %s", exc)
         self.store.close()
+
+
+def exit_nonzero_at_exit() -> None:
+    """Make the process exit with :data:`EXIT_PAGES_LOST` (once its exit handlers ran so far):
+    Scrapy's ``crawl`` command exits 0 after a forced stop, which a supervisor (systemd,
+    Kubernetes, a shell script) would take for a clean end while items were lost. The handler
+    is registered at the forced stop, so it runs first of the exit handlers: it ends the
+    logging (its files flushed) and the process with that status."""
+
+    def exit_nonzero() -> None:
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(EXIT_PAGES_LOST)
+
+    atexit.register(exit_nonzero)
 
 
 def _pages_first(items: list[Any]) -> list[Any]:
