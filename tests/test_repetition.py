@@ -14,6 +14,7 @@ from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.mining.repetition import (
     BlockRepetition,
     block_fingerprints,
+    block_nodes,
     page_blocks,
     repeated_blocks,
 )
@@ -173,3 +174,63 @@ def test_a_block_repeated_among_a_posts_own_paragraphs_is_its_text(rotate: bool)
     assert "the team. @ann editor" in text and "@cy tester" in text
     assert "Summary 0 of issue 9" in text
     assert "Subscribe via RSS" not in text and "Filed in Weekly" not in text
+
+
+def test_a_template_less_page_whose_text_is_a_repeated_box_part_is_other(tmp_path) -> None:
+    """The demo's promotion pages (a layout of their own: headline, one line, a link back)
+    say only what the site's advertisement box says beside its label, in inline pieces (a
+    headline link, a line ``span``) that no block of the site holds alone: a copy, "other".
+    Its articles, whose paragraphs no box repeats, stay articles."""
+    import json
+
+    from sample_project.demo_site import build_demo_site
+    from wisdom_scrapy.analysis import analyze_page
+    from wisdom_scrapy.feed import feed_page
+    from wisdom_scrapy.store import open_store
+
+    site = build_demo_site(tmp_path)
+    truth = json.loads((tmp_path / "ground_truth.json").read_text("utf-8"))["pages"]
+    articles = sorted(p for p, t in truth.items() if t["role"] == "article")[:24]
+    promos = sorted(p for p, t in truth.items() if t["kind"] == "promo")
+    store = open_store("memory://")
+    base = "http://127.0.0.1:8000"
+    for path in articles:
+        feed_page(store, (site / path.lstrip("/")).read_text("utf-8"), base + path)
+    rep = BlockRepetition()
+    for path in articles:
+        html = (site / path.lstrip("/")).read_text("utf-8")
+        rep.add(base + path, PageModel.from_html(html, base + path))
+    assert promos
+    for path in promos:
+        html = (site / path.lstrip("/")).read_text("utf-8")
+        model = PageModel.from_html(html, base + path)
+        line = _node(model, truth_line(html))
+        assert rep.pages_of(model)[line] == 0  # no block of the site holds the line alone
+        assert rep.part_pages_of(model)[line] >= 3  # the ad box's pieces do
+        assert analyze_page(html, base + path, store).role == "other", path
+    for path in articles[:3]:
+        html = (site / path.lstrip("/")).read_text("utf-8")
+        assert analyze_page(html, base + path, store).role == "article", path
+
+
+def truth_line(html: str) -> str:
+    """The promotion's line: the text of its first paragraph."""
+    import lxml.html
+
+    return " ".join(lxml.html.fromstring(html).xpath("string(//p[1])").split())
+
+
+def test_a_page_view_reads_box_parts_as_the_whole_repetition() -> None:
+    """A worker's :class:`PageRepetition` of a page gives the pages holding each of its
+    blocks' texts as a box part, as the whole repetition does."""
+    rep = BlockRepetition()
+    for i in range(6):
+        rep.add(f"http://s.test/{i}.html", _page(i))
+    line = PageModel.from_html('<html><body><p>Advertisement</p><p>Buy a boat</p></body></html>',
+                               "http://s.test/promo.html")  # fmt: skip
+    rep.add("http://s.test/promo.html", line)
+    view = rep.page_view("http://s.test/promo.html", page_blocks(line))
+    assert view is not None
+    blocks = block_nodes(line)
+    assert (view.part_pages_of(line)[blocks] == rep.part_pages_of(line)[blocks]).all()
+    assert rep.part_pages_of(line)[_node(line, "Buy a boat")] == 6

@@ -37,9 +37,11 @@ Not an article (issue 30: the feed holds articles, each once)
       site's template (a share, contact or sign-in page whose only prose is the footer);
     * on a page that shows none of it (a print or AMP copy has a layout of its own), when at
       least :data:`COPY_SHARE` of the article's text is in blocks other pages of the site hold
-      too: most of what it says is said elsewhere, by a page that shows the template. (A
-      post's paragraphs are on its full-post lists as well, and it stays an article: it shows
-      the template.)
+      too, or is a piece of a box the site repeats on more than √N of its N pages (a promotion
+      page whose headline and line are the inline parts of the rotating advertisement box:
+      :func:`~wisdom_scrapy.mining.repetition.repeated_parts`): most of what it says is said
+      elsewhere, by a page that shows the template. (A post's paragraphs are on its full-post
+      lists as well, and it stays an article: it shows the template.)
 
     Both read only the site's block repetition as it stands when the page is analysed (the
     held pages of a cold site are analysed once its template shows): a copy analysed before
@@ -110,6 +112,7 @@ from wisdom_scrapy.mining.listing import LIST_SHARE, item_share, list_entries
 from wisdom_scrapy.mining.repetition import (
     block_nodes,
     embedded_lines,
+    repeated_parts,
     repeated_text,
     stored_repetition,
     template_boxes,
@@ -395,7 +398,8 @@ def _article_or_other(
     pages = repetition.pages_of(model)
     counted = url_counted(repetition, result.url)
     block = nearest_marked(block_nodes(model), model.parent)
-    elsewhere = text & (pages[block] >= (2 if counted else 1))
+    boxed = repeated_parts(model, repetition)
+    elsewhere = text & ((pages[block] >= (2 if counted else 1)) | boxed[block])
     share = float(own[elsewhere].sum()) / max(1.0, float(own[text].sum()))
     result.figures["text_elsewhere"] = share
     return "other" if share >= COPY_SHARE else "article"
