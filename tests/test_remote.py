@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import importlib
 import os
 import signal
 import threading
@@ -28,6 +29,7 @@ from wisdom_scrapy.remote import WORKER_SNAPSHOT_SITES, RemoteAnalyzer, analyse_
 from wisdom_scrapy.report import SiteReportData
 from wisdom_scrapy.workers import (
     MAX_START_FAILURES,
+    WARM_UP,
     WorkerHung,
     WorkerLost,
     WorkerPool,
@@ -219,6 +221,21 @@ def test_workers_that_cannot_start_leave_the_analyses_here(
     assert counts["restarts"] == MAX_START_FAILURES - 1  # then none is started again
     assert counts["wisdom/workers/lost"] >= MAX_START_FAILURES
     assert counts.get("wisdom/workers/analysed", 0) == 0
+
+
+@pytest.mark.crawl
+def test_a_new_worker_warms_up_before_its_first_call() -> None:
+    """The handler module's ``warm_up`` runs before the worker says it is ready, so what the
+    first call would load lazily (the analysis' stemmer: a second of CPU) does not count
+    against a short ``WISDOM_WORKER_TIMEOUT``; the analysis handler's module has one."""
+    from tests.warm_handler import was_warmed
+
+    pool = WorkerPool(1, was_warmed)
+    try:
+        assert pool.call(pool.pick(), None).result(timeout=60) is True
+    finally:
+        pool.close()
+    assert callable(getattr(importlib.import_module(analyse_job.__module__), WARM_UP))
 
 
 @pytest.mark.crawl

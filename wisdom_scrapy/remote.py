@@ -46,6 +46,7 @@ from wisdom_scrapy.extraction import (
     items_from_analysis,
 )
 from wisdom_scrapy.mining.wisdom import link_targets
+from wisdom_scrapy.text import extract_terms
 from wisdom_scrapy.view import redundant_summary
 from wisdom_scrapy.workers import WorkerHung, WorkerLost, WorkerNotStarted, WorkerPool
 
@@ -104,6 +105,14 @@ class AnalysisJob:
     #: the site's redundant block paths the report has a sample of, from the worker's last
     #: one on (the report's list only grows)
     known_paths: Sequence[str]
+
+
+def warm_up() -> None:
+    """Run by a new worker before it says it is ready (:data:`~wisdom_scrapy.workers.WARM_UP`):
+    the stemmer's import (about a second of CPU), which the first analysis would otherwise pay
+    inside ``WISDOM_WORKER_TIMEOUT``: on a loaded machine a short timeout then killed every new
+    worker on its first page, again and again."""
+    extract_terms("warming up")
 
 
 def analyse_job(state: dict[str, Any], job: AnalysisJob) -> RemoteAnalysis:

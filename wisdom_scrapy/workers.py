@@ -53,6 +53,9 @@ DEFAULT_TIMEOUT = 60.0
 #: Seconds, at least, a new worker is given to import what it runs and say it is ready: a
 #: loaded machine may take many seconds, which must not count against a short ``timeout``.
 START_TIMEOUT = 60.0
+#: A function of the handler's module a new worker runs before it says it is ready, if the
+#: module defines one (:func:`main`).
+WARM_UP = "warm_up"
 #: Workers that died in a row before they were ready, after which none is started again: this
 #: Python cannot run them (a broken install, a frozen executable), and each try costs a process.
 MAX_START_FAILURES = 3
@@ -389,9 +392,14 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
     fd, handler = int(argv[0]), argv[1]
-    module, _, name = handler.partition(":")
-    function = getattr(importlib.import_module(module), name)
-    _serve(Connection(fd), function)
+    module_name, _, name = handler.partition(":")
+    module = importlib.import_module(module_name)
+    # what the handler's first call would load lazily, loaded before the worker says it is
+    # ready: inside the start's allowance, not inside a short per-call ``timeout``
+    warm_up = getattr(module, WARM_UP, None)
+    if callable(warm_up):
+        warm_up()
+    _serve(Connection(fd), getattr(module, name))
 
 
 def _die_with_parent() -> None:
