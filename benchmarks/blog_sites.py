@@ -367,7 +367,7 @@ def fed_figures(site: BlogSite, mode: str = "default") -> dict[str, float]:
         model = models[path] = PageModel.from_html(raw, base + path)
         feed_model(store, model, site=host)
         terms.add(model.url, model.vocab)
-        titles.add(model.title)
+        titles.add(model.title)  # every title up front: a best case (a crawl learns as it goes)
     snapshot = store.snapshot(host)
     repetition = stored_repetition(store, host)  # the crawl's block repetition
     params = WisdomParams(min_pages=max(2, len(models))) if mode == "warm" else DEFAULT_PARAMS

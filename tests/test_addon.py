@@ -108,6 +108,26 @@ def test_one_term_vocabulary_for_the_crawl():
         extension.runtime.close()
 
 
+@pytest.mark.parametrize(("value", "asked"), [
+    (True, True), ("true", True), ("True", True), ("1", True), (1, True),
+    (False, False), ("false", False), ("0", False), (None, False), ("maybe", False)])
+def test_wisdom_analysis_is_read_as_scrapy_reads_a_boolean(value, asked):
+    """``-a wisdom_analysis=true`` arrives as a string: it asks, "false" does not (a value
+    that is no boolean is a warning and asks nothing)."""
+    from scrapy import Spider
+
+    extension = WisdomExtension.from_crawler(get_crawler(settings_dict={
+        "WISDOM_STORE_URI": "memory://"}))  # fmt: skip
+    try:
+        spider = Spider("s")
+        if value is not None:
+            spider.wisdom_analysis = value  # type: ignore[attr-defined]
+        extension._declared(spider)
+        assert extension.asked is asked
+    finally:
+        extension.runtime.close()
+
+
 def test_disabled_runtime_is_not_configured():
     from scrapy.exceptions import NotConfigured
 

@@ -152,9 +152,10 @@ class RoleSeenAfter(RoleSeen):
 
 
 def test_follow_toc_links_reaches_the_pages_the_spider_does_not_follow(tmp_path: Path) -> None:
-    """``WISDOM_FOLLOW_TOC_LINKS``: the pipeline requests each TocItem's links, so a spider that
-    follows only its home page's links still crawls on along the site's TOCs (section and
-    archive pages) to the articles they list; without it the crawl stops one link deep."""
+    """``WISDOM_FOLLOW_TOC_LINKS``: the pipeline requests each TocItem's links and page turns, so
+    a spider that follows only its home page's links still crawls on along the site's TOCs
+    (section and archive pages, and their pages 2..N) to the articles they list; without it the
+    crawl stops one link deep."""
     from sample_project.demo_site import build_demo_site
 
     site_dir = build_demo_site(tmp_path / "demo")
@@ -167,13 +168,16 @@ def test_follow_toc_links_reaches_the_pages_the_spider_does_not_follow(tmp_path:
     assert followed.returncode == 0, followed.log[-3000:]
     before = {_path(i["url"]) for i in plain.items if "role" in i}  # each crawl its own port
     pages = {_path(i["url"]): i for i in followed.items if "role" in i}
-    toc_links = {_path(link["url"]) for i in pages.values() if i["role"] == "toc"
-                 for link in i["links"]}  # fmt: skip
+    tocs = [i for i in pages.values() if i["role"] == "toc"]
+    toc_links = {_path(link["url"]) for i in tocs for link in i["links"]}
+    turns = {_path(url) for i in tocs for url in i["page_turns"]}
     reached = set(pages) - before
-    assert before <= set(pages) and reached <= toc_links  # the new pages came from TOC links
+    assert before <= set(pages) and reached <= toc_links | turns  # from TOC links, page turns
     articles = [u for u in reached if pages[u]["role"] == "article"]
     assert len(articles) >= 20, (len(before), len(reached), len(articles))
-    assert followed.stats["wisdom/follow/toc_links"] >= len(reached)
+    assert any("page-" in u for u in reached & turns), sorted(turns)  # a list's pages 2..N
+    assert followed.stats["wisdom/follow/toc_links"] + followed.stats.get(
+        "wisdom/follow/page_turns", 0) >= len(reached)
     assert "wisdom/follow/toc_links" not in plain.stats
 
 

@@ -84,3 +84,70 @@ def test_demo_toc_items_link_the_listed_articles(tmp_path: Path) -> None:
         assert links, path
         assert {kinds.get(link) for link in links} <= {"article", "column"}, (path, links)
         assert set(pages[path]["links"]) <= set(links), path
+
+
+# ------------------------------------------------------------------------------------------
+# Pagination needs the page's evidence, never the URL's shape alone
+# ------------------------------------------------------------------------------------------
+
+
+def _paths(html: str, url: str, *, listed: bool = False) -> list[str]:
+    model = PageModel.from_html(html, url)
+    cover = model.subtree_mask(model.tag_mask(("body",)))
+    if not listed:
+        return [urlsplit(lk.url).path for lk in toc_links_of(model, cover)]
+    items, marks = list_entries(model, template=model.tag_mask(()))
+    view = SiteView(model.tag_mask(()), model.tag_mask(()), items, 1.0, marks)
+    return [urlsplit(lk.url).path
+            for lk in toc_links_of(model, cover, model.subtree_mask(view.items), view.listed)]
+
+
+def test_a_book_toc_keeps_chapters_and_modules_shaped_like_page_turns() -> None:
+    names = ["chapter1", "chapter2", "chapter3", "sqlite3", "intro"]
+    toc = "".join(f'<li><a href="{n}.html">{n.title()}: a part of the book</a></li>'
+                  for n in names)
+    paths = _paths(f"<html><body><ul class='toc'>{toc}</ul></body></html>",
+                   "http://docs.test/book/")
+    assert paths == [f"/book/{n}.html" for n in names]
+    lone = _paths('<html><body><p><a href="/docs/ipv6.html">IPv6</a></p><div><p>Text.</p>'
+                  '<a href="/blog/post-42/">Post 42</a> <a href="/blog/about/">About</a></div>'
+                  "</body></html>", "http://docs.test/docs/")
+    assert "/docs/ipv6.html" in lone and "/blog/post-42/" in lone
+
+
+def test_a_numbered_pager_is_left_out_on_every_page() -> None:
+    pager = ('<div class="pages"><a href="/blog/">1</a> <span>2</span> '
+             '<a href="/blog/page/3/">3</a> <a href="/blog/page/4/">4</a> '
+             '<a href="/blog/page/3/">Next »</a></div>')
+    posts = "".join(f'<li><a href="/blog/post-{n}/">Post {n} on roses</a></li>' for n in (7, 8))
+    paths = _paths(f"<html><body><ul>{posts}</ul>{pager}</body></html>",
+                   "http://blog.test/blog/page/2/")
+    assert paths == ["/blog/post-7/", "/blog/post-8/"]
+    first = _paths('<html><body><ul>' + posts + '</ul><p><a href="/blog/page/2/">Older »</a>'
+                   "</p></body></html>", "http://blog.test/blog/")
+    assert first == ["/blog/post-7/", "/blog/post-8/"]
+
+
+def test_a_year_archive_index_lists_its_years() -> None:
+    years = "".join(f'<li><h2><a href="/archive/{y}/">{y}</a></h2><p>Posts written in the '
+                    f"year {y}, a dozen of them.</p></li>" for y in range(2023, 2017, -1))
+    html = f"<html><body><ul class='years'>{years}</ul></body></html>"
+    expected = [f"/archive/{y}/" for y in range(2023, 2017, -1)]
+    assert _paths(html, "http://blog.test/archive/") == expected
+    assert _paths(html, "http://blog.test/archive/", listed=True) == expected
+
+
+def test_byline_and_tag_lines_led_by_a_link_are_not_listed() -> None:
+    """A line whose first text is a link lists its links (an index line) unless that link is
+    no title's size ("roses, tulips") or its URL, or URL pattern, recurs in other entries
+    (every teaser's author, tag pages) while no title's does."""
+    entry = ('<li><h2><a href="/posts/{n}.html">Post number {n} about gardens</a></h2>'
+             '<p><a href="/author/{who}">{name}</a> on March {n}</p>'
+             '<p class="tags"><a href="/tag/{tag}">{tag}</a>, <a href="/tag/tulips">tulips</a>'
+             "</p></li>")
+    people = [("jane", "Jane Doe"), ("ann", "Ann Lee"), ("jane", "Jane Doe")]
+    body = "".join(entry.format(n=n, who=who, name=name, tag=["roses", "lilies", "irises"][n])
+                   for n, (who, name) in enumerate(people))
+    paths = _paths(f"<html><body><ul>{body}</ul></body></html>", "http://blog.test/",
+                   listed=True)
+    assert paths == [f"/posts/{n}.html" for n in range(3)]

@@ -100,6 +100,7 @@ Cold mode
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -127,7 +128,7 @@ from wisdom_scrapy.mining.wisdom import (
     node_features,
     toc_feature,
 )
-from wisdom_scrapy.structure import is_page_turn
+from wisdom_scrapy.structure import page_turn_numbers
 from wisdom_scrapy.urls import host_key
 
 if TYPE_CHECKING:
@@ -251,8 +252,19 @@ class PageAnalysis:
 
     @property
     def toc_links(self) -> list[tuple[str, str]]:
-        """(absolute URL, anchor text) of the links in the TOC structure, computed once."""
+        """(absolute URL, anchor text) of the page's TOC links (:attr:`toc_anchor_links`: what
+        the page lists, no pagination), computed once."""
         return [(lk.url, lk.text) for lk in self.toc_anchor_links]
+
+    @property
+    def page_turn_urls(self) -> list[str]:
+        """URLs of the other pages of the page's list that it links to (:func:`page_turns`:
+        ``rel="next|prev"``, a pager), in document order without repeats: left out of the TOC
+        links, yet the way to the rest of the list."""
+        if self.model is None:
+            return []
+        turns = page_turns(self.model)
+        return list(dict.fromkeys(lk.url for lk in self.model.links() if lk.node in turns))
 
     @property
     def toc_anchor_links(self) -> list[Link]:
@@ -289,29 +301,93 @@ def toc_links_of(
     anchors — the links to the posts, not to an entry's author or tags.
 
     A link to another page of the list leads to more of the list, not to an entry, and is
-    left out: one marked ``rel="next|prev"``, and one whose URL differs from the page's by a
-    page number (:func:`~wisdom_scrapy.structure.is_page_turn`, either way: "Older posts",
-    "2"). Inside the entries the URL alone does not tell (``/library/`` →
-    ``/library/sqlite3.html`` has the shape of ``/blog/`` → ``/blog/page2.html``): there only
-    an anchor without a letter (a page number) is one."""
-    series = model.series_anchors()
-    out = []
-    for link in model.links():
-        if not cover[link.node] or link.node in series:
+    left out when the page says so (:func:`page_turns`): ``rel="next|prev"``, or a pager.
+    A URL that differs from the page's by a number alone is no evidence: ``/book/`` →
+    ``chapter2.html``, ``/library/`` → ``sqlite3.html`` and ``/archive/`` → ``/archive/2023/``
+    have a page turn's shape too."""
+    turns = page_turns(model)
+    pick = np.asarray(cover, bool).copy()
+    if entries is not None and listed is not None:
+        pick &= ~entries | listed  # inside the entries: their listed anchors only
+    return [lk for lk in model.links() if pick[lk.node] and lk.node not in turns]
+
+
+_DIGITS = re.compile(r"\d+")
+#: characters that point a link forwards or backwards ("Next »", "‹ Older")
+_ARROWS = frozenset("«»‹›←→⟵⟶⇐⇒◀▶<>")
+
+
+def page_turns(model: PageModel) -> frozenset[int]:
+    """Anchor nodes of ``model`` that turn the page of its list, with the page's evidence:
+    ``rel="next|prev"``, or a pager. A pager is a group of sibling links (those under the
+    link's nearest ancestor holding another link) with pager anchors (:func:`_pager_anchor`)
+    that all lead to another page of the list
+    (:func:`~wisdom_scrapy.structure.page_turn_numbers`) or to the page itself, one of them
+    to the page's neighbour (its number ± 1: "1 2 3 … Next »" on page 2). A chapter list
+    links number 1 too, which is no page turn of ``/book/``; a year index at ``/archive/``
+    has no "2"; module or post titles are no pager anchors: none is a pager. A link whose
+    siblings are no pager is a page turn alone when its anchor holds an arrow ("Older »")
+    and it leads to a neighbour; a plain "Older posts" without ``rel`` and outside a pager
+    is not told from an entry and stays."""
+    links = model.links()
+    turns = set(model.series_anchors())
+    nodes = np.fromiter((lk.node for lk in links), np.int64, len(links))
+    numbers = [_turn_numbers(model.url, lk.url) for lk in links]
+    judged: dict[range, bool] = {}  # sibling group -> whether it is a pager
+    for k, link in enumerate(links):
+        if numbers[k] is None or link.node in turns:
             continue
-        if entries is not None and listed is not None and entries[link.node]:
-            keep = bool(listed[link.node]) and not (
-                _page_turn(model.url, link.url) and not any(c.isalpha() for c in link.text))
-        else:
-            keep = not _page_turn(model.url, link.url)
-        if keep:
-            out.append(link)
-    return out
+        group = _sibling_links(model, nodes, link.node)
+        if group not in judged:
+            judged[group] = _is_pager(model, links, numbers, group)
+        if judged[group]:
+            turns.update(links[j].node for j in group)
+        elif _ARROWS & set(link.text) and _is_pager(model, links, numbers, range(k, k + 1)):
+            turns.add(link.node)
+    return frozenset(turns)
 
 
-def _page_turn(page: str, target: str) -> bool:
-    """Whether one of the two URLs is another page of the other's list."""
-    return is_page_turn(page, target) or is_page_turn(target, page)
+def _sibling_links(model: PageModel, nodes: NDArray[np.int64], node: int) -> range:
+    """Positions (in ``nodes``, the page's link anchors in document order) of the links under
+    the nearest ancestor of ``node`` that holds another link (empty when none does)."""
+    end, parent = model.subtree_end, model.parent
+    a = int(parent[node])
+    while a >= 0:
+        lo, hi = np.searchsorted(nodes, [a, end[a]]).tolist()
+        if hi - lo >= 2:
+            return range(lo, hi)
+        a = int(parent[a])
+    return range(0)
+
+
+def _is_pager(model: PageModel, links: list[Link], numbers: list[tuple[int, int] | None],
+              group: range) -> bool:
+    """Whether the links at ``group`` are a pager (:func:`page_turns`)."""
+    return bool(group) and all(
+        links[j].url == model.url or (
+            (pair := numbers[j]) is not None and _pager_anchor(links[j].text, pair[1]))
+        for j in group) and any(
+        (pair := numbers[j]) is not None and abs(pair[0] - pair[1]) == 1 for j in group)
+
+
+def _pager_anchor(text: str, number: int) -> bool:
+    """Whether ``text``, the anchor of a link to page ``number`` of the list, reads as a
+    pager's: a number or arrows ("2", "…", "»"), an arrowed word ("Next »") or a word or two
+    whose number, if any, is the page's ("Older posts", "Page 2"); an entry's title ("Post 7
+    on roses", "Chapter 2: Setup") is longer."""
+    words = text.split()
+    return (not any(c.isalpha() for c in text) or bool(_ARROWS & set(text))
+            or (len(words) <= 2 and all(int(d) == number for d in _DIGITS.findall(text))))
+
+
+def _turn_numbers(page: str, target: str) -> tuple[int, int] | None:
+    """(page number, target number) when one of the two URLs is another page of the other's
+    list (either way: "2" on page 1, "1" on page 2), else None."""
+    pair = page_turn_numbers(page, target)
+    if pair is not None:
+        return pair
+    back = page_turn_numbers(target, page)
+    return None if back is None else (back[1], back[0])
 
 
 def analyze_page(

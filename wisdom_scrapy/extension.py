@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from scrapy.settings import BaseSettings
 from scrapy.utils.asyncio import sleep
 from scrapy.utils.defer import ensure_awaitable
 from scrapy.utils.reactor import is_reactor_installed
@@ -126,8 +127,16 @@ class WisdomExtension:
         return cls(crawler)
 
     def _declared(self, spider: Any) -> None:
-        if getattr(spider, "wisdom_analysis", False) is True:
-            self.asked = True
+        """The spider asks with ``wisdom_analysis``, read as Scrapy reads a boolean setting
+        (``-a wisdom_analysis=true`` arrives as a string: "1", "true", "True" ask; "0",
+        "false" do not). A false value does not opt out a spider that yields a PageItem: its
+        first PageItem asks."""
+        value = getattr(spider, "wisdom_analysis", False)
+        try:
+            self.asked = self.asked or BaseSettings({"value": value}).getbool("value")
+        except ValueError:
+            logger.warning("wisdom_analysis = %r is no boolean (1/0, true/false): the spider "
+                           "asks only when it yields a PageItem", value)
 
     @classmethod
     def of(cls, crawler: Crawler) -> WisdomExtension:

@@ -421,6 +421,7 @@ def items_from_analysis(
             url=url,
             title=xml_safe(analysis.title),
             links=xml_safe(_toc_links(analysis, model, snapshot)),
+            page_turns=xml_safe(analysis.page_turn_urls),
             blocks=blocks,
             entropy=entropy,
             single_page=analysis.single_page,

@@ -149,13 +149,15 @@ class TocItem:
     ``links`` are the links the page lists (a list's entry titles, not their bylines or tags,
     no pagination: :func:`wisdom_scrapy.analysis.toc_links_of`), each ``{"url", "text",
     "weight", "block"}`` (absolute URL, anchor text, link weight 1 − E(anchor text), the
-    index in ``blocks`` of the TOC block it lies in, None outside them); ``blocks`` each
-    block's path and figures.
+    index in ``blocks`` of the TOC block it lies in, None outside them); ``page_turns`` the
+    URLs of the list's other pages the page links to (its pager, ``rel="next|prev"``), which
+    ``WISDOM_FOLLOW_TOC_LINKS`` follows too; ``blocks`` each block's path and figures.
     """
 
     url: str
     title: str
     links: list[dict[str, Any]] = field(default_factory=list)
+    page_turns: list[str] = field(default_factory=list)
     role: str = "toc"
     blocks: list[dict[str, Any]] = field(default_factory=list)
     entropy: dict[str, float] = field(default_factory=dict)

@@ -21,11 +21,12 @@ carried to the cleaned item), pipelines after it the cleaned item. Every page it
 for its site, which left before it). Other items pass untouched.
 
 With ``WISDOM_FOLLOW_TOC_LINKS`` the pipeline also makes the crawl a focused one: each TocItem's
-links (the links of the page's TOC structure, its informative paths) are requested through
-``crawler.engine.crawl``, with the spider's default callback, so a spider that follows no links
-itself, or only some, still reaches the pages the site's TOCs lead to. Scrapy's duplicate filter
-drops the URLs already requested and its offsite policy the other sites' links; nothing is
-requested once the spider is closing.
+links (what the page lists, its informative paths) and its ``page_turns`` (the list's other
+pages: its pager, which the links leave out, so that pages 2..N of a list are reached too) are
+requested through ``crawler.engine.crawl``, with the spider's default callback, so a spider
+that follows no links itself, or only some, still reaches the pages the site's TOCs lead to.
+Scrapy's duplicate filter drops the URLs already requested and its offsite policy the other
+sites' links; nothing is requested once the spider is closing.
 
 :class:`WisdomItemProcessor` (Scrapy's ``ITEM_PROCESSOR``; the add-on sets it) runs the item
 pipelines as Scrapy's own manager does, and at the spider's close first sends the pages still
@@ -90,14 +91,18 @@ class WisdomPipeline:
         return item
 
     def _follow(self, item: TocItem) -> None:
-        """Request the TOC page's links (``WISDOM_FOLLOW_TOC_LINKS``, module docstring)."""
+        """Request the TOC page's links and page turns (``WISDOM_FOLLOW_TOC_LINKS``, module
+        docstring)."""
         engine = self.wisdom.crawler.engine
         if engine is None or not engine.running or self.runtime.closing:
             return
         urls = list(dict.fromkeys(link["url"] for link in item.links))
-        for url in urls:
+        turns = [url for url in dict.fromkeys(item.page_turns) if url not in urls]
+        for url in urls + turns:
             engine.crawl(Request(url, meta={FOLLOWED_META: item.url}))
         self.runtime.inc("wisdom/follow/toc_links", len(urls))
+        if turns:
+            self.runtime.inc("wisdom/follow/page_turns", len(turns))
 
 
 class WisdomItemProcessor(ItemPipelineManager):

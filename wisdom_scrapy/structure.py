@@ -155,6 +155,7 @@ __all__ = [
     "StructureTracker",
     "analyse_site",
     "is_page_turn",
+    "page_turn_numbers",
     "slot_hashes",
 ]
 
@@ -232,9 +233,17 @@ def is_page_turn(page: str, target: str) -> bool:
     number. A post's next post (``/2020/01/02/a/`` → ``/2020/01/05/b/``) changes a slug too and
     is not a page turn.
     """
+    return page_turn_numbers(page, target) is not None
+
+
+def page_turn_numbers(page: str, target: str) -> tuple[int, int] | None:
+    """(the page's number, the target's number) when ``target`` is another page of the list
+    ``page`` is on (:func:`is_page_turn`), else None; a list's first page, whose URL has no
+    step, is number 1. A pager shows the page's neighbours (its number ± 1): that, not the
+    URL's shape alone, tells page turns from a chapter list or a year index."""
     (origin_a, a), (origin_b, b) = _list_key(page), _list_key(target)
     if origin_a != origin_b or a == b:
-        return False
+        return None
     n = min(len(a), len(b))
     p = 0
     while p < n and a[p] == b[p]:
@@ -248,10 +257,13 @@ def is_page_turn(page: str, target: str) -> bool:
         s -= 1
     step_a, step_b = a[p : len(a) - s], b[p : len(b) - s]
     if not _STEP.fullmatch(step_b):
-        return False
+        return None
+    number_b = max(map(int, _NUMBER.findall(step_b)))
     if not step_a:
-        return max(map(int, _NUMBER.findall(step_b))) >= 2
-    return bool(_STEP.fullmatch(step_a)) and _NUMBER.sub("", step_a) == _NUMBER.sub("", step_b)
+        return (1, number_b) if number_b >= 2 else None
+    if not _STEP.fullmatch(step_a) or _NUMBER.sub("", step_a) != _NUMBER.sub("", step_b):
+        return None
+    return max(map(int, _NUMBER.findall(step_a))), number_b
 
 
 def _pack_strings(strings: list[str]) -> tuple[bytes, bytes]:

@@ -205,9 +205,53 @@ def list_entries(model: PageModel, template: NDArray[np.bool_]) -> Entries:
     title_of[idx] = a
     listed = np.zeros(n + 1, dtype=bool)
     listed[title_of[items]] = True
-    led = title_of[block_of] < n  # the node's line begins inside a site link
-    led &= anchors[np.minimum(title_of[block_of], n - 1)]
-    return Entries(items & ~inner, listed[:n] | (led & model.subtree_mask(items)))
+    lead_of = title_of[block_of]  # per node: the link its line begins in (n: none)
+    led = lead_of < n
+    led &= anchors[np.minimum(lead_of, n - 1)]
+    # a link line's size: its links hold at least half its text (an index line "tab, [1]", a
+    # sub-entry), not a sentence or a signature that begins with a link
+    linked = np.bincount(block_of[anchors], weights=model.tlen[anchors], minlength=n)
+    led &= 2 * linked[block_of] >= block_text[block_of]
+    led &= model.subtree_mask(items)
+    led &= ~_repeated_across(model, items & ~inner, listed[:n], led & anchors)
+    return Entries(items & ~inner, listed[:n] | led)
+
+
+def _repeated_across(
+    model: PageModel, entries: NDArray[np.bool_], titles: NDArray[np.bool_],
+    candidates: NDArray[np.bool_],
+) -> NDArray[np.bool_]:
+    """Which ``candidates`` anchors link a URL pattern (:func:`_url_pattern`; a URL that
+    recurs has one too) that two or more ``entries`` link and no entry's title (``titles``)
+    does: every teaser's byline names ``/author/…``, its tag line ``/tag/…``, while the titles
+    name the posts' folder. An index line's links ("tab, [1]") lead into the folder of the
+    index's titles, however often they recur, and stay."""
+    entry_of = nearest_marked(entries, model.parent)
+    seen: dict[str, set[int]] = {}
+    title_patterns: set[str] = set()
+    pattern_of: dict[int, str] = {}
+    for link in model.links():
+        entry = int(entry_of[link.node])
+        if not entries[entry]:
+            continue
+        pattern = pattern_of[link.node] = _url_pattern(link.url)
+        seen.setdefault(pattern, set()).add(entry)
+        if titles[link.node]:
+            title_patterns.add(pattern)
+    out = np.zeros(model.n, dtype=bool)
+    for node in np.flatnonzero(candidates).tolist():
+        found = pattern_of.get(node)
+        out[node] = found is not None and len(seen[found]) >= 2 and found not in title_patterns
+    return out
+
+
+def _url_pattern(url: str) -> str:
+    """A URL's folder and query names (``/tag/roses`` → ``/tag/*``; ``/?tag=x`` → ``/*?tag``):
+    what the links of one kind (a site's tag or author pages) share."""
+    parts = urlsplit(url)
+    folder = _same_page(url).rpartition("/")[0]
+    names = sorted({kv.partition("=")[0] for kv in parts.query.split("&") if kv})
+    return f"{folder}/*?{'&'.join(names)}"
 
 
 def item_share(
