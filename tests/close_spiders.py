@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import scrapy
+from itemadapter import ItemAdapter
 from scrapy.utils.asyncio import sleep
 
 from sample_project.spiders.demo import DemoSpider
@@ -62,3 +63,11 @@ class SlowPipeline:
         logger.info("slow pipeline: item %d", self.items)
         await sleep(self.seconds)
         return item
+
+
+class DictPipeline:
+    """An item pipeline of the close tests that returns each item as a plain dict, as many
+    projects' last pipeline does: ``item_scraped`` then carries no page item."""
+
+    def process_item(self, item: Any) -> dict[str, Any]:
+        return ItemAdapter(item).asdict()

@@ -16,6 +16,8 @@ import pytest
 
 from sample_project.demo_site import build_demo_site
 from tests.crawling import Crawl, CrawlResult, run_crawl
+from wisdom_scrapy.resume import KIND
+from wisdom_scrapy.store import open_store
 
 pytestmark = pytest.mark.crawl
 
@@ -181,3 +183,22 @@ def test_projects_own_item_processor_is_warned_and_its_held_pages_named(
     assert result.stats["wisdom/pages_lost"] == fed >= 10
     assert f"ERROR: wisdom_scrapy: {fed} pages are fetched but their items never passed" in (
         result.log)
+
+
+def test_a_page_whose_item_a_later_pipeline_converts_is_no_longer_pending(
+    site_dir: Path, tmp_path: Path
+) -> None:
+    """A project pipeline after the add-on's returns each item as a dict: the pages still pass
+    (the processor marks them by the item that went in), so with ``JOBDIR`` no page stays
+    pending in the store after the close, and nothing is named lost."""
+    store = tmp_path / "demo.wisdom.db"
+    settings = {**HOLD_ALL, "CLOSESPIDER_PAGECOUNT": 15, "JOBDIR": str(tmp_path / "job"),
+                "WISDOM_STORE_URI": f"sqlite:///{store}",
+                "ITEM_PIPELINES": {"tests.close_spiders.DictPipeline": 900}}
+    result = run_crawl("demo", tmp_path, args=_args(site_dir), settings=settings, timeout=60)
+    pages = _assert_one_item_per_page(result, "closespider_pagecount")
+    assert result.stats.get("wisdom/pages_lost", 0) == 0
+    with open_store(f"sqlite:///{store}") as opened:
+        (site,) = opened.sites()
+        pending = [url for url, value in opened.records(site, KIND).items() if value]
+    assert not pending and len(pages) >= 15

@@ -38,6 +38,7 @@ every feed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -111,6 +112,25 @@ class WisdomItemProcessor(ItemPipelineManager):
     (``Scraper.start_itemproc_async``: ``item_scraped`` / ``item_dropped`` / ``item_error``,
     the log line, the feeds), then the pipelines close. Subclass it for a processor of your
     own; any other ``ITEM_PROCESSOR`` is warned about (the held pages cannot leave then)."""
+
+    async def process_item_async(self, item: Any) -> Any:
+        """The pipelines' result, then the page marked as passed by the item that went in: a
+        later pipeline may return a dict or change the URL, and ``item_scraped`` carries what
+        it returned (its page would stay pending, and a ``JOBDIR`` resume emit it again)."""
+        try:
+            output = await super().process_item_async(item)
+        except asyncio.CancelledError:  # a forced stop: the page stays pending, and is named
+            raise
+        except Exception:  # dropped or failed: it has passed all the same
+            self._passed(item)
+            raise
+        self._passed(item)
+        return output
+
+    def _passed(self, item: Any) -> None:
+        wisdom = WisdomExtension.active(self.crawler) if self.crawler is not None else None
+        if wisdom is not None:
+            wisdom.runtime.passed(item)
 
     async def close_spider_async(self) -> None:
         crawler = self.crawler

@@ -652,17 +652,20 @@ class WisdomRuntime:
         pages not emitted are counted and named (:meth:`forced_stop`). Never raises but
         :class:`asyncio.CancelledError`: a failing hook is counted and logged."""
         self.closing = True
+        built = True
         try:
             items = await self._items_at_close()
         except Exception:  # a bug must not keep the spider from closing
             self.failed("close", "(close)")
-            items = []
+            items, built = [], False  # the pages still held are named at close
         pages = sum(isinstance(i, PAGE_ITEMS) for i in items)
         step = max(1, -(-pages // PROGRESS_LINES))
         if pages:
             logger.info("wisdom_scrapy: spider closing: emitting %d held pages", pages)
         try:
             for n, item in enumerate(items, 1):
+                if self._closed:  # forced to stop meanwhile: the rest is named, not emitted
+                    return
                 try:
                     await emit(item)
                 except Exception:  # a bug: the next items still leave, the pipelines close
@@ -675,7 +678,7 @@ class WisdomRuntime:
         except asyncio.CancelledError:  # the loop stops under the flush (a forced stop)
             self.forced_stop()
             raise
-        self.flushed = True
+        self.flushed = built
 
     async def _items_at_close(self) -> list[Any]:
         """The items still held, pending or ready, page items first, then the close hooks'."""
@@ -694,9 +697,14 @@ class WisdomRuntime:
     def passed(self, item: Any) -> None:
         """An item passed the item pipelines (scraped, dropped or failed in one): its page is
         no longer pending (the store's record of it, with ``JOBDIR``, is cleared now, not when
-        it left the waits: a crawl stopped in between fetches it again on resume)."""
+        it left the waits: a crawl stopped in between fetches it again on resume). ``item``: the
+        page item that went in (:meth:`WisdomItemProcessor.process_item_async
+        <wisdom_scrapy.pipeline.WisdomItemProcessor.process_item_async>`: a later pipeline may
+        return another object or URL), or what ``item_scraped`` / ``item_dropped`` /
+        ``item_error`` carry under a project's own ``ITEM_PROCESSOR``. Nothing once the store
+        is closed (a forced stop named the pages still leaving)."""
         url = getattr(item, "url", None) if isinstance(item, PAGE_ITEMS) else None
-        if url in self.leaving:
+        if url in self.leaving and not self._closed:
             self.leaving.discard(url)
             self.sync_pending()
 
