@@ -7,6 +7,8 @@ close unless the close emits it."""
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -202,3 +204,42 @@ def test_a_page_whose_item_a_later_pipeline_converts_is_no_longer_pending(
         (site,) = opened.sites()
         pending = [url for url, value in opened.records(site, KIND).items() if value]
     assert not pending and len(pages) >= 15
+
+
+_RUNNER_SCRIPT = """
+import sys
+from scrapy.crawler import CrawlerRunner
+from scrapy.utils.log import configure_logging
+from scrapy.utils.reactor import install_reactor
+install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
+from twisted.internet import reactor, defer
+from sample_project.spiders.demo import DemoSpider
+from wisdom_scrapy.runtime import WisdomRuntime
+
+def ours():
+    before = reactor._eventTriggers["shutdown"].before
+    return sum(isinstance(getattr(f, "__self__", None), WisdomRuntime) for f, _, _ in before)
+
+@defer.inlineCallbacks
+def main():
+    runner = CrawlerRunner({"ADDONS": {"wisdom_scrapy.Addon": 500},
+                            "WISDOM_STORE_URI": "memory://", "LOG_LEVEL": "ERROR",
+                            "CLOSESPIDER_PAGECOUNT": 5, "TELNETCONSOLE_ENABLED": False})
+    for _ in range(2):
+        yield runner.crawl(DemoSpider, site_dir=sys.argv[1], port="0")
+        print("left", ours(), flush=True)
+    reactor.stop()
+
+configure_logging({"LOG_LEVEL": "ERROR"})
+reactor.callWhenRunning(main)
+reactor.run()
+"""
+
+
+def test_crawls_in_one_runner_leave_no_shutdown_trigger(site_dir: Path) -> None:
+    """A crawl that closed normally lets go of its forced-stop trigger: in a long-lived
+    ``CrawlerRunner`` process every crawl's trigger would keep its runtime alive."""
+    done = subprocess.run([sys.executable, "-c", _RUNNER_SCRIPT, str(site_dir)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["left", "0", "left", "0"], done.stderr[-3000:]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import weakref
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -114,6 +115,7 @@ class WisdomExtension:
         crawler.signals.connect(self._declared, signal=signals.spider_opened)
         if runtime.pending is not None:
             crawler.signals.connect(runtime.on_opened, signal=signals.spider_opened)
+        self._forced_stop_trigger: Any = None  # the reactor's handle (_on_forced_stop)
         crawler.signals.connect(self._on_forced_stop, signal=signals.spider_opened)
         crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._dropped, signal=signals.item_dropped)
@@ -291,6 +293,7 @@ class WisdomExtension:
         while engine is not None and engine.spider is not None:
             await sleep(CLOSE_POLL_SECONDS)
         self.runtime.close()
+        self._remove_forced_stop_trigger()
 
     def _on_forced_stop(self) -> None:
         """Scrapy forces a stop (a second Ctrl-C or SIGTERM) by stopping the reactor at once;
@@ -301,8 +304,20 @@ class WisdomExtension:
             from twisted.internet import reactor
 
             # (the interface's stub lists no ``self``: mypy shifts the arguments by one)
-            reactor.addSystemEventTrigger("before", "shutdown",  # type: ignore[arg-type]
-                                          self.runtime.forced_stop)
+            self._forced_stop_trigger = reactor.addSystemEventTrigger(
+                "before", "shutdown", self.runtime.forced_stop)  # type: ignore[arg-type]
+
+    def _remove_forced_stop_trigger(self) -> None:
+        """A crawl that closed normally lets go of its shutdown trigger: in a long-lived
+        ``CrawlerRunner`` process each crawl's trigger would otherwise keep its runtime (and
+        the pages it held) alive until the reactor stops."""
+        trigger, self._forced_stop_trigger = self._forced_stop_trigger, None
+        if trigger is None:
+            return
+        from twisted.internet import reactor
+
+        with suppress(ValueError, KeyError):  # the shutdown is running it already
+            reactor.removeSystemEventTrigger(trigger)  # type: ignore[call-arg]
 
     def _site_items_at_close(self, items: list[Any]) -> list[Any]:
         """The items leaving at close with the site-level ones after them

@@ -39,6 +39,11 @@ __all__ = ["ArticleItem", "PageItem", "SiteStructureItem", "SitemapItem", "TocIt
 #: others are always filled): the article's HTML, the blocks' paths and figures, the term vector.
 HEAVY_FIELDS = frozenset({"html", "blocks", "features"})
 
+#: The meta key of the request the add-on schedules at spider idle to emit its late items (held
+#: pages, site-level items): the runtime sets it, the log formatter reads it without loading
+#: the runtime.
+LATE_ITEMS_META = "wisdom_late_items"
+
 # Characters XML 1.0 forbids (C0 controls but tab and newlines, U+FFFE/U+FFFF): a page may
 # hold a stray one, and in an item it would make Scrapy's XML feed unreadable.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

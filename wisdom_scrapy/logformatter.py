@@ -29,7 +29,7 @@ from itemadapter import ItemAdapter
 from scrapy.logformatter import LogFormatter, LogFormatterResult
 
 import wisdom_scrapy.adapter  # noqa: F401  (registers the page items' ItemAdapter)
-from wisdom_scrapy.items import PAGE_ITEMS, SitemapItem, SiteStructureItem
+from wisdom_scrapy.items import LATE_ITEMS_META, PAGE_ITEMS, SitemapItem, SiteStructureItem
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -43,9 +43,6 @@ _ITEMS = (*PAGE_ITEMS, SiteStructureItem, SitemapItem)
 _SHORT = 80
 #: fields shown whole, whatever their length: what tells one item from another
 _WHOLE = frozenset({"url", "site"})
-#: the meta key of the request wisdom_scrapy's late items come out of (runtime.LATE_ITEMS_META;
-#: not imported: the log formatter must not load the crawl's runtime)
-_LATE_ITEMS_META = "wisdom_late_items"
 
 
 class _Summary:
@@ -82,7 +79,7 @@ def _source(item: Any, response: Response | Failure | None, src: Any) -> Any:
     request = getattr(response, "request", None)
     url = getattr(item, "url", None) if isinstance(item, PAGE_ITEMS) else None
     where = f"<{url}>" if url else f"site {getattr(item, 'site', None)}"
-    if request is not None and request.meta.get(_LATE_ITEMS_META):
+    if request is not None and request.meta.get(LATE_ITEMS_META):
         return f"{where} at spider idle"
     if response is None and isinstance(item, _ITEMS):  # emitted by the close flush
         return f"{where} at spider close"
@@ -108,7 +105,7 @@ class WisdomLogFormatter(LogFormatter):
         return _summarised(super().scraped(item, response, spider), item, response)
 
     def crawled(self, request: Request, response: Response, spider: Spider) -> LogFormatterResult:
-        if request.meta.get(_LATE_ITEMS_META):
+        if request.meta.get(LATE_ITEMS_META):
             return {"level": logging.DEBUG, "args": {},
                     "msg": "wisdom_scrapy: emitting the items left at spider idle"}  # fmt: skip
         return super().crawled(request, response, spider)

@@ -14,9 +14,8 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from wisdom_scrapy.extension import WisdomExtension
-from wisdom_scrapy.items import PageItem
+from wisdom_scrapy.items import LATE_ITEMS_META, PageItem
 from wisdom_scrapy.pipeline import WisdomPipeline
-from wisdom_scrapy.runtime import LATE_ITEMS_META
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

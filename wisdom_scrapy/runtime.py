@@ -40,7 +40,7 @@ from wisdom_scrapy.dom import (
 )
 from wisdom_scrapy.extraction import ExtractionParams, Extractor, PageSource, ReadyPage, run_sync
 from wisdom_scrapy.feed import FeedResult, Outcome, PageUpdate, RetryQueue, WriteBehind
-from wisdom_scrapy.items import ArticleItem, PageItem, SiteStructureItem, TocItem
+from wisdom_scrapy.items import LATE_ITEMS_META, ArticleItem, PageItem, SiteStructureItem, TocItem
 from wisdom_scrapy.remote import RemoteAnalyzer, analyse_job
 from wisdom_scrapy.resume import PendingPages
 from wisdom_scrapy.settings import WisdomSettings, crawl_does_not_start
@@ -60,8 +60,6 @@ if TYPE_CHECKING:
 __all__ = ["WisdomRuntime"]
 
 logger = logging.getLogger(__name__)
-# Meta key of the request wisdom_scrapy schedules at idle to emit late items.
-LATE_ITEMS_META = "wisdom_late_items"
 #: Every this many pages stored for a site, the store's page count for it is checked to be at
 #: least that many (one cheap call; a full check at spider close).
 STORE_CHECK_EVERY = 100
