@@ -232,9 +232,9 @@ def _printed_items(stdout: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.crawl
-def test_scrapy_parse_prints_the_cleaned_item(project, crawl, tmp_path):
+def test_wisdom_parse_prints_the_cleaned_item(project, crawl, tmp_path):
     url = project.url("article")
-    proc = project.scrapy("parse", "--spider", "pages", "-c", "parse_page", "--nocolour",
+    proc = project.scrapy("wisdom-parse", "--spider", "pages", "-c", "parse_page", "--nocolour",
                           "--nolinks", url)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (item,) = _printed_items(proc.stdout)
@@ -244,12 +244,18 @@ def test_scrapy_parse_prints_the_cleaned_item(project, crawl, tmp_path):
     gold = project.truth["pages"][urlsplit(url).path]
     assert gold["title"] in item["title"]
     # an empty store: the page alone (single-page mode), still the cleaned item
-    cold = project.scrapy("parse", "--spider", "pages", "-c", "parse_page", "--nocolour",
+    cold = project.scrapy("wisdom-parse", "--spider", "pages", "-c", "parse_page", "--nocolour",
                           "--nolinks", "-s", f"WISDOM_STORE_URI=sqlite:///{tmp_path / 'e.db'}",
                           url)
     assert cold.returncode == 0, cold.stderr[-3000:]
     (item,) = _printed_items(cold.stdout)
     assert item["role"] == "article" and item["single_page"] and item["text"]
+    # Scrapy's own command is not replaced: it prints what the callback yields
+    raw = project.scrapy("parse", "--spider", "pages", "-c", "parse_page", "--nocolour",
+                         "--nolinks", url)
+    assert raw.returncode == 0, raw.stderr[-3000:]
+    (item,) = _printed_items(raw.stdout)
+    assert item["url"] == url and "role" not in item and "text" not in item
 
 
 @pytest.mark.crawl

@@ -1,4 +1,4 @@
-"""Scrapy commands ``wisdom-show``, ``wisdom-report`` and ``wisdom-stats``; ``parse`` and
+"""Scrapy commands ``wisdom-show``, ``wisdom-report``, ``wisdom-stats`` and ``wisdom-parse``;
 ``settings``.
 
 They are registered through the package's entry points (``[project.entry-points."scrapy.commands"]``
@@ -6,9 +6,10 @@ in ``pyproject.toml``; Scrapy loads every command of that group), so any project
 at all — where wisdom_scrapy is installed has them. Each reads the store from ``--store`` or the
 project's ``WISDOM_STORE_URI`` and prints what it wrote; none opens a browser.
 
-``parse`` and ``settings`` are Scrapy's own, each with one change: ``scrapy parse`` prints the
-cleaned items when wisdom_scrapy runs in the crawl (:mod:`wisdom_scrapy.contracts`); ``scrapy
-settings`` shows the values a crawl uses, the project's add-ons applied (the ``WISDOM_*``
+``wisdom-parse`` is Scrapy's ``parse`` printing the cleaned items when wisdom_scrapy runs in
+the crawl (:mod:`wisdom_scrapy.contracts`); Scrapy's own ``parse`` is left as it is and prints
+what the callback yields. ``settings`` is the one Scrapy command replaced, with one change: it
+shows the values a crawl uses, the project's add-ons applied (the ``WISDOM_*``
 defaults, ``DOWNLOAD_MAXSIZE``, ``LOG_FORMATTER`` …), which Scrapy's command, creating no
 crawler, leaves out (see :class:`SettingsCommand`).
 """
@@ -278,8 +279,13 @@ class ShowCommand(fetch.Command):
 
 
 class ParseCommand(parse.Command):
-    """``scrapy parse``, printing the cleaned items of the pages the callback yields (analysed
-    at once with what the store knows) when wisdom_scrapy's components are in the crawl."""
+    """``scrapy wisdom-parse``: Scrapy's ``parse``, printing the cleaned items of the pages the
+    callback yields (analysed at once with what the store knows) when wisdom_scrapy's
+    components are in the crawl. A command of its own name: Scrapy's ``parse`` shows what the
+    callback yields, which a spider's author debugging the callback may want to see."""
+
+    def short_desc(self) -> str:
+        return "Parse URL with its spider's callback and print the cleaned items (wisdom_scrapy)"
 
     def run_callback(self, response: Response, callback: Any,
                      cb_kwargs: dict[str, Any] | None = None) -> Any:  # fmt: skip

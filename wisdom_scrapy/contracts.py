@@ -10,8 +10,9 @@ feed middleware (as in a crawl), and its item is analysed at once with what the 
 * contracts: :class:`UrlContract` takes the name ``url`` from Scrapy's own (every contract-tested
   callback has ``@url``) and wraps the callback in ``adjust_request_args``, before the other
   contracts wrap it; the add-on lists it in ``SPIDER_CONTRACTS``;
-* ``scrapy parse``: :class:`wisdom_scrapy.commands.ParseCommand`, registered under the name
-  ``parse`` by the package's entry points.
+* ``scrapy wisdom-parse``: :class:`wisdom_scrapy.commands.ParseCommand`, Scrapy's ``parse``
+  registered under its own name by the package's entry points (Scrapy's ``parse`` is left as it
+  is: it prints what the callback yields).
 
 Without wisdom_scrapy's components in the crawl (``WISDOM_ENABLED = False``, no add-on) the
 wrapper passes the output through unchanged.
