@@ -32,6 +32,11 @@ import tempfile
 import time
 from pathlib import Path
 
+if __package__ in (None, ""):  # run as a script: make ``_common`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import environment, markdown_table, write_json
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = (["version"], ["list"], ["crawl", "--help"])
 
@@ -80,10 +85,9 @@ def _timed(argv: list[str], cwd: Path, pythonpath: str) -> tuple[float, float]:
     return wall, cpu
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=7)
-    args = parser.parse_args()
+def measure(runs: int) -> list[dict[str, object]]:
+    """Median wall and CPU seconds of each command in each configuration."""
+    found: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory() as tmp:
         links = _site_without_package(Path(tmp))
         plain = _plain_project(Path(tmp))
@@ -91,17 +95,32 @@ def main() -> None:
             "plain": (plain, str(links)),
             "wisdom": (REPO_ROOT, f"{REPO_ROOT}{os.pathsep}{sysconfig.get_paths()['purelib']}"),
         }
-        print(f"{'command':<16} {'config':<7} {'wall s (median)':>16} {'CPU s (median)':>15}")
         for argv in COMMANDS:
-            runs: dict[str, list[tuple[float, float]]] = {name: [] for name in configs}
-            for _ in range(args.runs):
+            times: dict[str, list[tuple[float, float]]] = {name: [] for name in configs}
+            for _ in range(runs):  # interleaved: the machine's load falls on both alike
                 for name, (cwd, path) in configs.items():
-                    runs[name].append(_timed(argv, cwd, path))
-            for name, times in runs.items():
-                wall = statistics.median(t[0] for t in times)
-                cpu = statistics.median(t[1] for t in times)
-                print(f"{' '.join(argv):<16} {name:<7} {wall:16.3f} {cpu:15.3f}")
+                    times[name].append(_timed(argv, cwd, path))
+            for name, pairs in times.items():
+                found.append({"command": " ".join(argv), "config": name,
+                              "wall": statistics.median(t[0] for t in pairs),
+                              "cpu": statistics.median(t[1] for t in pairs)})  # fmt: skip
         shutil.rmtree(links)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--json", type=Path, help="write every figure here")
+    args = parser.parse_args()
+    results = measure(args.runs)
+    print(markdown_table(
+        ["command", "config", "wall s (median)", "CPU s (median)"],
+        [(r["command"], r["config"], f"{r['wall']:.3f}", f"{r['cpu']:.3f}") for r in results],
+    ))  # fmt: skip
+    if args.json:
+        write_json(args.json, {"environment": environment(), "runs": args.runs,
+                               "results": results})  # fmt: skip
 
 
 if __name__ == "__main__":
