@@ -55,23 +55,46 @@ HEAVY = ("numpy", "scipy", "jieba", "nltk", "redis", "wisdom_scrapy.dom",
          "wisdom_scrapy.settings", "wisdom_scrapy.store")  # fmt: skip
 
 
-@pytest.mark.crawl
-def test_scrapy_version_loads_the_commands_and_nothing_heavy(project: Path) -> None:
-    """Scrapy imports every entry-point command for any command: ours must cost next to
-    nothing (issue 33's start-up target), and the package's public names still load."""
+def _loaded_after(project: Path, argv: list[str]) -> list[str]:
+    """Run ``scrapy ARGV`` in a fresh interpreter in ``project``; the last line it prints: which
+    of :data:`HEAVY` and the command module were imported by then."""
     code = (
         "import sys\nfrom scrapy.cmdline import execute\n"
-        "try:\n    execute(['scrapy', 'version'])\nexcept SystemExit:\n    pass\n"
+        f"try:\n    execute({['scrapy', *argv]!r})\nexcept SystemExit:\n    pass\n"
         f"print(sorted(m for m in {HEAVY!r} + ('wisdom_scrapy.commands',) if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True,
                           text=True, timeout=120, check=True)  # fmt: skip
-    assert done.stdout.splitlines() == ["Scrapy " + __import__("scrapy").__version__,
-                                        "['wisdom_scrapy.commands']"]  # fmt: skip
-    code = "from wisdom_scrapy import PageItem, Addon, analyze_page, TermStore; print('ok')"
+    return done.stdout.splitlines()
+
+
+@pytest.mark.crawl
+@pytest.mark.parametrize("argv", [["version"], ["list"], ["crawl", "--help"]])
+def test_commands_load_ours_and_nothing_heavy(project: Path, argv: list[str]) -> None:
+    """Scrapy imports every entry-point command for any command: ours must cost next to
+    nothing (issue 33's start-up target), nor may a command that lists or describes the
+    spiders load the add-on's engine."""
+    lines = _loaded_after(project, argv)
+    assert lines[-1] == "['wisdom_scrapy.commands']", lines
+    if argv == ["version"]:
+        assert lines[0] == "Scrapy " + __import__("scrapy").__version__
+    if argv == ["list"]:
+        assert lines[0] == "pages"
+
+
+@pytest.mark.crawl
+def test_the_addon_imports_neither_stemmer_nor_segmenter() -> None:
+    """Importing the add-on (any command that builds a crawler does) loads the crawl's
+    components, but not nltk, jieba or parasail: the stemmer and the segmenter load with the
+    first terms, parasail with the first sitemap. The package's public names still load."""
+    code = (
+        "import sys, wisdom_scrapy.addon\n"
+        "print(sorted(m for m in ('nltk', 'jieba', 'parasail', 'sklearn') if m in sys.modules))\n"
+        "from wisdom_scrapy import PageItem, Addon, analyze_page, TermStore; print('ok')"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, check=True)  # fmt: skip
-    assert done.stdout == "ok\n"
+    assert done.stdout == "[]\nok\n"
 
 
 # ------------------------------------------------------------------------------ settings

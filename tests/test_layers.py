@@ -23,7 +23,7 @@ SCRAPY = ("scrapy", "twisted", "itemadapter", "scrapy_redis")  # itemadapter imp
 # The engine floor: these modules and every module under these packages.
 ENGINE_MODULES = {
     "analysis", "cleaners", "dom", "evaluation", "extraction", "feed", "items", "site",
-    "remote", "strings", "structure", "svg", "text", "urls", "view", "workers",
+    "remote", "stemmer", "strings", "structure", "svg", "text", "urls", "view", "workers",
 }  # fmt: skip
 ENGINE_PACKAGES = {"engine", "mining", "segment", "store"}
 

@@ -505,3 +505,47 @@ def test_sitemap_settings_are_validated() -> None:
         WisdomSettings.from_settings(Settings({"WISDOM_SITEMAP_URI": "out/"}))
     with pytest.raises(SettingsError, match="WISDOM_SITEMAP_LEVELS"):
         WisdomSettings.from_settings(Settings({"WISDOM_SITEMAP_LEVELS": 0}))
+
+
+_WITHOUT_PARASAIL = """
+import sys
+class Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "parasail":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Missing())
+from scrapy.settings import Settings
+from wisdom_scrapy.settings import SettingsError, WisdomSettings
+from wisdom_scrapy.mining.sitemap import _ORDER, similarity
+assert not WisdomSettings.from_settings(Settings()).sitemap  # off: parasail not asked for
+for name, value in (("WISDOM_SITEMAP", True), ("WISDOM_SITEMAP_URI", "out/map")):
+    try:
+        WisdomSettings.from_settings(Settings({name: value}))
+    except SettingsError as exc:
+        print("settings:", exc)
+try:
+    similarity(_ORDER[:3], _ORDER[:3])
+except ModuleNotFoundError as exc:
+    print("engine:", exc)
+"""
+
+
+@pytest.mark.crawl  # a fresh interpreter
+def test_sitemap_without_the_sitemap_extra_names_the_extra() -> None:
+    """parasail is the ``sitemap`` extra: turning the sitemap on without it stops the crawl at
+    its start with a settings error naming the extra (not a ModuleNotFoundError at the first
+    sitemap, hours in); the engine's alignment names it too. A crawl without the sitemap never
+    asks for it."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_PARASAIL], capture_output=True, text=True, check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    ).stdout.splitlines()
+    extra = "needs parasail, an optional dependency: pip install 'wisdom_scrapy[sitemap]'"
+    assert out == [
+        f"settings: WISDOM_SITEMAP turns the sitemap on, which {extra}",
+        f"settings: WISDOM_SITEMAP_URI turns the sitemap on, which {extra}",
+        f"engine: the sitemap's block alignment {extra}",
+    ]

@@ -100,6 +100,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import importlib.util
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -276,11 +277,26 @@ def _sitemap(settings: BaseSettings) -> dict[str, Any]:
         raise SettingsError(
             f"WISDOM_SITEMAP_URI={uri!r} names a folder; name the files' stem (…/sitemap)"
         )
+    sitemap = bool(uri) or _get(settings, "WISDOM_SITEMAP", "bool")
+    if sitemap and not sitemap_available():
+        name = "WISDOM_SITEMAP_URI" if uri else "WISDOM_SITEMAP"
+        raise SettingsError(f"{name} turns the sitemap on, which needs parasail, an optional"
+                            " dependency: pip install 'wisdom_scrapy[sitemap]'")  # fmt: skip
     return {
-        "sitemap": bool(uri) or _get(settings, "WISDOM_SITEMAP", "bool"),
+        "sitemap": sitemap,
         "sitemap_uri": uri,
         "sitemap_levels": _positive(settings, "WISDOM_SITEMAP_LEVELS"),
     }
+
+
+def sitemap_available() -> bool:
+    """Whether parasail (the ``sitemap`` extra: its block alignment) can be imported. Asked at
+    the crawl's start, so that a crawl with the sitemap on stops there, naming the extra,
+    rather than failing at its first sitemap after hours of crawling."""
+    try:
+        return importlib.util.find_spec("parasail") is not None
+    except ImportError:
+        return False
 def _report_uri(settings: BaseSettings) -> str:
     """WISDOM_REPORT_URI: "" (no report), a file path or a ``file://`` URI."""
     value = settings.get("WISDOM_REPORT_URI")

@@ -3,8 +3,8 @@
 A *term* is what the entropy store counts: a Unicode-normalised, lower-cased keyword.
 
 * English (and other space-separated scripts): runs of letters and digits; stop words removed,
-  words Porter-stemmed (nltk's ``PorterStemmer``, no corpus needed) so that "entropy" and
-  "entropies" are one term.
+  words Porter-stemmed (nltk's ``PorterStemmer``, no corpus needed, loaded without nltk's
+  package import: :mod:`wisdom_scrapy.stemmer`) so that "entropy" and "entropies" are one term.
 * Chinese: runs of Han characters segmented with jieba (initialised lazily and quietly on the
   first Han run, so English-only crawls never pay for its dictionary), stop words removed.
 * Mixed-script text: each run is handled by its own rule, in text order.
@@ -24,6 +24,8 @@ from collections import Counter
 from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING
+
+from wisdom_scrapy.stemmer import porter_stem
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -69,17 +71,6 @@ def _is_han(char: str) -> bool:
 
 _STOP_EN = _load_words("stopwords_en.txt")
 _STOP_ZH = _load_words("stopwords_zh.txt")
-_stem = None
-
-
-def _porter(word: str) -> str:
-    """nltk's Porter stemmer, imported on first use: importing nltk takes most of a second."""
-    global _stem
-    if _stem is None:
-        from nltk.stem.porter import PorterStemmer
-
-        _stem = PorterStemmer().stem
-    return _stem(word)
 
 
 def is_stop_word(word: str) -> bool:
@@ -107,7 +98,7 @@ def _word_term(word: str) -> str | None:
         return word
     if len(word) == 1 and word.isascii():
         return None
-    return _porter(word)
+    return porter_stem(word)
 
 
 _jieba = None

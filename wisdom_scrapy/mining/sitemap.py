@@ -388,8 +388,16 @@ def identify_blocks(
 
 
 def _parasail() -> Any:
-    import parasail
-
+    """parasail, the ``sitemap`` extra: an ImportError naming the extra when it is missing."""
+    try:
+        import parasail
+    except ModuleNotFoundError as exc:
+        if exc.name != "parasail":
+            raise
+        raise ModuleNotFoundError(
+            "the sitemap's block alignment needs parasail, an optional dependency:"
+            " pip install 'wisdom_scrapy[sitemap]'", name="parasail"
+        ) from exc
     return parasail
 
 
