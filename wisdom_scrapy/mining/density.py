@@ -22,8 +22,10 @@ The algorithm
        article cue such as content/entry/story is there too; ids of ≥ 4 words are heading slugs
        and carry no cue), semantic tags (nav, aside, footer, header, form, figcaption …),
        ``display:none`` — are worth only −15: neutral, neither pulling the body towards them nor
-       pushing it away. A marked subtree holding half of the page's prose in ≥ 3 paragraphs is a
-       wrapper with an unlucky name (``<body class="has-sidebar">``, an ASP.NET page
+       pushing it away; with the site's template given, so are its boxes outside the page's own
+       content (the site's evidence first: repeated with links on many pages is template).
+       A marked subtree holding half of the page's prose in ≥ 3 paragraphs is a wrapper with
+       an unlucky name (``<body class="has-sidebar">``, an ASP.NET page
        ``<form>``, a "sticky sidebar" plugin's column) and is not marked; a footer whose one
        notice is all the prose of an index page stays marked.
     3. **Body.** WISDOM's information coverage tree aggregates v bottom-up (one prefix sum):
@@ -594,7 +596,9 @@ def single_page_article(
     cannot tell a page-wide wrapper with an unlucky class name from a long comment thread, nor
     whether the introduction and link lists around the densest paragraph belong to the article;
     the site can. With it, a boilerplate-named subtree is a wrapper only if it holds some of the
-    site's template (menus, navigation), and the body is widened to its largest ancestor that
+    site's template (menus, navigation), the template boxes outside the page's own content weigh
+    as boilerplate whatever their names (:func:`_site_boxes`: a near-empty post is a short
+    article or none, never its sidebar), and the body is widened to its largest ancestor that
     adds no template and no boilerplate-marked text (:func:`_widen`); ``content`` marks the
     template nodes that stand inside the page's own content
     (:func:`~wisdom_scrapy.mining.repetition.embedded_lines`): still the site's template for the
@@ -643,13 +647,14 @@ def single_page_article(
         wrapper &= _subtree_sum(template.astype(np.float64), model.subtree_end) > 0
     marked &= ~wrapper  # a page-wide wrapper with an unlucky name is not boilerplate
     starts = np.flatnonzero(marked)
-    in_boiler = _range_mask(starts, model.subtree_end[starts], n)
+    site_box = _site_boxes(model, template, content)
+    in_boiler = _range_mask(starts, model.subtree_end[starts], n) | site_box
     v_eff = np.where(in_boiler & has_text, -p.block_cost, v)
     v_eff[hidden] = 0.0
-    if not (v_eff > 0).any():  # every prose block is marked: ignore the marks
+    if not (v_eff > 0).any():  # every prose block is marked: ignore the names' marks
         marked[:] = False
-        in_boiler[:] = False
-        v_eff = v
+        in_boiler = site_box  # the site's template stays template: no article, or a short one
+        v_eff = np.where(site_box & has_text, -p.block_cost, v)
         if not (v_eff > 0).any():
             return None
 
@@ -675,8 +680,7 @@ def single_page_article(
     ties = top + np.flatnonzero(score[top:end] >= best * (1.0 - p.tie_share))
     body = int(ties[np.argmax(model.depth[ties])])
     if template is not None:
-        border = template if content is None else template & ~content
-        body = _widen(model, body, border | in_boiler | hidden)
+        body = _widen(model, body, in_boiler | hidden)
 
     # 4. exclusion inside the body
     lo, hi = body + 1, int(model.subtree_end[body])
@@ -708,6 +712,24 @@ def single_page_article(
     # 5. metadata
     metadata = _metadata(model, cue_nodes, classes, body, exclude)
     return SinglePageArticle(body, exclude, metadata, float(V[body]), structural)
+
+
+def _site_boxes(
+    model: PageModel, template: NDArray[np.bool_] | None, content: NDArray[np.bool_] | None
+) -> NDArray[np.bool_]:
+    """Nodes inside the site's template boxes that stand outside the page's own content.
+
+    Text the site repeats on many pages, holding links (a sidebar's category list and month
+    archive, "Posted by … Posted in …"), is the theme's whatever its names and its prose: it
+    weighs as boilerplate and is never the body. A post that is a video and one line is then a
+    one-line article, and a post with no text of its own no article, rather than the sidebar's
+    text. Template inside the content (an editors' signature among the post's paragraphs,
+    :func:`~wisdom_scrapy.mining.repetition.embedded_lines`) is the post's. Nothing without a
+    site view (``template`` None): a page alone cannot tell its template."""
+    if template is None:
+        return np.zeros(model.n, bool)
+    border = np.flatnonzero(template if content is None else template & ~content)
+    return _range_mask(border, model.subtree_end[border], model.n)
 
 
 def _own_boxes(
