@@ -682,3 +682,72 @@ def test_site_view_keeps_own_captions_and_drops_named_boxes_holding_template() -
     text_seen = model.text_of(seen.body, exclude=seen.exclude)
     assert "Boats at dawn" not in text_alone and "Boats at dawn" in text_seen
     assert "Great story" not in text_seen
+
+
+def _near_empty_post(own: str) -> tuple[PageModel, np.ndarray]:
+    """A post of ``own`` text beside a sidebar of prose and links that the site repeats."""
+    about = ("This blog is written by a retired ferry captain who writes about boats, harbours "
+             "and the weather on the coast, and answers every letter. ")  # fmt: skip
+    archive = "".join(f"<li><a href='/c/{name}'>{name}, {count} posts</a></li>"
+                      for name, count in (("boats", 12), ("sea", 30), ("May 2024", 8)))  # fmt: skip
+    post = f"<div id='main'><article><h1>Sunday</h1><iframe src='v.mp4'></iframe>{own}</article>"
+    sidebar = f"<div id='aside-box'><p>{about * 3}</p><ul>{archive}</ul></div>"
+    html = f"<html><body><div id='page'>{post}</div>{sidebar}</div></body></html>"
+    model = PageModel.from_html(html, "http://127.0.0.1/sunday")
+    box = int(np.flatnonzero([model.element(i).get("id") == "aside-box"
+                              for i in range(model.n)])[0])  # fmt: skip
+    template = np.zeros(model.n, bool)
+    template[box : model.subtree_end[box]] = True
+    return model, template
+
+
+def test_site_view_makes_a_near_empty_post_short_never_its_sidebar() -> None:
+    """A post that is a video and one line is a one-line article, and a post with no text of
+    its own none, with the site view; the sidebar the site repeats is never the article, however
+    much prose it holds (issue 31). A page alone cannot tell: its sidebar wins."""
+    line = "<p>The view from the pier this morning, filmed at seven.</p>"
+    model, template = _near_empty_post(line)
+    alone = single_page_article(model)
+    assert alone is not None and "retired ferry captain" in alone.text(model)
+    seen = single_page_article(model, template=template)
+    assert seen is not None
+    assert "filmed at seven" in seen.text(model) and "ferry captain" not in seen.text(model)
+    model, template = _near_empty_post("")
+    assert single_page_article(model, template=template) is None
+
+
+def _named_box_page(own: str) -> tuple[PageModel, np.ndarray]:
+    """A page whose prose outside the site's header and footer (its template) is ``own``, in a
+    box named ``login``: every prose block is marked, by the site or by a name."""
+    menu = "<header id='top'><ul><li><a href='/login'>Sign in</a></li></ul></header>"
+    footer = (
+        "<footer id='bottom'><p>© 2024 The Lakeside Courier Ltd., 12 Harbour Street, "
+        "Lakeside. All rights reserved.</p><a href='/about'>About</a></footer>"
+    )
+    box = f"<div id='main'><div class='login'>{own}</div></div>"
+    html = f"<html><body>{menu}{box}{footer}</body></html>"
+    model = PageModel.from_html(html, "http://127.0.0.1/login")
+    ids = [model.element(i).get("id") for i in range(model.n)]
+    template = np.zeros(model.n, bool)
+    for name in ("top", "bottom"):
+        start = ids.index(name)
+        template[start : model.subtree_end[start]] = True
+    return model, template
+
+
+def test_site_view_decides_the_role_before_it_sets_its_template_aside() -> None:
+    """Every prose block marked, by the site's template or by a name (a box named ``login``):
+    the names give way, and the page has an article of its own only if its densest prose is
+    not the site's template. A sign-in page, whose one line is less prose than the footer's
+    notice, has none (issue 30's "other" role), never its one line; a page whose unluckily
+    named box holds most of its prose keeps it, without the footer (issue 31)."""
+    form = "<form><label>Email</label><input></form>"
+    model, template = _named_box_page(f"<h1>Sign in</h1><p>Sign in to comment.</p>{form}")
+    alone = single_page_article(model)
+    assert alone is not None and "All rights reserved" in alone.text(model)
+    assert single_page_article(model, template=template) is None
+    prose = "<p>The ferry leaves at seven, and the harbour master counts the boats.</p>"
+    model, template = _named_box_page(f"<h1>Boats</h1>{prose * 3}")
+    seen = single_page_article(model, template=template)
+    assert seen is not None
+    assert "harbour master" in seen.text(model) and "rights" not in seen.text(model)

@@ -33,8 +33,11 @@ Site refinement (:class:`SiteView`; measured in ``benchmarks/blog_sites.py``)
 Not an article (issue 30: the feed holds articles, each once)
     A page whose article was found is "other" when that article is not the page's own:
 
-    * on a page that shows the site's template, when every character the article keeps is the
-      site's template (a share, contact or sign-in page whose only prose is the footer);
+    * on a page that shows the site's template, when its densest prose is the template's (a
+      share, contact or sign-in page whose only prose besides the footer is a line its names
+      mark as boilerplate: :func:`~wisdom_scrapy.mining.density.single_page_article` finds no
+      article then, the template boxes being never the body), or when every character the
+      article keeps is the site's template;
     * on a page that shows none of it (a print or AMP copy has a layout of its own), when at
       least :data:`COPY_SHARE` of the article's text is in blocks other pages of the site hold
       too, or is a piece of a box the site repeats on more than √N of its N pages (a promotion

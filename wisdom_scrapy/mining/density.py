@@ -22,10 +22,16 @@ The algorithm
        article cue such as content/entry/story is there too; ids of ≥ 4 words are heading slugs
        and carry no cue), semantic tags (nav, aside, footer, header, form, figcaption …),
        ``display:none`` — are worth only −15: neutral, neither pulling the body towards them nor
-       pushing it away. A marked subtree holding half of the page's prose in ≥ 3 paragraphs is a
-       wrapper with an unlucky name (``<body class="has-sidebar">``, an ASP.NET page
+       pushing it away; with the site's template given, so are its boxes outside the page's own
+       content (the site's evidence first: repeated with links on many pages is template).
+       A marked subtree holding half of the page's prose in ≥ 3 paragraphs is a wrapper with
+       an unlucky name (``<body class="has-sidebar">``, an ASP.NET page
        ``<form>``, a "sticky sidebar" plugin's column) and is not marked; a footer whose one
-       notice is all the prose of an index page stays marked.
+       notice is all the prose of an index page stays marked. When every prose block is
+       marked, the marks give way (the names cannot all be right on a page with content);
+       with the site's template given, the page has an article only if its densest prose is
+       then not the template's, and the template stays out of it (a sign-in page's one line
+       in a box named ``login`` is less than its footer's notice: no article).
     3. **Body.** WISDOM's information coverage tree aggregates v bottom-up (one prefix sum):
        V(N) = Σ v over T(N). The body maximises V(N) · (1 − ALEN_A/TLEN_A) · (1 + 0.2·SII),
        with SII the entropy of the children's CLEN_A (WISDOM §3.1.3: an article spreads its
@@ -594,7 +600,11 @@ def single_page_article(
     cannot tell a page-wide wrapper with an unlucky class name from a long comment thread, nor
     whether the introduction and link lists around the densest paragraph belong to the article;
     the site can. With it, a boilerplate-named subtree is a wrapper only if it holds some of the
-    site's template (menus, navigation), and the body is widened to its largest ancestor that
+    site's template (menus, navigation), the template boxes outside the page's own content weigh
+    as boilerplate whatever their names (:func:`_site_boxes`: a near-empty post is a short
+    article or none, never its sidebar) once the site's evidence has decided that the page has
+    an article of its own (:func:`_own_prose_wins`, when every prose block is marked), and
+    the body is widened to its largest ancestor that
     adds no template and no boilerplate-marked text (:func:`_widen`); ``content`` marks the
     template nodes that stand inside the page's own content
     (:func:`~wisdom_scrapy.mining.repetition.embedded_lines`): still the site's template for the
@@ -643,40 +653,28 @@ def single_page_article(
         wrapper &= _subtree_sum(template.astype(np.float64), model.subtree_end) > 0
     marked &= ~wrapper  # a page-wide wrapper with an unlucky name is not boilerplate
     starts = np.flatnonzero(marked)
-    in_boiler = _range_mask(starts, model.subtree_end[starts], n)
+    site_box = _site_boxes(model, template, content)
+    in_boiler = _range_mask(starts, model.subtree_end[starts], n) | site_box
     v_eff = np.where(in_boiler & has_text, -p.block_cost, v)
     v_eff[hidden] = 0.0
-    if not (v_eff > 0).any():  # every prose block is marked: ignore the marks
-        marked[:] = False
-        in_boiler[:] = False
-        v_eff = v
-        if not (v_eff > 0).any():
-            return None
 
     # 3. body: the node with the largest aggregated value, damped / boosted
+    weight = _body_weight(model, p, cues, listing)
+    no_body = hidden | model.tag_mask(_HEADING_TAGS)  # a title alone is no article
+    if not (v_eff > 0).any():  # every prose block is marked: ignore the names' marks
+        marked[:] = False
+        if not _own_prose_wins(model, p, v, site_box, no_body, weight):
+            return None  # the site's template is the page's prose: no article of its own
+        in_boiler = site_box  # the site's template stays template: a short article, or none
+        v_eff = np.where(site_box & has_text, -p.block_cost, v)
+        if not (v_eff > 0).any():
+            return None
     V = _subtree_sum(v_eff, model.subtree_end)
-    tlen = model.tlen.astype(np.float64)
-    link_density = np.divide(model.alen, tlen, out=np.zeros(n), where=tlen > 0)
-    keep_child = ~model.dummy
-    sii = _sii(model, model.clen.astype(np.float64), keep_child)
-    # a listing's lines (the spans of highlighted code) are one block, not evenly spread
-    # paragraphs: no SII there, or a long listing outscores the article around it
-    sii[listing] = 0.0
-    score = V * (1.0 - link_density) * (1.0 + p.sii_weight * sii)
-    score[(cues & _BODY) > 0] *= p.body_bonus
-    score[
-        in_boiler | hidden | model.tag_mask(_HEADING_TAGS)
-    ] = -np.inf  # a title alone is no article
-    best = float(score.max())
-    if not best > 0:
+    body = _densest(model, p, V * weight, in_boiler | no_body)
+    if body is None:
         return None
-    top = int(np.argmax(score))
-    end = int(model.subtree_end[top])
-    ties = top + np.flatnonzero(score[top:end] >= best * (1.0 - p.tie_share))
-    body = int(ties[np.argmax(model.depth[ties])])
     if template is not None:
-        border = template if content is None else template & ~content
-        body = _widen(model, body, border | in_boiler | hidden)
+        body = _widen(model, body, in_boiler | hidden)
 
     # 4. exclusion inside the body
     lo, hi = body + 1, int(model.subtree_end[body])
@@ -690,7 +688,7 @@ def single_page_article(
         )
         link_list = (
             container
-            & (alen4[sub] >= p.link_list_density * tlen[sub])
+            & (alen4[sub] >= p.link_list_density * model.tlen[sub])
             & (model.n_anchors[sub] >= p.link_list_anchors)
         )
         no_prose = container & (Pos4[sub] <= 0) & (V4[sub] < 0) & (alen4[sub] > 0)
@@ -708,6 +706,82 @@ def single_page_article(
     # 5. metadata
     metadata = _metadata(model, cue_nodes, classes, body, exclude)
     return SinglePageArticle(body, exclude, metadata, float(V[body]), structural)
+
+
+def _body_weight(
+    model: PageModel, p: DensityParams, cues: NDArray[np.int64], listing: NDArray[np.bool_]
+) -> NDArray[np.float64]:
+    """Per node, what its aggregated value V is multiplied by for the body's score: damped by
+    its link density, raised by the spread of its text over its children (SII) and by the
+    ``articleBody`` mark (module docstring, step 3)."""
+    tlen = model.tlen.astype(np.float64)
+    link_density = np.divide(model.alen, tlen, out=np.zeros(model.n), where=tlen > 0)
+    sii = _sii(model, model.clen.astype(np.float64), ~model.dummy)
+    # a listing's lines (the spans of highlighted code) are one block, not evenly spread
+    # paragraphs: no SII there, or a long listing outscores the article around it
+    sii[listing] = 0.0
+    weight = (1.0 - link_density) * (1.0 + p.sii_weight * sii)
+    weight[(cues & _BODY) > 0] *= p.body_bonus
+    return weight
+
+
+def _densest(
+    model: PageModel, p: DensityParams, score: NDArray[np.float64], blocked: NDArray[np.bool_]
+) -> int | None:
+    """The node of the best ``score`` outside ``blocked``, or the deepest of its descendants
+    within ``p.tie_share`` of it (an ancestor that adds nothing is not more of an article);
+    None when no node scores above 0."""
+    score = np.where(blocked, -np.inf, score)
+    best = float(score.max())
+    if not best > 0:
+        return None
+    top = int(np.argmax(score))
+    end = int(model.subtree_end[top])
+    ties = top + np.flatnonzero(score[top:end] >= best * (1.0 - p.tie_share))
+    return int(ties[np.argmax(model.depth[ties])])
+
+
+def _own_prose_wins(
+    model: PageModel,
+    p: DensityParams,
+    v: NDArray[np.float64],
+    site_box: NDArray[np.bool_],
+    no_body: NDArray[np.bool_],
+    weight: NDArray[np.float64],
+) -> bool:
+    """Whether a page whose every prose block is marked (by a name, a tag or the site's
+    template) has an article of its own: the body found with every mark ignored, the site's
+    template boxes (``site_box``) included, holds prose outside those boxes. The role is
+    decided with the site's evidence before its template is set aside to pick the body: a
+    sign-in or contact page whose one line sits in a box named so, beside a footer notice of
+    more prose, is no article (issue 30), while a documentation page whose whole text an
+    unlucky name marks (``id="topics-cache"``) is one. Without a site view (``site_box``
+    empty) the page's densest prose is its own."""
+    if not site_box.any():
+        return True
+    body = _densest(model, p, _subtree_sum(v, model.subtree_end) * weight, no_body)
+    if body is None:
+        return False
+    inside = slice(body, int(model.subtree_end[body]))
+    return bool(((v[inside] > 0) & ~site_box[inside]).any())
+
+
+def _site_boxes(
+    model: PageModel, template: NDArray[np.bool_] | None, content: NDArray[np.bool_] | None
+) -> NDArray[np.bool_]:
+    """Nodes inside the site's template boxes that stand outside the page's own content.
+
+    Text the site repeats on many pages, holding links (a sidebar's category list and month
+    archive, "Posted by … Posted in …"), is the theme's whatever its names and its prose: it
+    weighs as boilerplate and is never the body. A post that is a video and one line is then a
+    one-line article, and a post with no text of its own no article, rather than the sidebar's
+    text. Template inside the content (an editors' signature among the post's paragraphs,
+    :func:`~wisdom_scrapy.mining.repetition.embedded_lines`) is the post's. Nothing without a
+    site view (``template`` None): a page alone cannot tell its template."""
+    if template is None:
+        return np.zeros(model.n, bool)
+    border = np.flatnonzero(template if content is None else template & ~content)
+    return _range_mask(border, model.subtree_end[border], model.n)
 
 
 def _own_boxes(
