@@ -317,7 +317,7 @@ class WisdomExtension:
         from twisted.internet import reactor
 
         with suppress(ValueError, KeyError):  # the shutdown is running it already
-            reactor.removeSystemEventTrigger(trigger)  # type: ignore[call-arg]
+            reactor.removeSystemEventTrigger(trigger)  # type: ignore[call-arg,misc]
 
     def _site_items_at_close(self, items: list[Any]) -> list[Any]:
         """The items leaving at close with the site-level ones after them
