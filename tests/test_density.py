@@ -693,8 +693,14 @@ def _near_empty_post(own: str) -> tuple[PageModel, np.ndarray]:
     post = f"<div id='main'><article><h1>Sunday</h1><iframe src='v.mp4'></iframe>{own}</article>"
     sidebar = f"<div id='aside-box'><p>{about * 3}</p><ul>{archive}</ul></div>"
     html = f"<html><body><div id='page'>{post}</div>{sidebar}</div></body></html>"
-    model = PageModel.from_html(html, "http://127.0.0.1/sunday")
-    box = int(np.flatnonzero([model.element(i).get("id") == "aside-box"
+    return _with_template_box(html, "http://127.0.0.1/sunday", "id", "aside-box")
+
+
+def _with_template_box(html: str, url: str, attr: str, value: str) -> tuple[PageModel, np.ndarray]:
+    """The page's model and, as the site's template, the subtree of its element whose ``attr``
+    is ``value``."""
+    model = PageModel.from_html(html, url)
+    box = int(np.flatnonzero([model.element(i).get(attr) == value
                               for i in range(model.n)])[0])  # fmt: skip
     template = np.zeros(model.n, bool)
     template[box : model.subtree_end[box]] = True
@@ -763,12 +769,7 @@ def _loose_page(after_body: str) -> tuple[PageModel, np.ndarray]:
     rule = "Its bindings keep their values, and the next step runs the program again. " * 8
     items = "<ul><li>It returns the last error code.</li></ul>"
     html = f"<html><body>{header}<h1>Reset</h1>{lead}<p>{rule}</p>{items}{after_body}</body></html>"
-    model = PageModel.from_html(html, "http://127.0.0.1/reset")
-    box = int(np.flatnonzero([model.element(i).get("class") == "nosearch"
-                              for i in range(model.n)])[0])  # fmt: skip
-    template = np.zeros(model.n, bool)
-    template[box : model.subtree_end[box]] = True
-    return model, template
+    return _with_template_box(html, "http://127.0.0.1/reset", "class", "nosearch")
 
 
 def test_site_view_takes_the_loose_paragraphs_around_a_body_without_container() -> None:
