@@ -693,8 +693,14 @@ def _near_empty_post(own: str) -> tuple[PageModel, np.ndarray]:
     post = f"<div id='main'><article><h1>Sunday</h1><iframe src='v.mp4'></iframe>{own}</article>"
     sidebar = f"<div id='aside-box'><p>{about * 3}</p><ul>{archive}</ul></div>"
     html = f"<html><body><div id='page'>{post}</div>{sidebar}</div></body></html>"
-    model = PageModel.from_html(html, "http://127.0.0.1/sunday")
-    box = int(np.flatnonzero([model.element(i).get("id") == "aside-box"
+    return _with_template_box(html, "http://127.0.0.1/sunday", "id", "aside-box")
+
+
+def _with_template_box(html: str, url: str, attr: str, value: str) -> tuple[PageModel, np.ndarray]:
+    """The page's model and, as the site's template, the subtree of its element whose ``attr``
+    is ``value``."""
+    model = PageModel.from_html(html, url)
+    box = int(np.flatnonzero([model.element(i).get(attr) == value
                               for i in range(model.n)])[0])  # fmt: skip
     template = np.zeros(model.n, bool)
     template[box : model.subtree_end[box]] = True
@@ -751,3 +757,30 @@ def test_site_view_decides_the_role_before_it_sets_its_template_aside() -> None:
     seen = single_page_article(model, template=template)
     assert seen is not None
     assert "harbour master" in seen.text(model) and "rights" not in seen.text(model)
+
+
+def _loose_page(after_body: str) -> tuple[PageModel, np.ndarray]:
+    """A page writing its heading, paragraphs and list straight into ``<body>`` after the
+    site's header (its template), as SQLite's documentation does, then ``after_body``."""
+    menu = ("Home", "About", "Documentation", "Download", "License", "Support", "Purchase")
+    links = "".join(f"<li><a href='/{name.lower()}'>{name}</a></li>" for name in menu)
+    header = f"<div class='nosearch'><ul>{links}</ul></div>"
+    lead = "<p>The reset function puts a prepared statement back at its start.</p>"
+    rule = "Its bindings keep their values, and the next step runs the program again. " * 8
+    items = "<ul><li>It returns the last error code.</li></ul>"
+    html = f"<html><body>{header}<h1>Reset</h1>{lead}<p>{rule}</p>{items}{after_body}</body></html>"
+    return _with_template_box(html, "http://127.0.0.1/reset", "class", "nosearch")
+
+
+def test_site_view_takes_the_loose_paragraphs_around_a_body_without_container() -> None:
+    """Content with no container of its own (paragraphs straight in ``<body>`` beside the site's
+    header): the article is the run of loose text blocks around the densest paragraph, up to
+    the template or a box, not that paragraph alone (issue 31: SQLite's docs kept one
+    paragraph of a page)."""
+    model, template = _loose_page("<div><a href='/next'>Next page</a> of the guide</div>")
+    seen = single_page_article(model, template=template)
+    assert seen is not None
+    text = seen.text(model)
+    assert "puts a prepared statement back" in text and "last error code" in text
+    assert "Reset" in text and "Home" not in text and "Next page" not in text
+    assert model.tag[seen.body] == "body"

@@ -170,6 +170,11 @@ _CAPTION_TAGS = frozenset({"figcaption", "caption"})
 _HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: The article's title: reported as metadata, never part of the body text.
 _TITLE_TAGS = frozenset({"h1"})
+#: Boxes: regions of a layout, which a run of loose text blocks does not cross (_sibling_run).
+_BOX_TAGS = frozenset(
+    {"div", "section", "article", "main", "table", "aside", "nav", "header", "footer", "form",
+     "iframe", "menu", "dialog", "body", "head"}
+)  # fmt: skip
 #: Containers that can be link lists or navigation blocks.
 _CONTAINER_TAGS = frozenset(
     {"div", "section", "ul", "ol", "dl", "table", "tbody", "tr", "td", "aside", "nav", "footer",
@@ -605,7 +610,9 @@ def single_page_article(
     article or none, never its sidebar) once the site's evidence has decided that the page has
     an article of its own (:func:`_own_prose_wins`, when every prose block is marked), and
     the body is widened to its largest ancestor that
-    adds no template and no boilerplate-marked text (:func:`_widen`); ``content`` marks the
+    adds no template and no boilerplate-marked text (:func:`_widen`), and a body that is one
+    loose paragraph or list among its parent's over the run of loose text blocks around it
+    (:func:`_sibling_run`: content written straight into ``<body>``); ``content`` marks the
     template nodes that stand inside the page's own content
     (:func:`~wisdom_scrapy.mining.repetition.embedded_lines`): still the site's template for the
     wrapper test, no border for the widening. Returns None when the page
@@ -673,8 +680,11 @@ def single_page_article(
     body = _densest(model, p, V * weight, in_boiler | no_body)
     if body is None:
         return None
+    score = float(V[body])
+    outside = np.zeros(n, bool)  # the body's children outside the article (_sibling_run)
     if template is not None:
         body = _widen(model, body, in_boiler | hidden)
+        body, outside = _sibling_run(model, body, in_boiler | hidden)
 
     # 4. exclusion inside the body
     lo, hi = body + 1, int(model.subtree_end[body])
@@ -702,10 +712,11 @@ def single_page_article(
             marked[sub] &= ~_own_boxes(model, cues, template, content)[sub]
         exclude[sub] = marked[sub] | structural[sub] | hidden[sub] | title
         structural[sub] &= ~(marked[sub] | hidden[sub] | title)
+        exclude |= outside
 
     # 5. metadata
     metadata = _metadata(model, cue_nodes, classes, body, exclude)
-    return SinglePageArticle(body, exclude, metadata, float(V[body]), structural)
+    return SinglePageArticle(body, exclude, metadata, score, structural)
 
 
 def _body_weight(
@@ -819,6 +830,47 @@ def _widen(model: PageModel, body: int, blocked: NDArray[np.bool_]) -> int:
                 break
         body = up
     return body
+
+
+def _sibling_run(
+    model: PageModel, body: int, blocked: NDArray[np.bool_]
+) -> tuple[int, NDArray[np.bool_]]:
+    """The widened ``body``, when it is a loose text block (a paragraph, list or listing, not
+    a box: :data:`_BOX_TAGS`), grown over its siblings: the contiguous run of its parent's
+    children around it that are loose text blocks too and hold no ``blocked`` text.
+
+    A page whose content has no container of its own (its headings, paragraphs and lists
+    written straight into ``<body>``, after the site's header) has the page-wide container as
+    the only node that holds it all; that container holds the template, so the widening stops
+    at one paragraph or list. The run takes the neighbours up to the first box or template:
+    a box beside the body (a ``div`` of navigation the site does not repeat word for word, a
+    comment thread's wrapper) is a region of the layout, not a paragraph of the article; and a
+    body that is a box is the article's own container, whose loose neighbours (the post's
+    heading and byline) are its metadata.
+    Returned as the parent and the mask of its children outside the run (excluded), or
+    ``body`` and an empty mask when no sibling with text joins it."""
+    n = model.n
+    none = np.zeros(n, bool)
+    boxes = model.tag_mask(_BOX_TAGS)
+    if body == 0 or boxes[body]:
+        return body, none
+    up = int(model.parent[body])
+    kids = model.children(up)
+    end = model.subtree_end
+    csum = np.concatenate([[0], np.cumsum(blocked & (model.own_len > 0))])
+    free = csum[end[kids]] == csum[kids]  # per child: no blocked text in its subtree
+    free &= ~boxes[kids]
+    k = int(np.flatnonzero(kids == body)[0])
+    first, last = k, k
+    while first > 0 and free[first - 1]:
+        first -= 1
+    while last + 1 < len(kids) and free[last + 1]:
+        last += 1
+    joined = np.r_[kids[first:k], kids[k + 1 : last + 1]]
+    if not (model.tlen[joined] > 0).any():
+        return body, none
+    outside = np.r_[kids[:first], kids[last + 1 :]]
+    return up, _range_mask(outside, end[outside], n)
 
 
 _CELL_TAGS = frozenset({"td", "th"})
