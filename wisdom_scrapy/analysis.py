@@ -231,6 +231,7 @@ class PageAnalysis:
     _html: str | None = field(default=None, repr=False)
     _toc_links: list[Link] | None = field(default=None, repr=False)
     _features: dict[str, float] | None = field(default=None, repr=False)
+    _turns: frozenset[int] | None = field(default=None, repr=False)
 
     @property
     def features(self) -> dict[str, float]:
@@ -263,8 +264,16 @@ class PageAnalysis:
         links, yet the way to the rest of the list."""
         if self.model is None:
             return []
-        turns = page_turns(self.model)
+        turns = self.page_turn_nodes
         return list(dict.fromkeys(lk.url for lk in self.model.links() if lk.node in turns))
+
+    @property
+    def page_turn_nodes(self) -> frozenset[int]:
+        """:func:`page_turns` of the page, computed once: the TOC links and the page turns
+        both ask (every link of a long index page compared with the page's URL)."""
+        if self._turns is None:
+            self._turns = frozenset() if self.model is None else page_turns(self.model)
+        return self._turns
 
     @property
     def toc_anchor_links(self) -> list[Link]:
@@ -275,7 +284,8 @@ class PageAnalysis:
             if self.model is None or cover is None or not cover.any():
                 self._toc_links = []
             else:
-                self._toc_links = toc_links_of(self.model, cover, self.toc_entries, self.toc_listed)
+                self._toc_links = toc_links_of(self.model, cover, self.toc_entries,
+                                               self.toc_listed, self.page_turn_nodes)
         return self._toc_links
 
     @property
@@ -294,6 +304,7 @@ def toc_links_of(
     cover: NDArray[np.bool_],
     entries: NDArray[np.bool_] | None = None,
     listed: NDArray[np.bool_] | None = None,
+    turns: frozenset[int] | None = None,
 ) -> list[Link]:
     """The links a TOC page lists: those inside ``cover`` (the TOC structure). Inside the
     entries of a list page (``entries``, the sub-trees of its titled items; ``listed``, the
@@ -304,8 +315,9 @@ def toc_links_of(
     left out when the page says so (:func:`page_turns`): ``rel="next|prev"``, or a pager.
     A URL that differs from the page's by a number alone is no evidence: ``/book/`` →
     ``chapter2.html``, ``/library/`` → ``sqlite3.html`` and ``/archive/`` → ``/archive/2023/``
-    have a page turn's shape too."""
-    turns = page_turns(model)
+    have a page turn's shape too. ``turns``: :func:`page_turns` of ``model`` when known."""
+    if turns is None:
+        turns = page_turns(model)
     pick = np.asarray(cover, bool).copy()
     if entries is not None and listed is not None:
         pick &= ~entries | listed  # inside the entries: their listed anchors only
@@ -332,7 +344,8 @@ def page_turns(model: PageModel) -> frozenset[int]:
     links = model.links()
     turns = set(model.series_anchors())
     nodes = np.fromiter((lk.node for lk in links), np.int64, len(links))
-    numbers = [_turn_numbers(model.url, lk.url) for lk in links]
+    by_url = {url: _turn_numbers(model.url, url) for url in {lk.url for lk in links}}
+    numbers = [by_url[lk.url] for lk in links]
     judged: dict[range, bool] = {}  # sibling group -> whether it is a pager
     for k, link in enumerate(links):
         if numbers[k] is None or link.node in turns:
