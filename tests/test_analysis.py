@@ -119,6 +119,36 @@ def test_same_result_from_every_input(site) -> None:
         ]
 
 
+def test_one_finder_a_page_gives_the_items_of_both(site) -> None:
+    """Issue 33: with the site view deciding, k-MIB's searches run only where the item uses
+    them (the TOC search on a list page, the article search on an article page); what the
+    items take is the same as with both searches (``every_block``), and blocks are dropped
+    only where they were a search's unused answer."""
+    pages, store, terms = site
+    toc_blocks_skipped = article_blocks_skipped = 0
+    for url, (_, html) in pages.items():
+        lean = analyze_page(html, url, store, target_terms=terms.get)
+        full = analyze_page(html, url, store, target_terms=terms.get, every_block=True)
+        assert not lean.single_page
+        assert (lean.role, lean.title, lean.metadata) == (full.role, full.title, full.metadata)
+        assert lean.page_turn_urls == full.page_turn_urls
+        if lean.role == "toc":  # only a TOC item has links
+            assert lean.toc_links == full.toc_links
+        if lean.role == "article":
+            assert lean.article_text == full.article_text
+            assert lean.article_html == full.article_html
+            assert lean.figures["article_entropy"] == full.figures["article_entropy"]
+        kept = [(b.kind, b.node, b.origin) for b in lean.blocks]
+        every = [(b.kind, b.node, b.origin) for b in full.blocks]
+        assert set(kept) <= set(every) and all(not b.figures for b in lean.blocks)
+        assert all(b.figures for b in full.blocks)
+        used = {"article": {"article", "metadata"}, "toc": {"toc"}}.get(lean.role, set())
+        assert [k for k in every if k[0] in used] == kept, url
+        toc_blocks_skipped += lean.role == "article" and any(k[0] == "toc" for k in every)
+        article_blocks_skipped += lean.role == "toc" and any(k[0] == "article" for k in every)
+    assert toc_blocks_skipped and article_blocks_skipped  # both searches were left out
+
+
 def test_cold_start_is_single_page(site) -> None:
     pages, _, _ = site
     url = f"{BASE}story-2.html"

@@ -61,6 +61,16 @@ Warm mode (WISDOM §3)
     it is the lowest common ancestor of the article blocks without everything that is neither
     in a block nor on the path to one, and without condensed sub-trees.
 
+One finder a page (issue 33)
+    When the site view decides a warm page's role and article, k-MIB's searches run only for
+    what the page's item takes from them: the TOC search on a list page (its TOC links and
+    their blocks), the article search on an article page (its metadata blocks, the article
+    entropy), neither on another page; a list page gets no article body either (its item has
+    none). The role decision's own figures (``article_context``, ``toc_anchor_text``) and the
+    TOC search's (``zero_api_ratio``, ``toc_by_api``) are then left out, and blocks carry no
+    figures. ``every_block`` (the ``blocks`` item field, ``scrapy wisdom-show``) runs both
+    searches as before. Without a site view both searches run: they decide the role.
+
 Metadata (§3.3)
     DSTM merges the article's title, date, author … blocks into it ("the distribution of their
     context length is skewed"). A merged (non-skeleton) article block is reported as metadata
@@ -125,6 +135,7 @@ from wisdom_scrapy.mining.repetition import (
 from wisdom_scrapy.mining.wisdom import (
     DEFAULT_PARAMS,
     InformativeStructure,
+    MinedBlock,
     NodeFeatures,
     WisdomParams,
     mine,
@@ -234,6 +245,7 @@ class PageAnalysis:
     _html: str | None = field(default=None, repr=False)
     _toc_links: list[Link] | None = field(default=None, repr=False)
     _features: dict[str, float] | None = field(default=None, repr=False)
+    _turns: frozenset[int] | None = field(default=None, repr=False)
 
     @property
     def features(self) -> dict[str, float]:
@@ -266,8 +278,16 @@ class PageAnalysis:
         links, yet the way to the rest of the list."""
         if self.model is None:
             return []
-        turns = page_turns(self.model)
+        turns = self.page_turn_nodes
         return list(dict.fromkeys(lk.url for lk in self.model.links() if lk.node in turns))
+
+    @property
+    def page_turn_nodes(self) -> frozenset[int]:
+        """:func:`page_turns` of the page, computed once: the TOC links and the page turns
+        both ask (every link of a long index page compared with the page's URL)."""
+        if self._turns is None:
+            self._turns = frozenset() if self.model is None else page_turns(self.model)
+        return self._turns
 
     @property
     def toc_anchor_links(self) -> list[Link]:
@@ -278,7 +298,8 @@ class PageAnalysis:
             if self.model is None or cover is None or not cover.any():
                 self._toc_links = []
             else:
-                self._toc_links = toc_links_of(self.model, cover, self.toc_entries, self.toc_listed)
+                self._toc_links = toc_links_of(self.model, cover, self.toc_entries,
+                                               self.toc_listed, self.page_turn_nodes)
         return self._toc_links
 
     @property
@@ -297,6 +318,7 @@ def toc_links_of(
     cover: NDArray[np.bool_],
     entries: NDArray[np.bool_] | None = None,
     listed: NDArray[np.bool_] | None = None,
+    turns: frozenset[int] | None = None,
 ) -> list[Link]:
     """The links a TOC page lists: those inside ``cover`` (the TOC structure). Inside the
     entries of a list page (``entries``, the sub-trees of its titled items; ``listed``, the
@@ -307,8 +329,9 @@ def toc_links_of(
     left out when the page says so (:func:`page_turns`): ``rel="next|prev"``, or a pager.
     A URL that differs from the page's by a number alone is no evidence: ``/book/`` →
     ``chapter2.html``, ``/library/`` → ``sqlite3.html`` and ``/archive/`` → ``/archive/2023/``
-    have a page turn's shape too."""
-    turns = page_turns(model)
+    have a page turn's shape too. ``turns``: :func:`page_turns` of ``model`` when known."""
+    if turns is None:
+        turns = page_turns(model)
     pick = np.asarray(cover, bool).copy()
     if entries is not None and listed is not None:
         pick &= ~entries | listed  # inside the entries: their listed anchors only
@@ -335,7 +358,8 @@ def page_turns(model: PageModel) -> frozenset[int]:
     links = model.links()
     turns = set(model.series_anchors())
     nodes = np.fromiter((lk.node for lk in links), np.int64, len(links))
-    numbers = [_turn_numbers(model.url, lk.url) for lk in links]
+    by_url = {url: _turn_numbers(model.url, url) for url in {lk.url for lk in links}}
+    numbers = [by_url[lk.url] for lk in links]
     judged: dict[range, bool] = {}  # sibling group -> whether it is a pager
     for k, link in enumerate(links):
         if numbers[k] is None or link.node in turns:
@@ -404,6 +428,7 @@ def analyze_page(
     target_terms: Callable[[str], Collection[str] | None] | None = None,
     params: WisdomParams | None = None,
     repetition: BlockRepetition | None = None,
+    every_block: bool = False,
 ) -> PageAnalysis:
     """Analyse one page: its role, article body and metadata, TOC links and blocks.
 
@@ -416,6 +441,10 @@ def analyze_page(
     ``repetition``: the site's block repetition counts (module docstring, "Repeated blocks");
     by default the store's for ``site`` (:func:`~wisdom_scrapy.mining.repetition.
     stored_repetition`), so the page gets the crawl's item with the crawl's store.
+    ``every_block``: run both k-MIB searches on every warm page and give each block its
+    figures, for the block diagnostics (the items' ``blocks``, ``scrapy wisdom-show``); by
+    default a search runs only where its answer is used (module docstring, "One finder a
+    page").
     """
     params = params or DEFAULT_PARAMS
     if model is None:
@@ -443,7 +472,8 @@ def analyze_page(
     if entropy is None:
         result = _single_page(model, url, n_pages, site_view)
     else:
-        result = _warm(model, url, entropy, n_pages, target_terms, params, site_view)
+        result = _warm(model, url, entropy, n_pages, target_terms, params, site_view,
+                       every_block)
     if result.role == "article" and repetition is not None:
         result.role = _article_or_other(result, site_view, repetition)
     return result
@@ -554,6 +584,16 @@ def _own_lengths(model: PageModel) -> tuple[NDArray[np.int64], NDArray[np.int64]
     return np.where(model.in_anchor, 0, own), np.where(model.in_anchor, own, 0)
 
 
+def _searches(site_view: SiteView | None, found: bool, every_block: bool) -> tuple[bool, bool]:
+    """Which k-MIB searches a warm page needs, (article, TOC) (module docstring, "One finder
+    a page"): both without a site view (they decide the role) or with ``every_block``; with
+    one, the TOC search for a list page (its TOC links) and the article search for a page
+    whose article the site view found (its metadata), nothing for another page."""
+    if site_view is None or every_block:
+        return True, True
+    return found and not site_view.is_list, site_view.is_list
+
+
 def _warm(
     model: PageModel,
     url: str,
@@ -562,85 +602,119 @@ def _warm(
     target_terms: Callable[[str], Collection[str] | None] | None,
     params: WisdomParams,
     site_view: SiteView | None = None,
+    every_block: bool = False,
 ) -> PageAnalysis:
-    f = node_features(model, entropy, n_pages=n_pages, target_terms=target_terms)
-    toc_mode, zero_ratio = toc_feature(f, params)
-    # the site's template boxes (none shown: no site view) lose condensing's benefit of doubt
-    repeated = site_view.boxes if site_view is not None else None
-    article = mine(f, "article", params, repeated=repeated)
-    toc = mine(f, "toc", params, feature=toc_mode)
-    own_c, own_a = _own_lengths(model)
+    is_list = site_view is not None and site_view.is_list
+    found = None  # the site view's article (module docstring, "Site refinement")
+    if site_view is not None and (every_block or not is_list):
+        found = _article_of(model, site_view)
+    with_article, with_toc = _searches(site_view, found is not None, every_block)
+    empty = InformativeStructure("article", "clen", [], np.zeros(model.n, dtype=bool), [])
+    article, toc = empty, replace(empty, kind="toc", feature="")
+    f: NodeFeatures | None = None
+    figures: dict[str, float] = {}  # those of the searches that ran
+    if with_article or with_toc:
+        # API (the targets' terms) only serves the TOC search
+        f = node_features(model, entropy, n_pages=n_pages,
+                          target_terms=target_terms if with_toc else None)
+    if f is not None and with_article:
+        # the site's template boxes (none shown: no site view) lose condensing's benefit of doubt
+        repeated = site_view.boxes if site_view is not None else None
+        article = mine(f, "article", params, repeated=repeated)
+    if f is not None and with_toc:
+        toc_mode, zero_ratio = toc_feature(f, params)
+        toc = mine(f, "toc", params, feature=toc_mode)
+        figures.update(zero_api_ratio=zero_ratio, toc_by_api=float(toc.feature == "api"))
     art_cover = article.covered(model) if article.blocks else np.zeros(model.n, dtype=bool)
     toc_cover = toc.covered(model) if toc.blocks else np.zeros(model.n, dtype=bool)
-    toc_region = _list_region(model, toc, article.skeleton)
-    context = int(own_c[art_cover & ~toc_region].sum() + own_c[toc_cover & toc_region].sum())
-    anchors = int(own_a[toc_cover].sum())
-    if anchors > context:
-        role = "toc"
-    elif article.blocks and context > 0:
-        role = "article"
-    else:
-        role = "other"
-
-    found = _article_of(model, site_view) if site_view is not None else None
+    role = "other"
+    if with_article and with_toc:
+        own_c, own_a = _own_lengths(model)
+        toc_region = _list_region(model, toc, article.skeleton)
+        context = int(own_c[art_cover & ~toc_region].sum() + own_c[toc_cover & toc_region].sum())
+        anchors = int(own_a[toc_cover].sum())
+        figures.update(article_context=float(context), toc_anchor_text=float(anchors))
+        role = ("toc" if anchors > context else "article" if article.blocks and context > 0
+                else "other")  # fmt: skip
     if site_view is not None:  # the site decides (module docstring, "Site refinement")
-        role = "toc" if site_view.is_list else "article" if found is not None else "other"
-        if site_view.is_list:
+        role = "toc" if is_list else "article" if found is not None else "other"
+        if is_list:
             toc_cover = toc_cover | model.subtree_mask(site_view.items)
     result = PageAnalysis(url, role, model.title, single_page=False, model=model)
-    if site_view is not None and site_view.is_list:
+    if site_view is not None and is_list:
         result.toc_entries = model.subtree_mask(site_view.items)
         result.toc_listed = site_view.listed
-    # article text and metadata
-    article_terms_en = float("nan")
-    if found is not None or article.blocks:
-        if found is not None:
-            body, exclude = found.body, found.exclude.copy()
-        else:
-            body, exclude = _body_and_exclude(model, article)
-        exclude |= _orphan_headings(model, body, exclude)
-        result.article_node, result.article_exclude = body, exclude
-        # the maximal excluded sub-trees are enough for text_of (it skips whole sub-trees)
-        top = exclude.copy()
-        top[1:] &= ~exclude[model.parent[1:]]
-        result.article_text = model.text_of(body, exclude=np.flatnonzero(top))
-        if role == "article" and not result.article_text.strip():
-            # e.g. a lone heading that orphan-heading removal dropped: no article to emit
-            result.role = "other"
-        meta_nodes = _metadata_blocks(model, article, exclude, f.layout) if article.blocks else []
-        result.metadata = [" ".join(model.text_of(i).split()) for i in meta_nodes]
-        ts, ids = model.term_start, model.term_ids
-        owner_kept = np.repeat(art_cover, np.diff(ts)) if len(ids) else np.zeros(0, bool)
-        if owner_kept.any():
-            article_terms_en = float(entropy[ids[owner_kept]].mean())
-    else:
-        meta_nodes = []
+    meta_nodes = _article_and_metadata(result, article, found, art_cover, entropy,
+                                       None if f is None else f.layout)  # fmt: skip
     meta_set = set(meta_nodes)
     for b in article.blocks:
         kind = "metadata" if b.node in meta_set else "article"
-        result.blocks.append(
-            Block(kind, b.node, model.path(b.node), b.origin, _block_figures(f, b.node, "clen"))
-        )
+        result.blocks.append(_block(f, b, kind, "clen", every_block))
     for b in toc.blocks:
-        result.blocks.append(
-            Block(
-                "toc", b.node, model.path(b.node), b.origin, _block_figures(f, b.node, toc.feature)
-            )
-        )
+        result.blocks.append(_block(f, b, "toc", toc.feature, every_block))
     if toc_cover.any():
         result.toc_cover = toc_cover
     page_en = float(entropy[model.term_ids].mean()) if len(model.term_ids) else float("nan")
-    result.figures = {
-        "site_pages": float(n_pages),
-        "page_entropy": page_en,
-        "article_entropy": article_terms_en,
-        "article_context": float(context),
-        "toc_anchor_text": float(anchors),
-        "zero_api_ratio": zero_ratio,
-        "toc_by_api": 1.0 if toc.feature == "api" else 0.0,
-        "list_share": site_view.list_share if site_view is not None else 0.0,
-    }
+    figures.update(site_pages=float(n_pages), page_entropy=page_en,
+                   article_entropy=result.figures.get("article_entropy", float("nan")),
+                   list_share=site_view.list_share if site_view is not None else 0.0)
+    result.figures = {k: figures[k] for k in _WARM_FIGURES if k in figures}
     return result
+
+
+#: the page figures of a warm page, in the order the items list them (those of a search that
+#: did not run are left out: :func:`_searches`)
+_WARM_FIGURES = ("site_pages", "page_entropy", "article_entropy", "article_context",
+                 "toc_anchor_text", "zero_api_ratio", "toc_by_api", "list_share")
+
+
+def _block(f: NodeFeatures | None, mined: MinedBlock, kind: str, feature: str,
+           with_figures: bool) -> Block:
+    """The :class:`Block` of a block a search found (so ``f`` is there), with its figures
+    when asked (``every_block``: they are the block diagnostics, and the API ones need the
+    TOC search's anchor precision)."""
+    assert f is not None
+    figures = _block_figures(f, mined.node, feature) if with_figures else {}
+    return Block(kind, mined.node, f.model.path(mined.node), mined.origin, figures)
+
+
+def _article_and_metadata(
+    result: PageAnalysis,
+    article: InformativeStructure,
+    found: SinglePageArticle | None,
+    art_cover: NDArray[np.bool_],
+    entropy: NDArray[np.float64],
+    layout: NDArray[np.bool_] | None,
+) -> list[int]:
+    """Set the article body, its text and metadata of a warm page in ``result`` (the site
+    view's article ``found``, else the LCA of the k-MIB article blocks), and its
+    ``article_entropy`` figure (mean term entropy over the article blocks); returns the
+    metadata blocks' nodes."""
+    model = result.model
+    assert model is not None
+    if found is None and not article.blocks:
+        return []
+    if found is not None:
+        body, exclude = found.body, found.exclude.copy()
+    else:
+        body, exclude = _body_and_exclude(model, article)
+    exclude |= _orphan_headings(model, body, exclude)
+    result.article_node, result.article_exclude = body, exclude
+    # the maximal excluded sub-trees are enough for text_of (it skips whole sub-trees)
+    top = exclude.copy()
+    top[1:] &= ~exclude[model.parent[1:]]
+    result.article_text = model.text_of(body, exclude=np.flatnonzero(top))
+    if result.role == "article" and not result.article_text.strip():
+        # e.g. a lone heading that orphan-heading removal dropped: no article to emit
+        result.role = "other"
+    meta_nodes = (_metadata_blocks(model, article, exclude, layout)
+                  if article.blocks and layout is not None else [])  # fmt: skip
+    result.metadata = [" ".join(model.text_of(i).split()) for i in meta_nodes]
+    ts, ids = model.term_start, model.term_ids
+    owner_kept = np.repeat(art_cover, np.diff(ts)) if len(ids) else np.zeros(0, bool)
+    if owner_kept.any():
+        result.figures["article_entropy"] = float(entropy[ids[owner_kept]].mean())
+    return meta_nodes
 
 
 @dataclass(frozen=True)

@@ -476,13 +476,16 @@ class Cleaners:
         apply_cleaned(analysis, model, cleaner.clean(analysis.url, model, entropy), self.name)
         return analysis
 
-    def analyzer(self, params: WisdomParams = DEFAULT_PARAMS) -> Callable[..., PageAnalysis]:
+    def analyzer(self, params: WisdomParams = DEFAULT_PARAMS, *,
+                 every_block: bool = False) -> Callable[..., PageAnalysis]:
         """The page analysis of a crawl with this cleaner: :func:`~wisdom_scrapy.analysis.
-        analyze_page` (same signature) with WISDOM's ``params``, then :meth:`apply`. The
-        crawl's extractor and ``scrapy wisdom-show`` both call this one, so they give a page
-        the same item. With ``wisdom`` (the default) it is ``analyze_page`` itself: the same
-        analysis as the benchmarks' and :func:`~wisdom_scrapy.analyze_page`'s."""
-        analyze = partial(analyze_page, params=params)
+        analyze_page` (same signature) with WISDOM's ``params`` and ``every_block`` (the
+        crawl's items have a ``blocks`` field), then :meth:`apply`. The crawl's extractor
+        and ``scrapy wisdom-show`` both call this one, so they give a page the same role,
+        text, metadata and links (the view asks for every block, with its figures).
+        With ``wisdom`` (the default) it is ``analyze_page`` itself: the same analysis as the
+        benchmarks' and :func:`~wisdom_scrapy.analyze_page`'s."""
+        analyze = partial(analyze_page, params=params, every_block=every_block)
         if self.name == "wisdom":
             return analyze
 

@@ -147,7 +147,8 @@ class WisdomRuntime:
             count=self.inc,
             sites=self.sites,
         )
-        analyze = self.cleaners.analyzer(self.settings.wisdom)
+        analyze = self.cleaners.analyzer(self.settings.wisdom,
+                                         every_block="blocks" in self.settings.item_fields)
         self.extractor = Extractor(self.store, params, analyze, count=self.inc, sites=self.sites)
         self.extractor.remote = self._remote(analyze)
         #: pages whose analysis in a worker the crawl does not wait for (:meth:`take`): URL ->

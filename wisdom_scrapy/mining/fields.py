@@ -117,14 +117,16 @@ class _Page:
         anchors = ([article] if article is not None else []) + list(metadata)
         #: the article's and its metadata blocks' ancestors-or-self, with their depths
         self.containers: dict[etree._Element, int] = {}
+        #: the anchors' elements, each found once (one XPath query a node)
+        self.elements = {node: model.element(node) for node in anchors}
         for node in anchors:
-            chain = [model.element(node), *model.element(node).iterancestors()]
-            for depth, el in enumerate(reversed(chain)):
-                self.containers[el] = depth
+            el = self.elements[node]
+            for depth, up in enumerate(reversed([el, *el.iterancestors()])):
+                self.containers[up] = depth
 
-    @cached_property
+    @property
     def article_element(self) -> etree._Element | None:
-        return self.model.element(self.article) if self.article is not None else None
+        return self.elements.get(self.article) if self.article is not None else None
 
     @cached_property
     def marked(self) -> list[etree._Element]:

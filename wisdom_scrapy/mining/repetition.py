@@ -57,6 +57,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -109,12 +110,27 @@ RECORD_VERSION = 2
 _PART_SALT = np.uint64(0x5A17C0DE0B0A2E75)
 
 
+#: each live page model's :func:`block_fingerprints` (read-only): the feed's blocks, the
+#: site view and the repetition counts all ask for them, once per page
+_FINGERPRINTS: weakref.WeakKeyDictionary[PageModel, NDArray[np.uint64]] = (
+    weakref.WeakKeyDictionary())
+
+
 def block_fingerprints(model: PageModel) -> NDArray[np.uint64]:
     """Per node: a 64-bit hash of the multiset of its subtree's terms (0 without terms).
 
     Order-free, so it is a prefix-sum difference (one pass for all nodes); two different
     texts of one site with the same words in another order are the rare price of that.
+    Computed once per model (a read-only array).
     """
+    prints = _FINGERPRINTS.get(model)
+    if prints is None:
+        prints = _FINGERPRINTS[model] = _fingerprints(model)
+        prints.flags.writeable = False
+    return prints
+
+
+def _fingerprints(model: PageModel) -> NDArray[np.uint64]:
     n = model.n
     if n == 0 or not len(model.term_ids):
         return np.zeros(n, dtype=np.uint64)
