@@ -2,8 +2,8 @@
 
 Runs every selected extractor over the 181 pages of scrapinghub's article-extraction benchmark
 (``../shared/data/article-extraction-benchmark``) in one process and prints one table. The
-metric is the benchmark's own (:func:`wisdom_scrapy.evaluation.corpus_shingle_prf`); speed is
-pages per second of extraction time only (decompression and file reading are outside the clock,
+metric is the benchmark's own (:func:`wisdom_scrapy.analysis.evaluation.corpus_shingle_prf`); speed
+is pages per second of extraction time only (decompression and file reading are outside the clock,
 one untimed warm-up call per extractor).
 
     python benchmarks/article_extraction.py
@@ -52,7 +52,7 @@ from _common import (
     write_json,
 )
 
-from wisdom_scrapy.evaluation import corpus_shingle_prf, shingle_prf
+from wisdom_scrapy.analysis.evaluation import corpus_shingle_prf, shingle_prf
 
 Extractor = Callable[[str, str], str | None]  # (html, url) -> article text
 
@@ -101,8 +101,8 @@ def _wisdom() -> tuple[Extractor, str | None]:
 
 def _density() -> tuple[Extractor, str | None]:
     try:
-        from wisdom_scrapy.dom import PageModel
         from wisdom_scrapy.mining.density import single_page_article
+        from wisdom_scrapy.page.model import PageModel
     except ImportError as exc:
         raise Unavailable(f"wisdom_scrapy.mining.density not available ({exc})") from exc
 
@@ -182,8 +182,8 @@ def density_breakdown(pages: list[ArticlePage], passes: int = 5) -> dict[str, fl
     """
     import time
 
-    from wisdom_scrapy.dom import PageModel, parse_html
     from wisdom_scrapy.mining.density import single_page_article
+    from wisdom_scrapy.page.model import PageModel, parse_html
 
     clock = time.process_time
     best = np.full((len(pages), 4), np.inf)

@@ -16,8 +16,8 @@ its theme's body element (``body_css``) without script/style, text joined with a
 boundaries (:func:`benchmarks._common.html_to_text`).
 
 Scores on the same pages, every gold post (token-shingle P/R/F1,
-:func:`wisdom_scrapy.evaluation.shingle_prf`, per page, then the mean; on a Chinese site every
-CJK character is a token, :func:`benchmarks.site_crawl.cjk_as_tokens`):
+:func:`wisdom_scrapy.analysis.evaluation.shingle_prf`, per page, then the mean; on a Chinese site
+every CJK character is a token, :func:`benchmarks.site_crawl.cjk_as_tokens`):
 
 * **wisdom**: the post's ArticleItem ``text``; a post emitted with another role, or never
   reached, scores as empty text (P = R = F1 = 0);
@@ -82,8 +82,8 @@ from benchmarks.site_crawl import (
     run_crawl,
     text_score,
 )
-from wisdom_scrapy.analysis import analyze_page
-from wisdom_scrapy.evaluation import PRF
+from wisdom_scrapy.analysis.evaluation import PRF
+from wisdom_scrapy.analysis.page_analysis import analyze_page
 
 SITES_DIR = SHARED_DATA / "sites"
 EXTRACTORS = ("wisdom", "single-page", "trafilatura", "readability")
@@ -290,7 +290,7 @@ def toc_link_figures(site: BlogSite, tocs: Iterable[tuple[list[str], str, str]]
     an author, tag or category list, a page number, a menu); recall = share of the posts the
     page links to anywhere that its TOC links name (a sidebar listing every post, as
     erikmcclure's, keeps it low by design: compare before and after, not with 1)."""
-    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.page.model import PageModel
 
     found = right = listed = named = 0
     for links, html, url in tocs:
@@ -350,12 +350,12 @@ def fed_figures(site: BlogSite, mode: str = "default") -> dict[str, float]:
     does once the site is fed: no crawl, no server, the same figures on every run."""
     from benchmarks.fields import gold_heading
     from wisdom_scrapy import open_store
-    from wisdom_scrapy.dom import PageModel
-    from wisdom_scrapy.extraction import TermIndex, items_from_analysis
-    from wisdom_scrapy.feed import feed_model
+    from wisdom_scrapy.engine.waits import TermIndex, items_from_analysis
+    from wisdom_scrapy.engine.writes import feed_model
     from wisdom_scrapy.mining.fields import SiteTitles
     from wisdom_scrapy.mining.repetition import stored_repetition
     from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
+    from wisdom_scrapy.page.model import PageModel
 
     base, host = "http://127.0.0.1:8000", "127.0.0.1:8000"
     store, terms, models, titles = open_store("memory://"), TermIndex(), {}, SiteTitles()

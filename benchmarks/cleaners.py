@@ -13,8 +13,9 @@ every page is fed to the store (``feed_model``) and shown to each site-level cle
 the thesis's k = 500, §5.3), then every page is cleaned. Page URLs are
 ``http://127.0.0.1:8000/<relpath>``.
 
-1. **Article-body F1** (token-shingle P/R/F1 of :func:`wisdom_scrapy.evaluation.shingle_prf`,
-   mean over pages, and the corpus figure of ``corpus_shingle_prf``) on
+1. **Article-body F1** (token-shingle P/R/F1 of
+   :func:`wisdom_scrapy.analysis.evaluation.shingle_prf`, mean over pages, and the corpus figure of
+   ``corpus_shingle_prf``) on
    * ``python3.11-doc``: gold = the text of ``div[role=main]`` of every article page
      (``benchmarks.pydoc_quality.gold_of``: TOC pages are left out);
    * the demo news site (``sample_project.demo_site``): gold = its ground truth's article text.
@@ -61,17 +62,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._common import environment, markdown_table, write_json
 from benchmarks.pydoc_quality import gold_of, mean_prf
-from wisdom_scrapy.analysis import PageAnalysis, analyze_page, clean_features
-from wisdom_scrapy.cleaners import (
+from wisdom_scrapy.analysis.cleaners import (
     CLEANERS,
     Cleaners,
     SiteCleaner,
     apply_cleaned,
     site_cleaner,
 )
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.evaluation import PRF, corpus_shingle_prf, shingle_prf
-from wisdom_scrapy.feed import PageUpdate, feed_model
+from wisdom_scrapy.analysis.evaluation import PRF, corpus_shingle_prf, shingle_prf
+from wisdom_scrapy.analysis.page_analysis import PageAnalysis, analyze_page, clean_features
+from wisdom_scrapy.engine.writes import PageUpdate, feed_model
+from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.store.memory import MemoryStore
 
 BASE = "http://127.0.0.1:8000/"

@@ -3,7 +3,7 @@
 Builds the demo news site (:mod:`sample_project.demo_site`, 150 article pages with their gold
 body text), crawls it once with the sample project's ``demo`` spider and the add-on on (a
 ``scrapy crawl`` subprocess from the repository root, a fresh SQLite store), then scores every
-gold article page with token-shingle P/R/F1 (:func:`wisdom_scrapy.evaluation.shingle_prf`):
+gold article page with token-shingle P/R/F1 (:func:`wisdom_scrapy.analysis.evaluation.shingle_prf`):
 
 * **wisdom**: the page's ArticleItem ``text``; a gold article page without an ArticleItem
   scores P = R = F1 = 0;
@@ -48,7 +48,7 @@ if __package__ in (None, ""):  # run as a script: make ``_common`` importable
 else:
     from ._common import REPO_ROOT, dist_version, environment, markdown_table, write_json
 
-from wisdom_scrapy.evaluation import PRF, shingle_prf
+from wisdom_scrapy.analysis.evaluation import PRF, shingle_prf
 
 
 def build_and_crawl(workdir: Path, timeout: float) -> tuple[Path, Path]:

@@ -51,9 +51,9 @@ if __package__ in (None, ""):
 
 from benchmarks._common import environment, markdown_table, write_json
 from tests.distributed.workers import distributed_settings, start_worker
+from wisdom_scrapy.page.urls import host_key
 from wisdom_scrapy.store import open_store
 from wisdom_scrapy.testing import StaticServer
-from wisdom_scrapy.urls import host_key
 
 PYDOC = Path("/usr/share/doc/python3.11/html")
 

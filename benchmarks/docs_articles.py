@@ -56,11 +56,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.pydoc_quality import mean_prf
 from wisdom_scrapy import open_store
-from wisdom_scrapy.analysis import analyze_page
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.evaluation import PRF, shingle_prf
-from wisdom_scrapy.feed import feed_model
+from wisdom_scrapy.analysis.evaluation import PRF, shingle_prf
+from wisdom_scrapy.analysis.page_analysis import analyze_page
+from wisdom_scrapy.engine.writes import feed_model
 from wisdom_scrapy.mining.repetition import stored_repetition
+from wisdom_scrapy.page.model import PageModel
 
 BASE = "http://127.0.0.1:8000/"
 SITE = "127.0.0.1:8000"

@@ -28,7 +28,7 @@ from lxml import html as lxml_html
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.page.model import PageModel
 
 
 def cpu_time(fn: Callable[[], object], repeat: int) -> float:

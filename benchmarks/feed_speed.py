@@ -15,8 +15,8 @@ What is timed (``time.perf_counter``, one page at a time):
   encoding="utf-8", huge_tree=True), base_url=url)`` — exactly what ``parsel.Selector`` (and so
   Scrapy's ``response.selector``) does to a response's text (parsel ``create_root_node``; the
   NUL-stripping and re-encoding it does before are done once, outside the clock).
-* **feed**: ``wisdom_scrapy.feed.feed_tree(store, root, url)`` on the tree just parsed: the page
-  model (one walk of the tree), its terms and out-links, one ``store.add_page``.
+* **feed**: ``wisdom_scrapy.engine.writes.feed_tree(store, root, url)`` on the tree just parsed: the
+  page model (one walk of the tree), its terms and out-links, one ``store.add_page``.
 
 Noise (the machine is shared): every pass parses and feeds page by page, interleaved, so load
 spikes hit both; the whole thing is repeated ``--runs`` times (default 3) and each page keeps
@@ -30,7 +30,7 @@ pass that calls the feed's steps one by one (page model, its term counts, its li
 ``add_page`` on every backend with the same counts), then one store-write pass per backend: the
 pages' updates (counts, links, block fingerprints: what a crawl writes), computed beforehand,
 written page by page (``PageUpdate.apply``) and then written behind as a crawl does
-(:class:`~wisdom_scrapy.feed.WriteBehind`, ``WISDOM_STORE_BATCH_PAGES`` per transaction; a
+(:class:`~wisdom_scrapy.engine.writes.WriteBehind`, ``WISDOM_STORE_BATCH_PAGES`` per transaction; a
 batch's write is timed with the page that fills it; both figures are the best run's totals).
 The parse time of a page is its minimum over all passes. A last, untimed pass measures the
 store's size after 100, 300 and all pages.
@@ -71,16 +71,16 @@ import lxml.html
 from _common import dist_version, environment, markdown_table, write_json
 from lxml import etree
 
-from wisdom_scrapy import feed as feed_module
-from wisdom_scrapy import text as text_module
-from wisdom_scrapy import urls as urls_module
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.feed import PageUpdate, WriteBehind, feed_tree
+from wisdom_scrapy.engine import writes as feed_module
+from wisdom_scrapy.engine.writes import PageUpdate, WriteBehind, feed_tree
+from wisdom_scrapy.page import terms as text_module
+from wisdom_scrapy.page import urls as urls_module
+from wisdom_scrapy.page.model import PageModel
+from wisdom_scrapy.page.terms import count_terms
+from wisdom_scrapy.page.urls import host_key
 from wisdom_scrapy.settings import DEFAULTS
 from wisdom_scrapy.store import TermStore, open_store
 from wisdom_scrapy.store.base import encode_links, page_digest
-from wisdom_scrapy.text import count_terms
-from wisdom_scrapy.urls import host_key
 
 DOCS_DIR = Path("/usr/share/doc/python3.11/html")
 BASE_URL = "http://127.0.0.1:8000/"

@@ -43,7 +43,7 @@ import lxml.html
 from benchmarks._common import environment, markdown_table, write_json
 from benchmarks.blog_sites import BlogSite, demo_site, load_sites, site_gold
 from benchmarks.site_crawl import decode_page, run_crawl
-from wisdom_scrapy.analysis import analyze_page
+from wisdom_scrapy.analysis.page_analysis import analyze_page
 from wisdom_scrapy.mining.fields import SiteTitles, article_fields
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")

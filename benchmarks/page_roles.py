@@ -3,13 +3,14 @@
 The site is served on 127.0.0.1 and crawled once with the sample project's ``site`` spider and
 the wisdom_scrapy add-on (``WISDOM_FOCUS=off`` by default, so every page is fetched). When the
 spider closes, :class:`RolesDump` (this module, added to ``EXTENSIONS``) takes the crawl's
-:class:`~wisdom_scrapy.structure.StructureTracker` and runs
-:func:`~wisdom_scrapy.structure.analyse_site` on the same recorded pages in several variants:
+:class:`~wisdom_scrapy.engine.link_graph.StructureTracker` and runs
+:func:`~wisdom_scrapy.engine.link_graph.analyse_site` on the same recorded pages in several
+variants:
 
 ========================  ======================================================================
 ``entropy-HITS``          what the product does: template links removed, links weighted with
                           α = 1 − E(anchor text), terms with 1 − E(t); role from the hub mass
-                          vs the content mass (:mod:`wisdom_scrapy.structure`)
+                          vs the content mass (:mod:`wisdom_scrapy.engine.link_graph`)
 ``plain HITS``            the same graph and rule with every entropy 0 (the paper's baseline:
                           every link and term weighs 1)
 ``plain HITS, all links``  plain HITS on the unreduced graph (template links kept)
@@ -95,8 +96,8 @@ class RolesDump:
         return ext
 
     def spider_closed(self) -> None:
+        from wisdom_scrapy.engine.link_graph import analyse_site
         from wisdom_scrapy.extension import WisdomExtension
-        from wisdom_scrapy.structure import analyse_site
 
         tracker = WisdomExtension.of(self.crawler).tracker
         out: dict[str, Any] = {}

@@ -54,13 +54,13 @@ from benchmarks._common import (
     markdown_table,
     write_json,
 )
-from wisdom_scrapy.analysis import analyze_page
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.evaluation import PRF, corpus_shingle_prf, shingle_prf
-from wisdom_scrapy.feed import feed_page
+from wisdom_scrapy.analysis.evaluation import PRF, corpus_shingle_prf, shingle_prf
+from wisdom_scrapy.analysis.page_analysis import analyze_page
+from wisdom_scrapy.engine.writes import feed_page
+from wisdom_scrapy.page.model import PageModel
+from wisdom_scrapy.page.urls import host_key
 from wisdom_scrapy.store import EntropySnapshot
 from wisdom_scrapy.store.memory import MemoryStore
-from wisdom_scrapy.urls import host_key
 
 DEFAULT_ROOT = Path("/usr/share/doc/python3.11/html")
 BASE = "http://127.0.0.1:8000/"

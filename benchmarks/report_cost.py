@@ -36,12 +36,12 @@ else:
     from ._common import environment, markdown_table, write_json
 
 from sample_project.demo_site import SITE_DIR, build_demo_site
-from wisdom_scrapy.analysis import analyze_page
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.feed import feed_model
+from wisdom_scrapy.analysis.annotated import render_page_view
+from wisdom_scrapy.analysis.page_analysis import analyze_page
+from wisdom_scrapy.engine.writes import feed_model
+from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.report import SiteReportData, render_report
 from wisdom_scrapy.store import open_store
-from wisdom_scrapy.view import render_page_view
 
 PYDOC = Path("/usr/share/doc/python3.11/html")
 

@@ -13,10 +13,10 @@ the engine stops. Then, in this process:
 
 * **gold from the site's own markup** (the crawler never sees it): the role of each page (article,
   TOC, other), the article text, the TOC links; see :func:`gold_for_page` for the rules;
-* **article bodies**: token-shingle P/R/F1 (:func:`wisdom_scrapy.evaluation.shingle_prf`) of each
-  ArticleItem's ``text`` against the gold text; a gold article page that came out with another
-  role, or without an item, scores P = R = F1 = 0; trafilatura and the page's full text on the
-  same pages (from the files) beside it;
+* **article bodies**: token-shingle P/R/F1 (:func:`wisdom_scrapy.analysis.evaluation.shingle_prf`)
+  of each ArticleItem's ``text`` against the gold text; a gold article page that came out with
+  another role, or without an item, scores P = R = F1 = 0; trafilatura and the page's full text on
+  the same pages (from the files) beside it;
 * **page roles**: precision/recall of "article" and "toc";
 * **TOC links**: SNC-style P/R/F1 of each TocItem's link URLs against the links inside the
   page's main part (absolute, fragment removed, links to the page itself left out on both sides);
@@ -72,7 +72,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
 
-from wisdom_scrapy.evaluation import PRF, feature_prf, shingle_prf, weighted_match
+from wisdom_scrapy.analysis.evaluation import PRF, feature_prf, shingle_prf, weighted_match
 
 SITES = {
     "pydoc": Path("/usr/share/doc/python3.11/html"),

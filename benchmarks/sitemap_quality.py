@@ -50,8 +50,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from wisdom_scrapy.dom import PageModel  # noqa: E402
-from wisdom_scrapy.evaluation import PRF, partition_prf  # noqa: E402
+from wisdom_scrapy.analysis.evaluation import PRF, partition_prf  # noqa: E402
 from wisdom_scrapy.mining.sitemap import (  # noqa: E402
     CB,
     PageBlocks,
@@ -60,6 +59,7 @@ from wisdom_scrapy.mining.sitemap import (  # noqa: E402
     cluster_blocks,
     identify_blocks,
 )
+from wisdom_scrapy.page.model import PageModel  # noqa: E402
 from wisdom_scrapy.segment import SegParams, partition, translate  # noqa: E402
 from wisdom_scrapy.sitemap import RECORD_KIND  # noqa: E402
 from wisdom_scrapy.store import open_store  # noqa: E402

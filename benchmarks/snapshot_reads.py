@@ -7,8 +7,8 @@ whole (``TermStore.snapshot``, as before issue 33) and kept in step from the cha
 
 The pages of the Python 3.11 documentation (``python3.11-doc``) are modelled and fed into a
 fresh store in breadth-first crawl order (``feed_speed.load_pages``), no HTTP. Each time the
-site has grown by a tenth (``wisdom_scrapy.site.SNAPSHOT_GROWTH``, the page analysis' rule) both
-reads run, one after the other, and are timed with the process's CPU clock; the two snapshots
+site has grown by a tenth (``wisdom_scrapy.engine.sites.SNAPSHOT_GROWTH``, the page analysis' rule)
+both reads run, one after the other, and are timed with the process's CPU clock; the two snapshots
 must hold the same numbers (checked, bit for bit). The feeding is not timed.
 """
 
@@ -27,9 +27,9 @@ if __package__ in (None, ""):  # run as a script: make ``_common`` importable
 from _common import environment, markdown_table, write_json
 from feed_speed import DOCS_DIR, load_pages, parse
 
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.feed import feed_model
-from wisdom_scrapy.site import SNAPSHOT_GROWTH
+from wisdom_scrapy.engine.sites import SNAPSHOT_GROWTH
+from wisdom_scrapy.engine.writes import feed_model
+from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.store import TermStore, open_store
 from wisdom_scrapy.store.base import EntropyMirror
 

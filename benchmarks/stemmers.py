@@ -1,8 +1,8 @@
 """Would a faster stemmer give the store's terms unchanged? (issue 33)
 
 Collects the words the add-on really stems — every page's text through
-:func:`wisdom_scrapy.text.count_terms`, recording each word it hands to the stemmer (stop words,
-numbers, identifiers with digits and one-letter words never reach it) — from directories of
+:func:`wisdom_scrapy.page.terms.count_terms`, recording each word it hands to the stemmer (stop
+words, numbers, identifiers with digits and one-letter words never reach it) — from directories of
 HTML pages, then stems them with each candidate and counts the words whose stem differs from
 the current one (nltk's ``PorterStemmer``, its default mode), and times each on the words
 (µs a word, best of ``--repeat``). Candidates: nltk's two other modes, and PyStemmer's (C,
@@ -27,8 +27,8 @@ if __package__ in (None, ""):  # run as a script: make ``_common`` importable
 
 from _common import environment, html_to_text, markdown_table, write_json
 
-from wisdom_scrapy import text as text_module
-from wisdom_scrapy.stemmer import porter_stem
+from wisdom_scrapy.page import terms as text_module
+from wisdom_scrapy.page.stemmer import porter_stem
 
 
 def stemmed_words(pages: Iterable[Path]) -> list[str]:

@@ -6,15 +6,15 @@ from scrapy.utils.test import get_crawler
 
 from wisdom_scrapy import Addon, SettingsError, StoreError, WisdomPipeline
 from wisdom_scrapy.addon import COMPONENTS
+from wisdom_scrapy.engine.link_graph import StructureTracker
+from wisdom_scrapy.engine.waits import ExtractionParams
+from wisdom_scrapy.engine.worker_pool import default_workers
 from wisdom_scrapy.extension import WisdomExtension
-from wisdom_scrapy.extraction import ExtractionParams
 from wisdom_scrapy.middlewares import WisdomAnalysisMiddleware, WisdomFeedMiddleware
 from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS
+from wisdom_scrapy.page.urls import host_key
 from wisdom_scrapy.settings import WisdomSettings, default_store_uri
 from wisdom_scrapy.store import open_store
-from wisdom_scrapy.structure import StructureTracker
-from wisdom_scrapy.urls import host_key
-from wisdom_scrapy.workers import default_workers
 
 
 def test_addon_inserts_every_component():

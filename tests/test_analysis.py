@@ -1,4 +1,5 @@
-"""Tests of ``analyze_page`` (wisdom_scrapy.analysis): the page-level result of WISDOM.
+"""Tests of ``analyze_page`` (wisdom_scrapy.analysis.page_analysis): the page-level result of
+WISDOM.
 
 On the hand-built news site of ``test_wisdom`` (40 pages through ``feed_page`` into a
 ``memory://`` store): roles, article text without menu, footer and the site-wide ad, metadata,
@@ -19,12 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tests.test_wisdom import AUTHORS, BASE, SITE, build_site, html_trees
-from wisdom_scrapy.analysis import Block, PageAnalysis, analyze_page
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.evaluation import shingle_prf
-from wisdom_scrapy.feed import feed_page
+from wisdom_scrapy.analysis.evaluation import shingle_prf
+from wisdom_scrapy.analysis.page_analysis import Block, PageAnalysis, analyze_page
+from wisdom_scrapy.engine.writes import feed_page
 from wisdom_scrapy.mining.repetition import stored_repetition
 from wisdom_scrapy.mining.wisdom import WisdomParams
+from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.store import TermStore, open_store
 
 PYDOC_ROOT = Path("/usr/share/doc/python3.11/html")

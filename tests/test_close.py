@@ -214,7 +214,7 @@ from scrapy.utils.reactor import install_reactor
 install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
 from twisted.internet import reactor, defer
 from sample_project.spiders.demo import DemoSpider
-from wisdom_scrapy.runtime import WisdomRuntime
+from wisdom_scrapy.crawl_state import WisdomRuntime
 
 def ours():
     before = reactor._eventTriggers["shutdown"].before

@@ -51,7 +51,7 @@ def project(tmp_path: Path) -> Path:
 # ------------------------------------------------------------------------------ start-up
 
 
-HEAVY = ("numpy", "scipy", "jieba", "nltk", "redis", "wisdom_scrapy.dom",
+HEAVY = ("numpy", "scipy", "jieba", "nltk", "redis", "wisdom_scrapy.page.model",
          "wisdom_scrapy.settings", "wisdom_scrapy.store")  # fmt: skip
 
 
@@ -160,7 +160,7 @@ def test_a_setting_error_stops_the_crawl_with_one_clear_line(project: Path, sett
 
 @pytest.mark.crawl
 def test_wisdom_show_writes_into_the_project_data_directory(project: Path) -> None:
-    from wisdom_scrapy.feed import feed_page
+    from wisdom_scrapy.engine.writes import feed_page
     from wisdom_scrapy.store import open_store
 
     uri = f"sqlite:///{project / 'store.db'}"
@@ -180,7 +180,7 @@ def test_wisdom_show_writes_into_the_project_data_directory(project: Path) -> No
 def test_the_view_of_long_preformatted_lines_fits_the_window(tmp_path: Path) -> None:
     """A page's ``<pre>`` line of 600 characters, and a word of 400: the view stays as wide as
     Chromium's window (its width measured in the browser, at 800 pixels)."""
-    from wisdom_scrapy.view import page_view
+    from wisdom_scrapy.analysis.annotated import page_view
 
     code = " ".join(f"value_{k} = compute(value_{k - 1})" for k in range(20))
     page = (f"<html><body><h1>Code</h1><pre>{code}</pre><p>{'x' * 400}</p>"

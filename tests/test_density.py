@@ -21,13 +21,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.evaluation import corpus_shingle_prf, shingle_prf
+from wisdom_scrapy.analysis.evaluation import corpus_shingle_prf, shingle_prf
 from wisdom_scrapy.mining.density import (
     DensityParams,
     SinglePageArticle,
     single_page_article,
 )
+from wisdom_scrapy.page.model import PageModel
 
 BENCHMARK = Path(__file__).resolve().parent / "fixtures" / "article-extraction-benchmark"
 
@@ -129,7 +129,7 @@ def test_real_page_title_is_metadata_not_body() -> None:
 def test_speed_is_of_the_order_of_a_parse() -> None:
     """Loose bound (a timing test must not be flaky): extraction on top of the model costs
     less than 3× lxml's parse of the same pages (the benchmark measures ~0.8×)."""
-    from wisdom_scrapy.dom import parse_html
+    from wisdom_scrapy.page.model import parse_html
 
     docs = [benchmark_page(i)[:2] for i in SUBSET[:10]]
     parse = extract_time = 0.0
@@ -415,7 +415,7 @@ def test_trees_keep_their_element_classes() -> None:
     from lxml import etree
     from lxml import html as lxml_html
 
-    from wisdom_scrapy.dom import parse_html
+    from wisdom_scrapy.page.model import parse_html
 
     root = parse_html(article_page("PARAGRAPHS"))
     model = PageModel.from_tree(root, "http://example.com/a")
@@ -443,7 +443,7 @@ def test_scrapy_response_tree() -> None:
 def test_subtree_and_xhtml_trees() -> None:
     from lxml import etree
 
-    from wisdom_scrapy.dom import parse_html
+    from wisdom_scrapy.page.model import parse_html
 
     root = parse_html(article_page("PARAGRAPHS"))
     wrapper = root.xpath("//div[@class='wrapper']")[0]
@@ -636,8 +636,8 @@ def test_boxes_named_like_template_are_content_where_the_site_shows_it() -> None
     with the site's pages known they stay in the body; a page alone drops them by their name
     (issue 31)."""
     from wisdom_scrapy import open_store
-    from wisdom_scrapy.analysis import analyze_page
-    from wisdom_scrapy.feed import feed_model
+    from wisdom_scrapy.analysis.page_analysis import analyze_page
+    from wisdom_scrapy.engine.writes import feed_model
     from wisdom_scrapy.mining.repetition import stored_repetition
 
     store, site, models = open_store("memory://"), "127.0.0.1:8000", []

@@ -1,4 +1,4 @@
-"""Tests of the page model (wisdom_scrapy.dom).
+"""Tests of the page model (wisdom_scrapy.page.model).
 
 Every array is checked against ``reference()``, a deliberately plain per-element computation (one
 Python loop with ``getparent()``, no numpy tricks), on a hand-written page with exact figures, on
@@ -20,8 +20,8 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from tests.fixtures_data import erikmcclure_blog
-from wisdom_scrapy.dom import DUMMY_TAGS, HIDDEN_TAGS, Link, PageModel, parse_html
-from wisdom_scrapy.text import count_terms
+from wisdom_scrapy.page.model import DUMMY_TAGS, HIDDEN_TAGS, Link, PageModel, parse_html
+from wisdom_scrapy.page.terms import count_terms
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pydoc"
 PYDOC_PAGES = sorted(FIXTURES.glob("*.html"))
@@ -617,7 +617,7 @@ def test_attributes_of_every_node_match_the_elements() -> None:
 
 
 def _blocks_in_paragraphs(root: etree._Element) -> list[str]:
-    from wisdom_scrapy.dom import _CLOSES_P
+    from wisdom_scrapy.page.model import _CLOSES_P
 
     return [el.tag for p in root.iter("p") for el in p.iterdescendants() if el.tag in _CLOSES_P]
 

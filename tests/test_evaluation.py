@@ -1,4 +1,5 @@
-"""Tests of wisdom_scrapy.evaluation: the papers' worked examples, edge cases, properties."""
+"""Tests of wisdom_scrapy.analysis.evaluation: the papers' worked examples, edge cases,
+properties."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wisdom_scrapy.evaluation import (
+from wisdom_scrapy.analysis.evaluation import (
     PRF,
     Match,
     corpus_shingle_prf,

@@ -15,16 +15,16 @@ import pytest
 
 from sample_project.demo_site import build_demo_site
 from wisdom_scrapy import open_store
-from wisdom_scrapy.analysis import analyze_page
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.evaluation import shingle_prf
-from wisdom_scrapy.extraction import ExtractionParams, Extractor, ReadyPage, TermIndex, run_sync
-from wisdom_scrapy.feed import feed_model
+from wisdom_scrapy.analysis.evaluation import shingle_prf
+from wisdom_scrapy.analysis.page_analysis import analyze_page
+from wisdom_scrapy.engine.link_graph import StructureTracker
+from wisdom_scrapy.engine.sites import Sites
+from wisdom_scrapy.engine.waits import ExtractionParams, Extractor, ReadyPage, TermIndex, run_sync
+from wisdom_scrapy.engine.writes import feed_model
 from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
 from wisdom_scrapy.mining.repetition import BlockRepetition, page_blocks
-from wisdom_scrapy.site import Sites
+from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.store.redis import RedisStore
-from wisdom_scrapy.structure import StructureTracker
 from wisdom_scrapy.testing import serve_directory
 
 from .crawling import run_crawl

@@ -3,12 +3,12 @@ from collections import Counter
 import pytest
 
 from wisdom_scrapy import feed_page, open_store
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.feed import PageUpdate, WriteBehind, feed_model
+from wisdom_scrapy.engine.writes import PageUpdate, WriteBehind, feed_model
 from wisdom_scrapy.mining.repetition import RECORD_KIND as BLOCKS_KIND
 from wisdom_scrapy.mining.repetition import encode_blocks
+from wisdom_scrapy.page.model import PageModel
+from wisdom_scrapy.page.terms import count_terms
 from wisdom_scrapy.store.base import EntropyMirror, Link
-from wisdom_scrapy.text import count_terms
 
 
 def page_counts(html):

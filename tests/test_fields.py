@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.crawling import run_crawl
-from wisdom_scrapy.analysis import analyze_page
-from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.analysis.page_analysis import analyze_page
 from wisdom_scrapy.mining.fields import (
     ArticleFields,
     SiteTitles,
@@ -17,6 +16,7 @@ from wisdom_scrapy.mining.fields import (
     iso_date,
     text_language,
 )
+from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.testing import serve_directory
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -1,7 +1,7 @@
 """Informative-path focusing and the site's informative structure (wisdom_scrapy.focus,
-wisdom_scrapy.structure): block statistics on real and built pages, roles, and real crawls of the
-demo news site served on 127.0.0.1 with the sample project's spiders, a CrawlSpider and a plain
-callback spider (no mocks: every crawl is a ``scrapy`` process against a local server).
+wisdom_scrapy.engine.link_graph): block statistics on real and built pages, roles, and real crawls
+of the demo news site served on 127.0.0.1 with the sample project's spiders, a CrawlSpider and a
+plain callback spider (no mocks: every crawl is a ``scrapy`` process against a local server).
 
 Run as a module (``python -m tests.test_focus SPIDER URL OUT [SETTINGS_JSON]``), this file crawls
 with one of its own spiders (:class:`RulesSpider`, :class:`CallbackSpider`) and writes the items
@@ -28,11 +28,7 @@ from scrapy.linkextractors import LinkExtractor
 from scrapy.settings import Settings
 from scrapy.spiders import CrawlSpider, Rule
 
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.items import PageItem
-from wisdom_scrapy.settings import SettingsError, WisdomSettings
-from wisdom_scrapy.store import open_store
-from wisdom_scrapy.structure import (
+from wisdom_scrapy.engine.link_graph import (
     RECORD_KIND,
     KeyCounts,
     PageLinks,
@@ -42,6 +38,10 @@ from wisdom_scrapy.structure import (
     shingles,
     slot_hashes,
 )
+from wisdom_scrapy.items import PageItem
+from wisdom_scrapy.page.model import PageModel
+from wisdom_scrapy.settings import SettingsError, WisdomSettings
+from wisdom_scrapy.store import open_store
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -325,7 +325,7 @@ def _site(tocs: int = 3, articles: int = 30) -> SiteRecorder:
     """A recorder of :func:`_news_pages`, whose ``store`` has them fed."""
     recorder = SiteRecorder(min_pages=3)
     store = open_store("memory://")
-    from wisdom_scrapy.feed import feed_model
+    from wisdom_scrapy.engine.writes import feed_model
 
     for path, html in _news_pages(tocs, articles).items():
         model = PageModel.from_html(html, "http://news" + path)
@@ -396,7 +396,7 @@ def test_an_analysis_reads_a_record_another_worker_stored_again() -> None:
     """Another worker of a distributed crawl fetched a recorded page again, with a link to a
     new page, and stored its record: the analysis, which decodes the stored records as it
     reads them, takes that record, whose new target was never fetched (no node)."""
-    from wisdom_scrapy.feed import feed_model
+    from wisdom_scrapy.engine.writes import feed_model
 
     store = open_store("memory://")
     tracker = StructureTracker(store, min_pages=3)
@@ -433,8 +433,8 @@ def test_tracker_holds_no_page_record_the_store_holds(monkeypatch: pytest.Monkey
     many pages it observed, and reads them back for its analyses, a chunk of records at a time:
     the same records, the same template statistics and the same analysis as a recorder holding
     every record."""
-    from wisdom_scrapy import structure
-    from wisdom_scrapy.feed import feed_model
+    from wisdom_scrapy.engine import link_graph as structure
+    from wisdom_scrapy.engine.writes import feed_model
 
     monkeypatch.setattr(structure, "_ANALYSIS_CHUNK", 16)  # 65 pages: 5 chunks
 
@@ -473,7 +473,7 @@ def test_analysis_reads_the_store_only_for_pages_it_cannot_see() -> None:
     source = _site()
     counting = _CountingStore()
     urls = list(source.records)
-    from wisdom_scrapy.feed import feed_model
+    from wisdom_scrapy.engine.writes import feed_model
 
     for url in urls:
         model = PageModel.from_html(
@@ -498,8 +498,8 @@ def test_hashes_are_the_same_in_every_process() -> None:
     """Slots, link keys and shingles are compared across processes: no salted hash()."""
     html = "<html><body><ul><li><a href='/x'>Read more about it</a></li></ul></body></html>"
     code = (
-        "import numpy as np; from wisdom_scrapy.dom import PageModel;"
-        "from wisdom_scrapy.structure import SiteRecorder;"
+        "import numpy as np; from wisdom_scrapy.page.model import PageModel;"
+        "from wisdom_scrapy.engine.link_graph import SiteRecorder;"
         f"words = ' '.join('zq' + chr(97 + i % 26) + chr(97 + i // 26) for i in range(300));"
         f"m = PageModel.from_html({html!r}.replace('</ul>', '</ul>' + words), 'http://s/');"
         "r = SiteRecorder().observe(m.url, m);"
@@ -778,7 +778,7 @@ def build_paginated_blog(root: Path) -> tuple[set[str], set[str]]:
     ("/", "/blog/page/2/", False),  # more than one step
 ])
 def test_page_turn_urls(page: str, target: str, turn: bool) -> None:
-    from wisdom_scrapy.structure import is_page_turn
+    from wisdom_scrapy.engine.link_graph import is_page_turn
 
     assert is_page_turn("http://s" + page, "http://s" + target) is turn
     assert not is_page_turn("http://s" + page, "http://other" + target)

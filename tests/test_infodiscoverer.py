@@ -20,9 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.evaluation import feature_prf
-from wisdom_scrapy.feed import feed_page
+from wisdom_scrapy.analysis.evaluation import feature_prf
+from wisdom_scrapy.engine.writes import feed_page
 from wisdom_scrapy.mining.infodiscoverer import (
     CONTAINER_TAGS,
     block_entropy,
@@ -33,6 +32,7 @@ from wisdom_scrapy.mining.infodiscoverer import (
     informative_blocks,
     informative_features,
 )
+from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.store import open_store
 
 PYDOC = sorted((Path(__file__).parent / "fixtures" / "pydoc").glob("*.html"))

@@ -28,8 +28,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wisdom_scrapy.mining.lamis import LinkGraph, hits, link_entropies, link_weights, salsa
+from wisdom_scrapy.page.terms import extract_terms
 from wisdom_scrapy.store import EntropySnapshot, TermStore, open_store
-from wisdom_scrapy.text import extract_terms
 
 SITE = "fig7.example"
 

@@ -21,11 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "wisdom_scrapy"
 SCRAPY = ("scrapy", "twisted", "itemadapter", "scrapy_redis")  # itemadapter imports Scrapy
 # The engine floor: these modules and every module under these packages.
-ENGINE_MODULES = {
-    "analysis", "cleaners", "dom", "evaluation", "extraction", "feed", "items", "site",
-    "remote", "stemmer", "strings", "structure", "svg", "text", "urls", "view", "workers",
-}  # fmt: skip
-ENGINE_PACKAGES = {"engine", "mining", "segment", "store"}
+ENGINE_MODULES = {"items"}
+ENGINE_PACKAGES = {"analysis", "engine", "mining", "page", "segment", "store"}
 
 
 def _modules() -> dict[str, Path]:

@@ -21,13 +21,10 @@ import pytest
 
 from sample_project.demo_site import build_demo_site
 from wisdom_scrapy import open_store
-from wisdom_scrapy.analysis import analyze_page
-from wisdom_scrapy.extraction import ExtractionParams, Extractor, PageSource
-from wisdom_scrapy.feed import feed_model
-from wisdom_scrapy.items import HEAVY_FIELDS
-from wisdom_scrapy.remote import WORKER_SNAPSHOT_SITES, RemoteAnalyzer, analyse_job
-from wisdom_scrapy.report import SiteReportData
-from wisdom_scrapy.workers import (
+from wisdom_scrapy.analysis.page_analysis import analyze_page
+from wisdom_scrapy.engine.offload import WORKER_SNAPSHOT_SITES, RemoteAnalyzer, analyse_job
+from wisdom_scrapy.engine.waits import ExtractionParams, Extractor, PageSource
+from wisdom_scrapy.engine.worker_pool import (
     MAX_START_FAILURES,
     WARM_UP,
     WorkerHung,
@@ -35,6 +32,9 @@ from wisdom_scrapy.workers import (
     WorkerPool,
     default_workers,
 )
+from wisdom_scrapy.engine.writes import feed_model
+from wisdom_scrapy.items import HEAVY_FIELDS
+from wisdom_scrapy.report import SiteReportData
 
 from .conftest import PYTHON_DOC
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from wisdom_scrapy.analysis import _orphan_headings
-from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.analysis.page_analysis import _orphan_headings
 from wisdom_scrapy.mining.repetition import (
     BlockRepetition,
     block_fingerprints,
@@ -18,6 +17,7 @@ from wisdom_scrapy.mining.repetition import (
     page_blocks,
     repeated_blocks,
 )
+from wisdom_scrapy.page.model import PageModel
 
 AD = '<div class="promo"><span>Advertisement</span> <a href="/x">Buy a boat</a> today.</div>'
 
@@ -150,7 +150,7 @@ def test_a_block_repeated_among_a_posts_own_paragraphs_is_its_text(rotate: bool)
     """An editors' signature the site repeats in its posts stands among a post's own
     paragraphs and stays in its article, whether the site repeats it whole or line by line;
     the theme's boxes beside the content do not."""
-    from wisdom_scrapy.analysis import analyze_page
+    from wisdom_scrapy.analysis.page_analysis import analyze_page
     from wisdom_scrapy.mining.repetition import embedded_lines, repeated_text
 
     rep = BlockRepetition()
@@ -184,8 +184,8 @@ def test_a_template_less_page_whose_text_is_a_repeated_box_part_is_other(tmp_pat
     import json
 
     from sample_project.demo_site import build_demo_site
-    from wisdom_scrapy.analysis import analyze_page
-    from wisdom_scrapy.feed import feed_page
+    from wisdom_scrapy.analysis.page_analysis import analyze_page
+    from wisdom_scrapy.engine.writes import feed_page
     from wisdom_scrapy.store import open_store
 
     site = build_demo_site(tmp_path)

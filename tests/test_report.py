@@ -23,10 +23,10 @@ from PIL import Image
 from sample_project.demo_site import GROUND_TRUTH_FILE, build_demo_site
 from tests.conftest import free_port
 from tests.crawling import REPO, CrawlResult, run_crawl
+from wisdom_scrapy.analysis.annotated import ROLE_COLOURS, page_view
 from wisdom_scrapy.report import CRAWL_FIGURES, SiteReportData, render_report
 from wisdom_scrapy.settings import SettingsError, WisdomSettings
 from wisdom_scrapy.store import TermStore, open_store
-from wisdom_scrapy.view import ROLE_COLOURS, page_view
 
 
 class Demo:
@@ -415,7 +415,7 @@ def test_show_command_fetches_a_url(demo: Demo, tmp_path: Path) -> None:
 def test_report_data_round_trip_on_every_backend(new_store: Callable[[], TermStore]) -> None:
     """What a crawl stores for the report (``put_records(site, "report")``) comes back whole
     from every backend, and the report drawn from it shows the store's own figures."""
-    from wisdom_scrapy.feed import feed_page
+    from wisdom_scrapy.engine.writes import feed_page
     from wisdom_scrapy.report import REPORT_KIND, load_report_data
 
     store = new_store()
@@ -445,7 +445,7 @@ def test_report_data_round_trip_on_every_backend(new_store: Callable[[], TermSto
 def test_show_file_needs_a_site_when_the_store_has_several(demo: Demo, tmp_path: Path) -> None:
     other = f"sqlite:///{tmp_path / 'two.db'}"
     with open_store(other) as store:
-        from wisdom_scrapy.feed import feed_page
+        from wisdom_scrapy.engine.writes import feed_page
 
         feed_page(store, "<p>one</p>", "http://a.test/")
         feed_page(store, "<p>two</p>", "http://b.test/")
@@ -464,7 +464,7 @@ def test_show_file_needs_a_site_when_the_store_has_several(demo: Demo, tmp_path:
 @pytest.mark.crawl
 def test_view_strikes_out_what_the_chosen_cleaner_removes(demo: Demo) -> None:
     """``WISDOM_CLEANER`` / ``--cleaner``: the struck-out text is that cleaner's removal."""
-    from wisdom_scrapy.cleaners import Cleaners
+    from wisdom_scrapy.analysis.cleaners import Cleaners
 
     url = demo.article()["url"]
     body = demo.local_file(url).read_bytes()

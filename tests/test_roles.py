@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from sample_project.demo_site import build_demo_site
-from wisdom_scrapy.analysis import analyze_page
+from wisdom_scrapy.analysis.page_analysis import analyze_page
 from wisdom_scrapy.testing import serve_directory
 
 from .crawling import run_crawl
@@ -139,7 +139,7 @@ def test_a_post_with_a_linked_kicker_is_no_lone_list_entry(tmp_path: Path) -> No
         '<h1 class="entry-title">', '<h3 class="kicker"><a href="/tag/news/">News</a></h3>'
         '<h1 class="entry-title">')  # fmt: skip
     from wisdom_scrapy import open_store
-    from wisdom_scrapy.feed import feed_page
+    from wisdom_scrapy.engine.writes import feed_page
 
     store = open_store("memory://")
     base = "http://127.0.0.1:8000/"
@@ -156,7 +156,7 @@ def test_demo_utility_pages_are_other_with_the_sites_repetition(tmp_path: Path) 
     """The demo's share, contact and sign-in pages hold only the footer as prose; its print
     copies repeat an article in a layout of their own: none is an article."""
     from wisdom_scrapy import open_store
-    from wisdom_scrapy.feed import feed_page
+    from wisdom_scrapy.engine.writes import feed_page
 
     site = build_demo_site(tmp_path)
     import json

@@ -20,10 +20,9 @@ from sample_project.demo_site import build_demo_site
 from tests.conftest import free_port
 from tests.crawling import CrawlResult, run_crawl
 from tests.test_report import scrapy
-from wisdom_scrapy.analysis import analyze_page
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.extraction import ExtractionParams, Extractor, run_sync
-from wisdom_scrapy.feed import feed_model
+from wisdom_scrapy.analysis.page_analysis import analyze_page
+from wisdom_scrapy.engine.waits import ExtractionParams, Extractor, run_sync
+from wisdom_scrapy.engine.writes import feed_model
 from wisdom_scrapy.items import xml_safe
 from wisdom_scrapy.mining.repetition import (
     RECORD_KIND,
@@ -34,6 +33,7 @@ from wisdom_scrapy.mining.repetition import (
     page_blocks,
     stored_repetition,
 )
+from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.store import open_store
 
 

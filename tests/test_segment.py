@@ -10,8 +10,8 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.evaluation import partition_prf
+from wisdom_scrapy.analysis.evaluation import partition_prf
+from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.segment import SegParams, partition, r_seg, seg_segments, translate
 from wisdom_scrapy.segment.seg import (
     PROTEIN_EXPECTED,

@@ -26,7 +26,7 @@ from benchmarks.site_crawl import (
     toc_score,
     url_to_file,
 )
-from wisdom_scrapy.evaluation import PRF
+from wisdom_scrapy.analysis.evaluation import PRF
 
 PYDOC = Path(__file__).parent / "fixtures" / "pydoc"
 BASE = "http://127.0.0.1:8000/"

@@ -28,8 +28,8 @@ from wisdom_scrapy.mining.sitemap import (
     self_score,
     similarity,
 )
+from wisdom_scrapy.page.terms import extract_terms
 from wisdom_scrapy.store.base import EntropySnapshot
-from wisdom_scrapy.text import extract_terms
 
 SYMBOLS = "ECKNDSAZHLIVTQRYPWFMGBX"  # what H2S emits
 
@@ -406,8 +406,8 @@ def test_entry_a_sibling_table_of_contents_nests_moves_below_it() -> None:
 
 
 def test_page_blocks_of_a_real_page_nest_lists() -> None:
-    from wisdom_scrapy.dom import PageModel
     from wisdom_scrapy.mining.sitemap import page_blocks
+    from wisdom_scrapy.page.model import PageModel
     from wisdom_scrapy.segment import SegParams
 
     html = (

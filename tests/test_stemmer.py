@@ -1,4 +1,4 @@
-"""The Porter stemmer loaded without nltk's package import (:mod:`wisdom_scrapy.stemmer`): the
+"""The Porter stemmer loaded without nltk's package import (:mod:`wisdom_scrapy.page.stemmer`): the
 stems are nltk's own, nltk's package ``__init__`` (and the scipy it imports) never runs for
 them, and a later ``import nltk`` still gets the whole package."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from wisdom_scrapy.stemmer import import_bare, porter_stem
+from wisdom_scrapy.page.stemmer import import_bare, porter_stem
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "pydoc"
@@ -42,8 +42,8 @@ def test_first_stem_imports_neither_nltk_package_nor_scipy() -> None:
     names are there) and its stemmer agrees with the one already loaded."""
     code = (
         "import sys\n"
-        "from wisdom_scrapy.text import extract_terms\n"
-        "from wisdom_scrapy.stemmer import porter_stem\n"
+        "from wisdom_scrapy.page.terms import extract_terms\n"
+        "from wisdom_scrapy.page.stemmer import porter_stem\n"
         "assert extract_terms('The entropies of dying skies') == ['entropi', 'die', 'sky']\n"
         "left = sorted(m for m in sys.modules if m.split('.')[0] in ('nltk', 'scipy', 'sklearn'))\n"
         "assert not left, left\n"

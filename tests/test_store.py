@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wisdom_scrapy.feed import feed_page
+from wisdom_scrapy.engine.writes import feed_page
 from wisdom_scrapy.store import EntropySnapshot, StoreError, TermStore, open_store
 from wisdom_scrapy.store.base import EntropyMirror
 
@@ -458,7 +458,7 @@ def test_sqlite_and_redis_agree_in_any_order(
 
 _WORKER = r"""
 import json, sys
-from wisdom_scrapy.feed import feed_page
+from wisdom_scrapy.engine.writes import feed_page
 from wisdom_scrapy.store import open_store
 
 uri, jobs = json.loads(sys.stdin.readline())

@@ -17,7 +17,7 @@ import pytest
 import redis
 from redis.crc import key_slot
 
-from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.store import StoreError, open_store
 from wisdom_scrapy.store.base import encode_record, page_digest
 from wisdom_scrapy.store.memory import MemoryStore

@@ -16,7 +16,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from wisdom_scrapy.strings import SeenStrings, StringBytes, StringTable, StringValues, TableSubset
+from wisdom_scrapy.store.strings import (
+    SeenStrings,
+    StringBytes,
+    StringTable,
+    StringValues,
+    TableSubset,
+)
 
 
 def _words(rng: random.Random, n: int) -> list[str]:

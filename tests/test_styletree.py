@@ -10,7 +10,6 @@ import math
 import numpy as np
 import pytest
 
-from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.mining.styletree import (
     CST_PARAMS,
     LEAF,
@@ -20,6 +19,7 @@ from wisdom_scrapy.mining.styletree import (
     map_page,
     otsu_threshold,
 )
+from wisdom_scrapy.page.model import PageModel
 
 WORDS = [
     "harbour",
@@ -188,7 +188,7 @@ def test_mark_noise_and_meaningful(fig44):
 
 
 def test_map_sst_drops_the_noisy_parts_of_a_new_page(fig44):
-    from wisdom_scrapy.cleaners import SstCleaner
+    from wisdom_scrapy.analysis.cleaners import SstCleaner
 
     cleaner = SstCleaner(SST_PARAMS)
     cleaner.tree = fig44

@@ -3,7 +3,7 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wisdom_scrapy.text import count_terms, extract_terms, is_stop_word, token_terms
+from wisdom_scrapy.page.terms import count_terms, extract_terms, is_stop_word, token_terms
 
 
 def test_english_terms_are_stemmed_lowercased_and_stop_words_dropped():

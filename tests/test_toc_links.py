@@ -11,9 +11,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from wisdom_scrapy.analysis import PageAnalysis, SiteView, toc_links_of
-from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.analysis.page_analysis import PageAnalysis, SiteView, toc_links_of
 from wisdom_scrapy.mining.listing import list_entries
+from wisdom_scrapy.page.model import PageModel
 
 _ENTRY = ('<li><h2><a href="/posts/{n}.html">Post number {n} about gardens</a></h2>'
           "<p>A teaser of the post with a few words of its own, number {n}.</p>"

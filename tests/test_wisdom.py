@@ -27,9 +27,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.evaluation import shingle_prf
-from wisdom_scrapy.feed import feed_page
+from wisdom_scrapy.analysis.evaluation import shingle_prf
+from wisdom_scrapy.engine.writes import feed_page
 from wisdom_scrapy.mining.wisdom import (
     WisdomParams,
     anchor_precision,
@@ -47,6 +46,7 @@ from wisdom_scrapy.mining.wisdom import (
     toc_feature,
     type_constraint,
 )
+from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.store import EntropySnapshot, open_store
 
 PYDOC_ROOT = Path("/usr/share/doc/python3.11/html")

@@ -22,14 +22,14 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from wisdom_scrapy.addon import Addon
-    from wisdom_scrapy.analysis import PageAnalysis, analyze_page
+    from wisdom_scrapy.analysis.page_analysis import PageAnalysis, analyze_page
+    from wisdom_scrapy.engine.writes import feed_page
     from wisdom_scrapy.extension import WisdomExtension
-    from wisdom_scrapy.feed import feed_page
     from wisdom_scrapy.items import ArticleItem, PageItem, SitemapItem, SiteStructureItem, TocItem
+    from wisdom_scrapy.page.terms import count_terms, extract_terms
     from wisdom_scrapy.pipeline import WisdomPipeline
     from wisdom_scrapy.settings import SettingsError
     from wisdom_scrapy.store import StoreError, TermStore, open_store
-    from wisdom_scrapy.text import count_terms, extract_terms
 
 
 class _AdapterOnImport(importlib.abc.MetaPathFinder):
@@ -93,7 +93,7 @@ __all__ = [
 _MODULES = {
     "Addon": "wisdom_scrapy.addon",
     "ArticleItem": "wisdom_scrapy.items",
-    "PageAnalysis": "wisdom_scrapy.analysis",
+    "PageAnalysis": "wisdom_scrapy.analysis.page_analysis",
     "PageItem": "wisdom_scrapy.items",
     "SettingsError": "wisdom_scrapy.settings",
     "SiteStructureItem": "wisdom_scrapy.items",
@@ -103,10 +103,10 @@ _MODULES = {
     "TocItem": "wisdom_scrapy.items",
     "WisdomExtension": "wisdom_scrapy.extension",
     "WisdomPipeline": "wisdom_scrapy.pipeline",
-    "analyze_page": "wisdom_scrapy.analysis",
-    "count_terms": "wisdom_scrapy.text",
-    "extract_terms": "wisdom_scrapy.text",
-    "feed_page": "wisdom_scrapy.feed",
+    "analyze_page": "wisdom_scrapy.analysis.page_analysis",
+    "count_terms": "wisdom_scrapy.page.terms",
+    "extract_terms": "wisdom_scrapy.page.terms",
+    "feed_page": "wisdom_scrapy.engine.writes",
     "open_store": "wisdom_scrapy.store",
 }
 

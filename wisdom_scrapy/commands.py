@@ -102,7 +102,7 @@ def _not_a_page(body: bytes, text: str | None, limit: int) -> str:
     """Why the crawl would skip this body instead of analysing it ("" when it would not):
     ``wisdom-show`` refuses what the crawl skips rather than show it as a page. ``limit``:
     ``WISDOM_MAX_PAGE_BYTES``."""
-    from wisdom_scrapy.dom import looks_binary
+    from wisdom_scrapy.page.model import looks_binary
 
     if len(body) > limit:
         return f"is larger than WISDOM_MAX_PAGE_BYTES ({len(body):,} > {limit:,} bytes)"
@@ -129,7 +129,7 @@ def _sites(store: TermStore, wanted: list[str] | None) -> list[str]:
 
 class ShowCommand(fetch.Command):
     """``scrapy wisdom-show URL|FILE``: the annotated view of one page (see
-    :mod:`wisdom_scrapy.view`)."""
+    :mod:`wisdom_scrapy.analysis.annotated`)."""
 
     requires_project = False
 
@@ -151,7 +151,7 @@ class ShowCommand(fetch.Command):
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
-        from wisdom_scrapy.cleaners import CLEANERS
+        from wisdom_scrapy.analysis.cleaners import CLEANERS
 
         super().add_options(parser)
         parser.add_argument("--headers", help=argparse.SUPPRESS)
@@ -239,8 +239,8 @@ class ShowCommand(fetch.Command):
     def _show(
         self, body: bytes, url: str, opts: argparse.Namespace, *, encoding: str | None
     ) -> None:
-        from wisdom_scrapy.cleaners import Cleaners
-        from wisdom_scrapy.view import page_view
+        from wisdom_scrapy.analysis.annotated import page_view
+        from wisdom_scrapy.analysis.cleaners import Cleaners
 
         ws = _wisdom_settings(self)
         store = _open(self, opts)

@@ -4,7 +4,7 @@
 callback, before the spider middlewares where a crawl replaces each :class:`PageItem` with its
 cleaned item. So a contract ``@scrapes url title text`` would test the raw PageItem. Here the
 callback they call is wrapped by :func:`cleaned_callback`, which hands the output to the crawl's
-:meth:`~wisdom_scrapy.runtime.WisdomRuntime.clean_now`: the page was fed to the store by the
+:meth:`~wisdom_scrapy.crawl_state.WisdomRuntime.clean_now`: the page was fed to the store by the
 feed middleware (as in a crawl), and its item is analysed at once with what the store knows.
 
 * contracts: :class:`UrlContract` takes the name ``url`` from Scrapy's own (every contract-tested

@@ -1,10 +1,11 @@
 """The crawl's one wisdom_scrapy extension: it holds the crawl's state and owns its idle and close.
 
 :class:`WisdomExtension` (``EXTENSIONS``; the add-on inserts it) opens the store at crawl start
-(:class:`~wisdom_scrapy.runtime.WisdomRuntime`: settings, store, stats, the pages waiting for
-analysis), keeps the sites' link structure (:class:`~wisdom_scrapy.structure.StructureTracker`:
-fed by the feed middleware, so a crawl without focusing still has it), and is the one component
-that acts when the crawl runs dry or closes:
+(:class:`~wisdom_scrapy.crawl_state.WisdomRuntime`: settings, store, stats, the pages waiting for
+analysis), keeps the sites' link structure
+(:class:`~wisdom_scrapy.engine.link_graph.StructureTracker`: fed by the feed middleware, so a crawl
+without focusing still has it), and is the one component that acts when the crawl runs dry or
+closes:
 
 * at **spider idle** it retries the page updates the store refused, adds each grown site's
   :class:`~wisdom_scrapy.items.SiteStructureItem` and what the other site-level producers add
@@ -40,10 +41,10 @@ from scrapy.utils.defer import ensure_awaitable
 from scrapy.utils.reactor import is_reactor_installed
 
 from wisdom_scrapy.collector import CollectorTuning
+from wisdom_scrapy.crawl_state import WisdomRuntime
+from wisdom_scrapy.engine.link_graph import PageLinks, StructureTracker
 from wisdom_scrapy.items import PageItem, SiteStructureItem
-from wisdom_scrapy.runtime import WisdomRuntime
 from wisdom_scrapy.settings import SettingsError
-from wisdom_scrapy.structure import PageLinks, StructureTracker
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -4,9 +4,9 @@ TKDE §1: crawlers and agents "can focus on the informative structure").
 
 For every :class:`~scrapy.Request` the spider yields while handling a page, the middleware finds
 the request's link in that page (by URL, without the fragment; then by canonical URL) and asks the
-site's block statistics (:mod:`wisdom_scrapy.structure`) whether the link sits in an informative
-block or only in redundant ones (template links: menus, footers, sidebars repeated on every
-page, per-page utility links such as print / share / page numbers):
+site's block statistics (:mod:`wisdom_scrapy.engine.link_graph`) whether the link sits in an
+informative block or only in redundant ones (template links: menus, footers, sidebars repeated on
+every page, per-page utility links such as print / share / page numbers):
 
 * a link with at least one informative occurrence is **kept**, and its priority raised by
   ``round(P · α · (1 + min(h, 4)) / 5)`` (0 … P), where α is its LAMIS link weight
@@ -14,8 +14,8 @@ page, per-page utility links such as print / share / page numbers):
   relative to the site mean (one HITS step for a page not analysed yet), and
   P = ``WISDOM_FOCUS_PRIORITY``: informative links of good hubs are fetched first;
 * a link found only in template blocks is kept unjudged when one of its occurrences is a *page
-  turn* (:meth:`~wisdom_scrapy.structure.SiteRecorder.page_turns`: a "next" / "Older posts" /
-  page-number link whose target changes from page to page and is another page of the same
+  turn* (:meth:`~wisdom_scrapy.engine.link_graph.SiteRecorder.page_turns`: a "next" / "Older posts"
+  / page-number link whose target changes from page to page and is another page of the same
   list by its URL or by ``rel="next"`` / ``"prev"``): pagination is the only path to a list's
   later pages and to the old posts they hold;
 * any other link found only in template blocks is **dropped** (``WISDOM_FOCUS = "drop"``, the
@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from wisdom_scrapy.structure import PageLinks
+    from wisdom_scrapy.engine.link_graph import PageLinks
 
 __all__ = ["MUST_FOLLOW_META", "WisdomFocusMiddleware"]
 

@@ -8,8 +8,8 @@ so feed exports (``FEEDS`` with ``item_classes``) can split them into separate f
 
 Every page item carries ``url`` and ``role`` ("article", "toc" or "other"), and ``hub`` /
 ``authority``: the page's entropy-weighted HITS scores in the site's informative link graph
-(LAMIS, TKDE §3.3; see :mod:`wisdom_scrapy.structure`), relative to the site's mean (1.0 = an
-average page of the site). They are the scores known when the item leaves: ``None`` before the
+(LAMIS, TKDE §3.3; see :mod:`wisdom_scrapy.engine.link_graph`), relative to the site's mean (1.0 =
+an average page of the site). They are the scores known when the item leaves: ``None`` before the
 site's first link analysis (cold start), then the latest analysis (recomputed as the site grows,
 and once more at spider idle, before the late items go out). :class:`SiteStructureItem`, emitted
 at spider idle, holds the site's informative structure with the final scores.
@@ -126,7 +126,7 @@ class ArticleItem:
     counts of the kept text, or the compressed structure tree's weights (eq. 5-10) with
     ``WISDOM_CLEANER = "cst"``. ``{f["term"]: f["weight"] for f in item["features"]}`` is the
     ``{term: weight}`` mapping scikit-learn's ``DictVectorizer`` takes for clustering or
-    classification. See :mod:`wisdom_scrapy.cleaners` for what each cleaner keeps.
+    classification. See :mod:`wisdom_scrapy.analysis.cleaners` for what each cleaner keeps.
     """
 
     url: str
@@ -152,8 +152,8 @@ class TocItem:
     """A table-of-contents page reduced to its informative link lists.
 
     ``links`` are the links the page lists (a list's entry titles, not their bylines or tags,
-    no pagination: :func:`wisdom_scrapy.analysis.toc_links_of`), each ``{"url", "text",
-    "weight", "block"}`` (absolute URL, anchor text, link weight 1 − E(anchor text), the
+    no pagination: :func:`wisdom_scrapy.analysis.page_analysis.toc_links_of`), each ``{"url",
+    "text", "weight", "block"}`` (absolute URL, anchor text, link weight 1 − E(anchor text), the
     index in ``blocks`` of the TOC block it lies in, None outside them); ``page_turns`` the
     URLs of the list's other pages the page links to (its pager, ``rel="next|prev"``), which
     ``WISDOM_FOLLOW_TOC_LINKS`` follows too; ``blocks`` each block's path and figures.

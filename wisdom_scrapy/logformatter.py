@@ -11,11 +11,11 @@ Other items are logged as Scrapy logs them. The add-on sets it as ``LOG_FORMATTE
 project sets its own.
 
 The items wisdom_scrapy emits at spider idle (pages held until then, the site-level items) come
-out of one request for an empty ``data:,`` URL (:meth:`~wisdom_scrapy.runtime.WisdomRuntime.
+out of one request for an empty ``data:,`` URL (:meth:`~wisdom_scrapy.crawl_state.WisdomRuntime.
 on_idle`): Scrapy would log them "Scraped from <200 data:,>". They are logged as scraped from
 their page (``<url>``) or their site (``site <key>``), "at spider idle", and the request itself
 as what it is. Likewise a page's item that leaves with a later page's output (held for the
-warm-up or for its TOC targets: :mod:`wisdom_scrapy.extraction`) is logged as scraped from its
+warm-up or for its TOC targets: :mod:`wisdom_scrapy.engine.waits`) is logged as scraped from its
 own page, "held; emitted with" the response it left with; the items the close emits (no
 response) as scraped from their page or site "at spider close".
 """

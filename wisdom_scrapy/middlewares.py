@@ -43,7 +43,7 @@ class WisdomFeedMiddleware:
     for their link targets, are held (their response's body, not the response: Scrapy's
     scraper lets the response go, so held pages never count against its
     ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``) and go on later, with a later response's output, at
-    spider idle or at close (see :mod:`wisdom_scrapy.extraction`). Everything else the spider
+    spider idle or at close (see :mod:`wisdom_scrapy.engine.waits`). Everything else the spider
     yields passes untouched.
     """
 

@@ -1,7 +1,8 @@
 """The item pipeline: each page the spider yielded (:class:`~wisdom_scrapy.items.PageItem`)
 becomes its cleaned item — segmentation, informative-structure mining and noise removal
-(:func:`~wisdom_scrapy.analysis.analyze_page`) — an :class:`~wisdom_scrapy.items.ArticleItem`,
-a :class:`~wisdom_scrapy.items.TocItem`, or the PageItem with ``role`` "other".
+(:func:`~wisdom_scrapy.analysis.page_analysis.analyze_page`) — an
+:class:`~wisdom_scrapy.items.ArticleItem`, a :class:`~wisdom_scrapy.items.TocItem`, or the PageItem
+with ``role`` "other".
 
 A pipeline must return each item at once: a page that has to wait (its site not learned yet, a
 TOC page whose link targets are not fetched yet) is therefore held before the pipelines, by the
@@ -46,10 +47,10 @@ from scrapy import Request
 from scrapy.pipelines import ItemPipelineManager
 from scrapy.utils.misc import load_object
 
+from wisdom_scrapy.crawl_state import PAGE_ITEMS
+from wisdom_scrapy.engine.worker_pool import WorkerHung
 from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.items import PageItem, SiteStructureItem, TocItem
-from wisdom_scrapy.runtime import PAGE_ITEMS
-from wisdom_scrapy.workers import WorkerHung
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -12,7 +12,7 @@ it when there are some ("fed 127 pages (+1 unchanged)"); the items are ``wisdom/
 the links ``wisdom/focus/dropped`` and ``…/deprioritized``. Set by this extension at each tick
 and at close: ``wisdom/store/pages`` (pages the store holds for the crawl's sites) and
 ``wisdom/warmup/sites``, the sites "warming up": those whose pages the extractor still holds
-for the warm-up (:mod:`wisdom_scrapy.extraction`), the same judgement as its "site … warm" log
+for the warm-up (:mod:`wisdom_scrapy.engine.waits`), the same judgement as its "site … warm" log
 line (with ``WISDOM_WARMUP_PAGES`` unset, a site is warm once its template shows, often long
 before 32 pages).
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
 
-    from wisdom_scrapy.runtime import WisdomRuntime
+    from wisdom_scrapy.crawl_state import WisdomRuntime
 
 __all__ = ["WisdomProgress"]
 

@@ -1,7 +1,7 @@
 """Late work that survives an interrupted crawl (``JOBDIR``).
 
 The extractor holds pages in memory (warm-up, TOC pages waiting for their targets: see
-:mod:`wisdom_scrapy.extraction`) and emits them at spider idle. A crawl stopped before idle
+:mod:`wisdom_scrapy.engine.waits`) and emits them at spider idle. A crawl stopped before idle
 (Ctrl-C, ``CLOSESPIDER_*``, SIGKILL) never reaches idle, and when it is resumed with the same
 ``JOBDIR`` Scrapy's duplicate filter never fetches those pages again: their items would be lost.
 

@@ -90,7 +90,7 @@ WISDOM_WORKER_TIMEOUT      60.0                     seconds a worker may stay si
                                                     crawled again), a ``WISDOM_WORKERS`` process
                                                     (no answer: killed, its page left unanalysed)
 WISDOM_WORKERS             0                        worker processes the page analyses run in
-                                                    (:mod:`wisdom_scrapy.remote`), off the
+                                                    (:mod:`wisdom_scrapy.engine.offload`), off the
                                                     crawl's thread; ``"auto"``: one per core
                                                     but one, at most 4; 0: in the crawl process
 =========================  =======================  =============================================
@@ -110,10 +110,10 @@ from urllib.parse import urlsplit
 from scrapy.utils.misc import load_object
 from scrapy.utils.project import data_path
 
+from wisdom_scrapy.engine.worker_pool import default_workers
 from wisdom_scrapy.items import HEAVY_FIELDS
 from wisdom_scrapy.mining.wisdom import WisdomParams
-from wisdom_scrapy.urls import host_key
-from wisdom_scrapy.workers import default_workers
+from wisdom_scrapy.page.urls import host_key
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -227,7 +227,7 @@ def _focus_policy(settings: BaseSettings) -> str:
 
 
 def _cleaner(settings: BaseSettings) -> str:
-    from wisdom_scrapy.cleaners import CLEANERS
+    from wisdom_scrapy.analysis.cleaners import CLEANERS
 
     value = settings.get("WISDOM_CLEANER", DEFAULTS["WISDOM_CLEANER"])
     name = str(value).strip().lower()

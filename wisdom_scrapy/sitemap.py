@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.page.model import PageModel
 
 __all__ = ["RECORD_KIND", "WisdomSitemapMiddleware", "sitemap_json", "sitemap_xml"]
 

@@ -21,9 +21,9 @@ import redis
 
 from sample_project.demo_site import build_demo_site
 from tests.distributed.workers import Worker, distributed_settings, start_worker
+from wisdom_scrapy.page.urls import host_key
 from wisdom_scrapy.store import open_store
 from wisdom_scrapy.testing import StaticServer
-from wisdom_scrapy.urls import host_key
 
 pytestmark = pytest.mark.crawl
 

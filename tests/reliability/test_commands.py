@@ -14,7 +14,7 @@ import pytest
 
 from tests.crawling import REPO, run_crawl
 from tests.reliability._server import serve_pages
-from wisdom_scrapy.feed import feed_page
+from wisdom_scrapy.engine.writes import feed_page
 from wisdom_scrapy.store import open_store
 
 pytestmark = pytest.mark.crawl

@@ -14,16 +14,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.reliability._shape import check_shape
-from wisdom_scrapy.analysis import analyze_page
-from wisdom_scrapy.cleaners import CLEANERS, site_cleaner
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.extraction import items_from_analysis
+from wisdom_scrapy.analysis.cleaners import CLEANERS, site_cleaner
+from wisdom_scrapy.analysis.page_analysis import analyze_page
+from wisdom_scrapy.engine.waits import items_from_analysis
 from wisdom_scrapy.mining import density, infodiscoverer, lamis, sitemap, wisdom
+from wisdom_scrapy.page.model import PageModel
+from wisdom_scrapy.page.terms import extract_terms
 from wisdom_scrapy.segment import h2s
 from wisdom_scrapy.segment.partition import partition
 from wisdom_scrapy.segment.seg import SegParams
 from wisdom_scrapy.store import EntropySnapshot
-from wisdom_scrapy.text import extract_terms
 
 URL = "http://fuzz.example/dir/page.html"
 TAGS = ["html", "head", "title", "body", "div", "p", "span", "a", "ul", "li", "table", "tr",
@@ -83,7 +83,7 @@ def mutate(page: bytes, mutations: list[tuple[str, int, int, bytes, bytes]]) -> 
 
 
 def check_model(model: PageModel) -> None:
-    """The page model's documented invariants (dom.py's module docstring)."""
+    """The page model's documented invariants (page/model.py's module docstring)."""
     n = model.n
     idx = np.arange(n)
     assert model.parent.shape == model.depth.shape == model.subtree_end.shape == (n,)

@@ -16,9 +16,9 @@ from tests.crawling import REPO, crawl_command, read_result
 from tests.reliability._pages import HTML, LINKED_ONLY, LOSSES, PAGES, index_page
 from tests.reliability._server import serve_pages
 from tests.reliability._shape import check_shape
-from wisdom_scrapy.dom import MAX_LINK_CHARS
+from wisdom_scrapy.page.model import MAX_LINK_CHARS
+from wisdom_scrapy.page.terms import MAX_TERM_CHARS
 from wisdom_scrapy.store import open_store
-from wisdom_scrapy.text import MAX_TERM_CHARS
 
 pytestmark = pytest.mark.crawl
 

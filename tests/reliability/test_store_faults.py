@@ -33,10 +33,10 @@ from tests.reliability.conftest import (
     wait_until,
 )
 from tests.reliability.test_stores import _redis_pages, _sqlite_pages, lost
-from wisdom_scrapy.dom import PageModel
-from wisdom_scrapy.feed import FeedResult, Outcome, PageUpdate, WriteBehind
+from wisdom_scrapy.engine.writes import FeedResult, Outcome, PageUpdate, WriteBehind
+from wisdom_scrapy.page.model import PageModel
+from wisdom_scrapy.page.urls import host_key
 from wisdom_scrapy.store import StoreError, open_store
-from wisdom_scrapy.urls import host_key
 
 
 def lost_urls(result: CrawlResult) -> list[str]:

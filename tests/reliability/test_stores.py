@@ -27,7 +27,7 @@ from tests.reliability.conftest import (
     store_state,
     wait_until,
 )
-from wisdom_scrapy.urls import host_key
+from wisdom_scrapy.page.urls import host_key
 
 pytestmark = pytest.mark.crawl
 

@@ -1,4 +1,4 @@
-"""Mining stages over a :class:`~wisdom_scrapy.dom.PageModel`.
+"""Mining stages over a :class:`~wisdom_scrapy.page.model.PageModel`.
 
 * :mod:`wisdom_scrapy.mining.wisdom` — WISDOM (Kao, Ho, Chen): node features (CII, API, SII),
   the information coverage tree, k-MIB, DSTM / k-CSTM merging and condensing.

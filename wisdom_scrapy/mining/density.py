@@ -5,7 +5,7 @@ site (term entropy). A page seen alone — the first pages of a cold crawl, a on
 such context, so :func:`single_page_article` finds the article body from the page's structure:
 text and link lengths (WISDOM's TLEN/CLEN/ALEN), how text spreads over a node's children
 (WISDOM's SII), tag semantics and the boilerplate cues of class/id names that readability and
-boilerpipe use. Everything is computed over the :class:`~wisdom_scrapy.dom.PageModel` arrays
+boilerpipe use. Everything is computed over the :class:`~wisdom_scrapy.page.model.PageModel` arrays
 with vectorised numpy; nothing walks the DOM in Python.
 
 The algorithm
@@ -72,14 +72,14 @@ import numpy as np
 from lxml import etree
 from lxml import html as lxml_html
 
-from wisdom_scrapy.dom import BLOCK_TAGS, VERBATIM_TAGS, nearest_marked
+from wisdom_scrapy.page.model import BLOCK_TAGS, VERBATIM_TAGS, nearest_marked
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from numpy.typing import NDArray
 
-    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.page.model import PageModel
 
 __all__ = ["DensityParams", "SinglePageArticle", "single_page_article"]
 
@@ -128,7 +128,7 @@ DEFAULT_PARAMS = DensityParams()
 
 @dataclass
 class SinglePageArticle:
-    """The article of one page, as node indices of its :class:`~wisdom_scrapy.dom.PageModel`.
+    """The article of one page, as node indices of its :class:`~wisdom_scrapy.page.model.PageModel`.
 
     ``body``: the node whose subtree holds the article. ``exclude``: boolean mask over the page's
     nodes marking removed subtrees inside the body (navigation, share bars, related lists, ads,
@@ -143,7 +143,7 @@ class SinglePageArticle:
     score: float = 0.0
     #: the part of ``exclude`` judged on structure alone (link lists, link boxes without
     #: prose, teaser items): a page seen alone cannot tell a post's own list of links from a
-    #: template box, the site can (:mod:`wisdom_scrapy.analysis`, "Site refinement")
+    #: template box, the site can (:mod:`wisdom_scrapy.analysis.page_analysis`, "Site refinement")
     structural: NDArray[np.bool_] | None = None
 
     def text(self, model: PageModel) -> str:
@@ -322,9 +322,9 @@ def _plain_proxies(root: etree._Element) -> Iterator[None]:
 
     ``lxml.html`` picks every proxy's class with a Python method (``HtmlElementClassLookup``),
     which costs more than reading the attributes. A document parsed by its own
-    ``lxml.html.HTMLParser`` (Scrapy/parsel and :func:`wisdom_scrapy.dom.parse_html` make one per
-    document) gets the C default lookup while the block runs and lxml.html's back after — the
-    same switch :mod:`wisdom_scrapy.dom` makes while it builds the model. The proxies made
+    ``lxml.html.HTMLParser`` (Scrapy/parsel and :func:`wisdom_scrapy.page.model.parse_html` make one
+    per document) gets the C default lookup while the block runs and lxml.html's back after — the
+    same switch :mod:`wisdom_scrapy.page.model` makes while it builds the model. The proxies made
     inside must not outlive the block (the caller reads their attributes and drops them).
     Trees of shared parsers (lxml.html's module-level ones, any other parser) are left alone.
     """

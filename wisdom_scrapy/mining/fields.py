@@ -42,12 +42,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lxml import etree
 
-from wisdom_scrapy.dom import HIDDEN_TAGS
+from wisdom_scrapy.page.model import HIDDEN_TAGS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.page.model import PageModel
 
 __all__ = ["ArticleFields", "SiteTitles", "article_fields", "iso_date", "text_language"]
 

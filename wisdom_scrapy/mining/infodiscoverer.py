@@ -14,7 +14,7 @@ The paper's pipeline, per page cluster (a site, or pages of one template):
    containers, as table rows and cells are not blocks in the paper: a list is one block, as a
    table is. The paper's optional second phase (re-splitting ambiguous blocks) is omitted, as it
    is in the paper ("we omit the detail").
-2. **Features** (§4.2) are the block's terms (:mod:`wisdom_scrapy.text`: stemmed, stop words
+2. **Features** (§4.2) are the block's terms (:mod:`wisdom_scrapy.page.terms`: stemmed, stop words
    removed), taken from the page model (``term_ids``/``term_start``).
 3. **Feature entropy** (§4.3) comes from the site's term-entropy store, as a per-vocabulary
    array aligned with ``model.vocab`` (e.g. ``snapshot.entropy(model.vocab)`` of an
@@ -41,12 +41,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from wisdom_scrapy.dom import nearest_marked
+from wisdom_scrapy.page.model import nearest_marked
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
-    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.page.model import PageModel
 
 __all__ = [
     "CONTAINER_TAGS",
@@ -193,7 +193,7 @@ def informative_mask(model: PageModel, entropy: ArrayLike, threshold: float) -> 
 
 def informative_features(model: PageModel, entropy: ArrayLike, threshold: float) -> set[str]:
     """The distinct features (terms) of the informative blocks: what §5 measures recall and
-    precision on (:func:`wisdom_scrapy.evaluation.feature_prf`)."""
+    precision on (:func:`wisdom_scrapy.analysis.evaluation.feature_prf`)."""
     block, term, h = _entropies(model, entropy)
     if len(block) == 0:
         return set()

@@ -10,7 +10,7 @@ Link entropy (§3.3)
     ``α = 1 − E(link)``, equivalently the mean feature weight ``W(T_j) = 1 − E(T_j)``.
     The paper leaves open what an anchor *without* terms weighs (an image without ``alt``, a
     page number, "»"): it carries no textual information, so it gets ``E = 1`` (``α = 0``);
-    the same choice as the TocItem link weights of :mod:`wisdom_scrapy.extraction`.
+    the same choice as the TocItem link weights of :mod:`wisdom_scrapy.engine.waits`.
 
 Graph reduction (§3.1, Figs. 5–6)
     Keeping only the links whose entropy is below a threshold (0.8 and 0.4 in the paper's CDN
@@ -131,7 +131,7 @@ class LinkGraph:
 
         Nodes are the pages of ``links`` (the fetched pages); with ``include_unfetched`` the
         targets nobody fetched become nodes too (sinks). ``terms`` turns an anchor text into
-        terms (:func:`wisdom_scrapy.text.extract_terms`); it is called once per distinct text.
+        terms (:func:`wisdom_scrapy.page.terms.extract_terms`); it is called once per distinct text.
         """
         urls = list(links)
         index = {u: i for i, u in enumerate(urls)}

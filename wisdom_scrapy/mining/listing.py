@@ -42,13 +42,13 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from wisdom_scrapy.dom import BLOCK_TAGS, nearest_marked
 from wisdom_scrapy.mining.repetition import template_boxes
+from wisdom_scrapy.page.model import BLOCK_TAGS, nearest_marked
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.page.model import PageModel
 
 __all__ = ["LIST_SHARE", "Entries", "item_share", "list_entries", "titled_items"]
 
@@ -170,7 +170,7 @@ def list_entries(model: PageModel, template: NDArray[np.bool_]) -> Entries:
     (which the site may repeat on its other tables of contents, so it is no item), an index
     line ("tab, [1]"). What a table of contents holds beside its entries (an introduction's
     links, a pagination bar) is the TOC structure's to say
-    (:func:`wisdom_scrapy.analysis.toc_links_of`)."""
+    (:func:`wisdom_scrapy.analysis.page_analysis.toc_links_of`)."""
     n = model.n
     items = np.zeros(n, dtype=bool)
     anchors = _site_anchors(model)

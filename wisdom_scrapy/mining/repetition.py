@@ -10,13 +10,14 @@ term entropies cannot make (each of the ad's words also appears elsewhere, so it
 merely common).
 
 A block's *fingerprint* is a 64-bit hash of the multiset of its subtree's terms (the terms of
-:mod:`wisdom_scrapy.text`, as the store counts them): the same text gives the same fingerprint
-on every page and in every process (terms hash with :func:`~wisdom_scrapy.text.
+:mod:`wisdom_scrapy.page.terms`, as the store counts them): the same text gives the same fingerprint
+on every page and in every process (terms hash with :func:`~wisdom_scrapy.page.terms.
 stable_hash`), computed for every node at once as prefix-sum differences over the pre-order
 term array. :class:`BlockRepetition` counts, per fingerprint, the pages of a site that hold a
 block (:func:`block_nodes`) with it, each URL once; and, apart (salted), the pages that hold it
 as a *box part* (:func:`box_parts`: an inline piece of a block, such as an advertisement's
-headline link), which only the "copy" role rule of :mod:`wisdom_scrapy.analysis` reads.
+headline link), which only the "copy" role rule of :mod:`wisdom_scrapy.analysis.page_analysis`
+reads.
 
 The rule (:func:`repeated_blocks`, applied by :func:`~wisdom_scrapy.mining.wisdom.mine`): a
 layout sub-tree of an article whose terms put it below the type constraint's line (strict
@@ -41,15 +42,15 @@ page. Each part is the site's own measure, none is fitted to one site:
   its article F1 from 0.982 to 0.968; with both parts it is unchanged).
 
 The counts change what an item holds, so they are kept in the store, not only in the crawl
-process: feeding a page (:class:`~wisdom_scrapy.feed.PageUpdate`) stores the set of its block
-fingerprints as a record of kind :data:`RECORD_KIND` (key: the URL; value: a version byte,
+process: feeding a page (:class:`~wisdom_scrapy.engine.writes.PageUpdate`) stores the set of its
+block fingerprints as a record of kind :data:`RECORD_KIND` (key: the URL; value: a version byte,
 then the sorted unique fingerprints, its box parts' salted ones among them, as little-endian
 uint64), replacing the URL's earlier one.
 :func:`stored_repetition` rebuilds a site's counts from them, so the crawl (a resumed one, each
-worker of a distributed one), ``scrapy wisdom-show`` and :func:`~wisdom_scrapy.analysis.
-analyze_page` with the same store count the same pages. A record of another version is skipped
-and counted (:attr:`BlockRepetition.skipped`), never read wrongly: a change to what is
-fingerprinted or which blocks count must raise :data:`RECORD_VERSION`.
+worker of a distributed one), ``scrapy wisdom-show`` and
+:func:`~wisdom_scrapy.analysis.page_analysis.analyze_page` with the same store count the same pages.
+A record of another version is skipped and counted (:attr:`BlockRepetition.skipped`), never read
+wrongly: a change to what is fingerprinted or which blocks count must raise :data:`RECORD_VERSION`.
 """
 
 from __future__ import annotations
@@ -63,15 +64,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from wisdom_scrapy.dom import BLOCK_TAGS, nearest_marked
-from wisdom_scrapy.mining.counts import KeyCounts
-from wisdom_scrapy.strings import StringBytes
-from wisdom_scrapy.text import stable_hash
+from wisdom_scrapy.page.model import BLOCK_TAGS, nearest_marked
+from wisdom_scrapy.page.terms import stable_hash
+from wisdom_scrapy.store.counts import KeyCounts
+from wisdom_scrapy.store.strings import StringBytes
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.page.model import PageModel
     from wisdom_scrapy.store import TermStore
 
 __all__ = [
@@ -197,7 +198,7 @@ class BlockRepetition:
     ``add`` a page; ``pages_of`` a page's nodes. A count is the number of distinct URLs
     holding the fingerprint, so a page fetched again with other blocks must take its earlier
     ones back. About 12 bytes per distinct block text of the site
-    (:class:`~wisdom_scrapy.mining.counts.KeyCounts`: most of a site's block texts are on one
+    (:class:`~wisdom_scrapy.store.counts.KeyCounts`: most of a site's block texts are on one
     page, so their number grows with the pages) and 28 per page: a digest of its blocks (a
     page has hundreds of blocks, 8 bytes each, which the store keeps). A page that comes
     back changed takes its earlier blocks back: read from the store first (one record:

@@ -60,13 +60,13 @@ import scipy.sparse as sp
 
 from wisdom_scrapy.mining.infodiscoverer import choose_threshold_from_lowest
 from wisdom_scrapy.mining.lamis import hits, link_weights
+from wisdom_scrapy.page.terms import extract_terms
 from wisdom_scrapy.segment import SegParams, partition, translate
-from wisdom_scrapy.text import extract_terms
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.page.model import PageModel
     from wisdom_scrapy.segment import H2SSequence
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 One incremental structure serves both methods. A :class:`StyleTree` is built top-down from a
 site's pages (``add_page``, one call per page, no recursion: an explicit stack over the
-:class:`~wisdom_scrapy.dom.PageModel` arrays):
+:class:`~wisdom_scrapy.page.model.PageModel` arrays):
 
 * an **element node** is a (TAG, display attributes) key under a parent style node, with ``m``,
   the number of pages containing it (§4.2.1);
@@ -52,7 +52,7 @@ import numpy as np
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.page.model import PageModel
 
 __all__ = [
     "CST_PARAMS",

@@ -30,7 +30,7 @@ import numpy as np
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.page.model import PageModel
 
 __all__ = ["TemplateDetector", "fingerprints", "pagelets"]
 

@@ -132,7 +132,7 @@ import numpy as np
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
-    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.page.model import PageModel
 
 __all__ = [
     "FEATURES",
@@ -217,8 +217,8 @@ class WisdomParams:
     ``explore_rejected``: k-MIB searches the children of a candidate that fails the type
     constraint (default) instead of dropping its sub-tree.
     ``min_pages``: fewest pages the site's store must know for entropy-based mining; below it
-    :func:`wisdom_scrapy.analysis.analyze_page` uses the single-page extractor. ``None``
-    derives it from ``tc_article`` (:attr:`warm_pages`).
+    :func:`wisdom_scrapy.analysis.page_analysis.analyze_page` uses the single-page extractor.
+    ``None`` derives it from ``tc_article`` (:attr:`warm_pages`).
     ``zero_api_ratio``: above this share of zero-API meaningful anchors, TOC blocks are mined by
     ALEN instead of API (:func:`toc_feature`); ``toc_feature`` forces "api" or "alen".
     """
@@ -1005,10 +1005,10 @@ def text_flow(model: PageModel) -> NDArray[np.bool_]:
 
 def layout_nodes(model: PageModel, in_flow: NDArray[np.bool_] | None = None) -> NDArray[np.bool_]:
     """Nodes that are page layout rather than a piece of running text: block-level elements
-    (HTML's block tags, :data:`wisdom_scrapy.dom.BLOCK_TAGS`, and table cells) outside any
+    (HTML's block tags, :data:`wisdom_scrapy.page.model.BLOCK_TAGS`, and table cells) outside any
     text flow (:func:`text_flow`). Inline elements with no text around them (the spans of
     highlighted code, an icon link) belong to the line they make up."""
-    from wisdom_scrapy.dom import BLOCK_TAGS
+    from wisdom_scrapy.page.model import BLOCK_TAGS
 
     block_tag = np.array([t in BLOCK_TAGS or t in ("td", "th") for t in model.tag_names] + [False])
     if in_flow is None:

@@ -47,7 +47,7 @@ from wisdom_scrapy.segment.seg import SegParams, low_complexity_mask, window_com
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.page.model import PageModel
     from wisdom_scrapy.segment.h2s import H2SSequence
 
 __all__ = ["TH_R", "Block", "partition", "r_seg"]

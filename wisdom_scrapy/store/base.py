@@ -43,7 +43,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
-from wisdom_scrapy.strings import StringTable, StringValues, TableValues
+from wisdom_scrapy.store.strings import StringTable, StringValues, TableValues
 
 __all__ = [
     "EntropyMirror",
@@ -177,7 +177,7 @@ class EntropySnapshot:
     ``values`` leaves out the terms of entropy 0 (a term seen on one page only), which read as
     0 all the same, like unseen terms: they are a third to most of a site's vocabulary (each
     new article's own words), and a crawl holds a snapshot per site: it keeps them packed (a
-    :class:`~wisdom_scrapy.strings.StringValues`, made of any mapping given). ``n_terms``:
+    :class:`~wisdom_scrapy.store.strings.StringValues`, made of any mapping given). ``n_terms``:
     every term of the site, those included (0: not counted). ``key``: this snapshot's number in the
     process that made it (never reused, unlike ``id``: what a worker is told to analyse with).
     """

@@ -1,10 +1,10 @@
 """Page analyses in worker processes (``WISDOM_WORKERS``), with the items the crawl process
 would make.
 
-A page's analysis (:func:`~wisdom_scrapy.analysis.analyze_page`) reads, besides the page, three
-things of its site's state, all kept by the crawl process's :class:`~wisdom_scrapy.extraction.
-Extractor`; each :class:`AnalysisJob` carries what it reads of them, so the worker's analysis
-is the one the crawl process would make (a test compares them):
+A page's analysis (:func:`~wisdom_scrapy.analysis.page_analysis.analyze_page`) reads, besides the
+page, three things of its site's state, all kept by the crawl process's
+:class:`~wisdom_scrapy.engine.waits.Extractor`; each :class:`AnalysisJob` carries what it reads of
+them, so the worker's analysis is the one the crawl process would make (a test compares them):
 
 * **the entropy snapshot** the extractor picked. A worker keeps the latest of the
   :data:`WORKER_SNAPSHOT_SITES` sites it analysed last; a job carries the snapshot only when
@@ -14,10 +14,10 @@ is the one the crawl process would make (a test compares them):
   (:class:`~wisdom_scrapy.mining.repetition.PageRepetition`), all the analysis reads.
 * **the fetched link targets' terms** (WISDOM's anchor precision index): for each target the
   crawl process has fetched, the ids of its terms that the page also holds (an anchor's terms
-  are the page's), into the crawl's term vocabulary (:class:`~wisdom_scrapy.extraction.
+  are the page's), into the crawl's term vocabulary (:class:`~wisdom_scrapy.engine.waits.
   TermIndex`); a job carries the vocabulary's terms that worker has not been sent yet.
 
-The worker models the page from its text (:class:`~wisdom_scrapy.extraction.PageSource`: as
+The worker models the page from its text (:class:`~wisdom_scrapy.engine.waits.PageSource`: as
 Scrapy parsed it), analyses it and makes its item; it sends back a :class:`~wisdom_scrapy.
 extraction.RemoteAnalysis` (the role, the TOC links the waits read, the item, the redundant
 blocks for the report). A worker that dies costs nothing but time: the page goes to a new one
@@ -39,26 +39,26 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from wisdom_scrapy.extraction import (
+from wisdom_scrapy.analysis.annotated import redundant_summary
+from wisdom_scrapy.engine.waits import (
     PageSource,
     RemoteAnalysis,
     TermIndex,
     items_from_analysis,
 )
+from wisdom_scrapy.engine.worker_pool import WorkerHung, WorkerLost, WorkerNotStarted, WorkerPool
 from wisdom_scrapy.mining.wisdom import link_targets
-from wisdom_scrapy.text import extract_terms
-from wisdom_scrapy.view import redundant_summary
-from wisdom_scrapy.workers import WorkerHung, WorkerLost, WorkerNotStarted, WorkerPool
+from wisdom_scrapy.page.terms import extract_terms
 
 if TYPE_CHECKING:
     from collections.abc import Set as AbstractSet
 
     from numpy.typing import NDArray
 
-    from wisdom_scrapy.analysis import PageAnalysis
-    from wisdom_scrapy.dom import PageModel
-    from wisdom_scrapy.extraction import _Held
+    from wisdom_scrapy.analysis.page_analysis import PageAnalysis
+    from wisdom_scrapy.engine.waits import _Held
     from wisdom_scrapy.mining.repetition import BlockRepetition, PageRepetition
+    from wisdom_scrapy.page.model import PageModel
     from wisdom_scrapy.store import EntropySnapshot
 
 __all__ = ["WORKER_SNAPSHOT_SITES", "AnalysisJob", "RemoteAnalyzer", "RemoteJob", "analyse_job"]
@@ -108,17 +108,18 @@ class AnalysisJob:
 
 
 def warm_up() -> None:
-    """Run by a new worker before it says it is ready (:data:`~wisdom_scrapy.workers.WARM_UP`):
-    the stemmer's import, which the first analysis would otherwise pay inside
-    ``WISDOM_WORKER_TIMEOUT``: on a loaded machine a short timeout then killed every new worker
-    on its first page, again and again (it took ~1 s of CPU while it imported all of nltk; it
-    takes ~30 ms since :mod:`wisdom_scrapy.stemmer`, but the timeout may be shorter still)."""
+    """Run by a new worker before it says it is ready
+    (:data:`~wisdom_scrapy.engine.worker_pool.WARM_UP`): the stemmer's import, which the first
+    analysis would otherwise pay inside ``WISDOM_WORKER_TIMEOUT``: on a loaded machine a short
+    timeout then killed every new worker on its first page, again and again (it took ~1 s of CPU
+    while it imported all of nltk; it takes ~30 ms since :mod:`wisdom_scrapy.page.stemmer`, but the
+    timeout may be shorter still)."""
     extract_terms("warming up")
 
 
 def analyse_job(state: dict[str, Any], job: AnalysisJob) -> RemoteAnalysis:
-    """A worker's handler (:class:`~wisdom_scrapy.workers.WorkerPool`): the page's analysis and
-    item, from the job and what earlier jobs left in ``state``."""
+    """A worker's handler (:class:`~wisdom_scrapy.engine.worker_pool.WorkerPool`): the page's
+    analysis and item, from the job and what earlier jobs left in ``state``."""
     names: list[str] = state.setdefault("names", [])
     names.extend(job.names)
     snapshots: OrderedDict[str, tuple[int, EntropySnapshot]] = state.setdefault(

@@ -3,7 +3,8 @@
 =================  =========================================================================
 cleaner            what decides which parts of a page are kept
 =================  =========================================================================
-``wisdom``         WISDOM's k-MIB article structure (:mod:`wisdom_scrapy.analysis`), default
+``wisdom``         WISDOM's k-MIB article structure (:mod:`wisdom_scrapy.analysis.page_analysis`),
+                   default
 ``sst``            the site style tree: MapSST with MarkNoise/MarkMeaningful and the site's
                    automatic threshold t (:mod:`wisdom_scrapy.mining.styletree`)
 ``cst``            the compressed structure tree's feature weights (MapCST); a virtual leaf's
@@ -46,13 +47,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wisdom_scrapy.analysis import (
+from wisdom_scrapy.analysis.page_analysis import (
     Block,
     analyze_page,
     clean_features,
     owner_of,
     term_weights,
 )
+from wisdom_scrapy.engine.sites import Sites
 from wisdom_scrapy.mining.infodiscoverer import (
     PageFeatures,
     informative_mask,
@@ -70,14 +72,13 @@ from wisdom_scrapy.mining.styletree import (
 )
 from wisdom_scrapy.mining.template import TemplateDetector
 from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
-from wisdom_scrapy.site import Sites
-from wisdom_scrapy.text import stable_hash
+from wisdom_scrapy.page.terms import stable_hash
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from wisdom_scrapy.analysis import PageAnalysis
-    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.analysis.page_analysis import PageAnalysis
+    from wisdom_scrapy.page.model import PageModel
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
 __all__ = ["CLEANERS", "Cleaned", "Cleaners", "site_cleaner"]
@@ -478,13 +479,13 @@ class Cleaners:
 
     def analyzer(self, params: WisdomParams = DEFAULT_PARAMS, *,
                  every_block: bool = False) -> Callable[..., PageAnalysis]:
-        """The page analysis of a crawl with this cleaner: :func:`~wisdom_scrapy.analysis.
-        analyze_page` (same signature) with WISDOM's ``params`` and ``every_block`` (the
-        crawl's items have a ``blocks`` field), then :meth:`apply`. The crawl's extractor
-        and ``scrapy wisdom-show`` both call this one, so they give a page the same role,
-        text, metadata and links (the view asks for every block, with its figures).
-        With ``wisdom`` (the default) it is ``analyze_page`` itself: the same analysis as the
-        benchmarks' and :func:`~wisdom_scrapy.analyze_page`'s."""
+        """The page analysis of a crawl with this cleaner:
+        :func:`~wisdom_scrapy.analysis.page_analysis.analyze_page` (same signature) with WISDOM's
+        ``params`` and ``every_block`` (the crawl's items have a ``blocks`` field), then
+        :meth:`apply`. The crawl's extractor and ``scrapy wisdom-show`` both call this one, so they
+        give a page the same role, text, metadata and links (the view asks for every block, with its
+        figures). With ``wisdom`` (the default) it is ``analyze_page`` itself: the same analysis as
+        the benchmarks' and :func:`~wisdom_scrapy.analyze_page`'s."""
         analyze = partial(analyze_page, params=params, every_block=every_block)
         if self.name == "wisdom":
             return analyze

@@ -9,8 +9,8 @@ tell which worker a call goes to and keep, per worker, what it has already sent 
 entropies, a vocabulary): a call then carries only what is new. The handler receives a dict
 that lives as long as its worker, for exactly that.
 
-A worker is a new Python process (``python -m wisdom_scrapy.workers``) talking over a socket
-pair: never a fork of the crawl process (its reactor threads, its memory), and never one that
+A worker is a new Python process (``python -m wisdom_scrapy.engine.worker_pool``) talking over a
+socket pair: never a fork of the crawl process (its reactor threads, its memory), and never one that
 imports the crawl's main script, as multiprocessing's spawn and fork-server methods do (a script
 that starts a crawl without an ``if __name__ == "__main__":`` guard would start it again in
 every worker). It imports the handler's module and the handler's payloads' classes, nothing of
@@ -90,7 +90,7 @@ def default_workers(cpus: int | None = None) -> int:
 
 
 #: A payload asking a worker for its CPU seconds so far (:meth:`WorkerPool.cpu_seconds`).
-_CPU = "wisdom_scrapy.workers:cpu"
+_CPU = "wisdom_scrapy.engine.worker_pool:cpu"
 
 
 def _serve(conn: Connection, handler: Handler) -> None:
@@ -196,7 +196,8 @@ class WorkerPool:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         process = subprocess.Popen(
             # -P: the crawl's own sys.path (PYTHONPATH below), not the current directory first
-            [sys.executable, "-P", "-m", "wisdom_scrapy.workers", str(theirs.fileno()), handler],
+            [sys.executable, "-P", "-m", "wisdom_scrapy.engine.worker_pool", str(theirs.fileno()),
+             handler],
             # stdout may be the crawl's feed (-o -): a worker writes only errors, to stderr
             pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -384,7 +385,7 @@ class WorkerPool:
 
 
 def main(argv: list[str]) -> None:
-    """A worker's process: ``python -m wisdom_scrapy.workers FD MODULE:FUNCTION``.
+    """A worker's process: ``python -m wisdom_scrapy.engine.worker_pool FD MODULE:FUNCTION``.
 
     Ctrl-C in the crawl's terminal reaches the whole process group: the crawl closes gracefully
     and tells its workers when, so they ignore it. A worker ends when its crawl process does

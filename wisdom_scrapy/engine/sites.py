@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING
 from wisdom_scrapy.store.base import EntropyMirror
 
 if TYPE_CHECKING:
-    from wisdom_scrapy.cleaners import SiteCleaner
-    from wisdom_scrapy.extraction import SiteWaits
+    from wisdom_scrapy.analysis.cleaners import SiteCleaner
+    from wisdom_scrapy.engine.link_graph import SiteLinks
+    from wisdom_scrapy.engine.waits import SiteWaits
     from wisdom_scrapy.store import EntropySnapshot, TermStore
-    from wisdom_scrapy.structure import SiteLinks
 
 __all__ = ["SITE_HORIZON", "SNAPSHOT_GROWTH", "SNAPSHOT_TERMS", "SiteContext", "Sites"]
 

@@ -18,8 +18,8 @@ nltk already imported (then the ordinary import costs nothing), or a version of 
 
 The bare parents stand in ``sys.modules`` for the few milliseconds of the stemmer's import: an
 ``import nltk`` in another thread at that moment would get one. The package imports the
-stemmer from the thread that calls :func:`~wisdom_scrapy.text.extract_terms` first (the crawl's
-reactor thread, a worker's main thread); a lock keeps two such threads apart.
+stemmer from the thread that calls :func:`~wisdom_scrapy.page.terms.extract_terms` first (the
+crawl's reactor thread, a worker's main thread); a lock keeps two such threads apart.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ class KeyValues:
     new keys in a small dict until it holds more than an eighth of them (or
     :data:`_MERGE_AT`), then merged in (amortised, a few array operations per key). About 12
     bytes a key instead of a dict's ~100 (an entry and two int objects). The mechanism of
-    :class:`KeyCounts` and of :class:`~wisdom_scrapy.strings.StringTable`'s index."""
+    :class:`KeyCounts` and of :class:`~wisdom_scrapy.store.strings.StringTable`'s index."""
 
     __slots__ = ("_keys", "_recent", "_values")
 

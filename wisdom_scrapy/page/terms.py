@@ -4,7 +4,7 @@ A *term* is what the entropy store counts: a Unicode-normalised, lower-cased key
 
 * English (and other space-separated scripts): runs of letters and digits; stop words removed,
   words Porter-stemmed (nltk's ``PorterStemmer``, no corpus needed, loaded without nltk's
-  package import: :mod:`wisdom_scrapy.stemmer`) so that "entropy" and "entropies" are one term.
+  package import: :mod:`wisdom_scrapy.page.stemmer`) so that "entropy" and "entropies" are one term.
 * Chinese: runs of Han characters segmented with jieba (initialised lazily and quietly on the
   first Han run, so English-only crawls never pay for its dictionary), stop words removed.
 * Mixed-script text: each run is handled by its own rule, in text order.
@@ -25,7 +25,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from wisdom_scrapy.stemmer import porter_stem
+from wisdom_scrapy.page.stemmer import porter_stem
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -111,10 +111,11 @@ Memory
     one count per distinct (slot, text) and (slot, target) pair and per sampled shingle, 12
     bytes each (:class:`KeyCounts`), the site's URL table, and per page its URL and scores.
     The records' terms are ids into the crawl's vocabulary, one for all sites; it and the URL
-    tables are each a :class:`~wisdom_scrapy.strings.StringTable` (about 30 bytes a string
+    tables are each a :class:`~wisdom_scrapy.store.strings.StringTable` (about 30 bytes a string
     over its text). The counts of a site the crawl has left are let go and counted again from
     the stored records when it comes back (:meth:`StructureTracker.let_go`,
-    :class:`~wisdom_scrapy.site.Sites`): a broad crawl holds those of the sites it is crawling.
+    :class:`~wisdom_scrapy.engine.sites.Sites`): a broad crawl holds those of the sites it is
+    crawling.
 """
 
 from __future__ import annotations
@@ -134,19 +135,19 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from wisdom_scrapy.engine.sites import SiteContext, Sites
 from wisdom_scrapy.items import SiteStructureItem
-from wisdom_scrapy.mining.counts import KeyCounts
 from wisdom_scrapy.mining.lamis import HitsResult, LinkGraph, hits
 from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
-from wisdom_scrapy.site import SiteContext, Sites
+from wisdom_scrapy.page.terms import extract_terms, stable_hash
 from wisdom_scrapy.store import StoreError, TermStore
-from wisdom_scrapy.strings import StringTable, TableSubset
-from wisdom_scrapy.text import extract_terms, stable_hash
+from wisdom_scrapy.store.counts import KeyCounts
+from wisdom_scrapy.store.strings import StringTable, TableSubset
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from wisdom_scrapy.dom import PageModel
+    from wisdom_scrapy.page.model import PageModel
 
 __all__ = [
     "KeyCounts",
@@ -896,7 +897,7 @@ class _UrlValues:
 
 @dataclass
 class SiteLinks:
-    """The link structure's part of a site's :class:`~wisdom_scrapy.site.SiteContext`: its
+    """The link structure's part of a site's :class:`~wisdom_scrapy.engine.sites.SiteContext`: its
     page records, its latest analysis and scores, and the one-step estimates since."""
 
     recorder: SiteRecorder
@@ -918,7 +919,8 @@ class StructureTracker:
     factor by which a site must grow before it is analysed again; ``in_flight(site)`` the URLs
     this process has fed into the store but not observed yet (not fetched from the store).
     Each site's part (:class:`SiteLinks`) lives in its context in ``sites`` (the crawl's
-    :class:`~wisdom_scrapy.site.Sites`, whose snapshot the analysis uses; a new one by default).
+    :class:`~wisdom_scrapy.engine.sites.Sites`, whose snapshot the analysis uses; a new one by
+    default).
     """
 
     def __init__(
@@ -974,8 +976,8 @@ class StructureTracker:
 
     def let_go(self, context: SiteContext) -> bool:
         """Let a left site's block statistics go (:attr:`Sites.on_left
-        <wisdom_scrapy.site.Sites.on_left>`) when the store holds, for every page they count,
-        the record they counted (none held back by a store failure, none recorded twice), so
+        <wisdom_scrapy.engine.sites.Sites.on_left>`) when the store holds, for every page they
+        count, the record they counted (none held back by a store failure, none recorded twice), so
         that counting them again from it gives the same statistics; whether they went. Its
         URL table, scores and estimates stay: they are numbered by URL id. In a distributed
         crawl, a record another worker stored again for one of its pages is the one counted
@@ -1085,7 +1087,7 @@ class StructureTracker:
 
     def analyse(self, site: str) -> SiteAnalysis:
         """Run the site's entropy-HITS analysis now, with the entropies of every page the store
-        holds (:meth:`~wisdom_scrapy.site.SiteContext.current`), and keep its scores."""
+        holds (:meth:`~wisdom_scrapy.engine.sites.SiteContext.current`), and keep its scores."""
         started = time.perf_counter()
         state = self.state(site)
         recorder = state.recorder

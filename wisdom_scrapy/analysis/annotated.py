@@ -28,15 +28,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 from lxml import etree
 
-from wisdom_scrapy.analysis import PageAnalysis, analyze_page
-from wisdom_scrapy.dom import BLOCK_TAGS, PageModel
+from wisdom_scrapy.analysis.page_analysis import PageAnalysis, analyze_page
 from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams, node_features
-from wisdom_scrapy.urls import host_key
+from wisdom_scrapy.page.model import BLOCK_TAGS, PageModel
+from wisdom_scrapy.page.urls import host_key
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from wisdom_scrapy.cleaners import Cleaners
+    from wisdom_scrapy.analysis.cleaners import Cleaners
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
 __all__ = [
@@ -121,7 +121,7 @@ def kept_mask(analysis: PageAnalysis) -> NDArray[np.bool_]:
     """Nodes whose own text a cleaned item keeps: the article body without its excluded
     sub-trees (ArticleItem.text/html), the metadata blocks (ArticleItem.metadata) and the TOC
     structure (TocItem.links). An excluded node leaves out its whole sub-tree, as in the item's
-    text (:meth:`~wisdom_scrapy.dom.PageModel.text_of`)."""
+    text (:meth:`~wisdom_scrapy.page.model.PageModel.text_of`)."""
     model = analysis.model
     assert model is not None
     kept = np.zeros(model.n, dtype=bool)
@@ -462,9 +462,10 @@ def page_view(
     outlined blocks stay WISDOM's.
 
     ``site`` defaults to the URL's host (the default ``WISDOM_SITE_KEY``). Without
-    ``target_terms`` (the terms of a linked page, as in :func:`~wisdom_scrapy.analysis.
-    analyze_page`) the linked pages are unknown, so TOC blocks are mined by anchor length
-    (WISDOM §4.4's fallback when API cannot score a page's anchors) and no API is shown.
+    ``target_terms`` (the terms of a linked page, as in
+    :func:`~wisdom_scrapy.analysis.page_analysis.analyze_page`) the linked pages are unknown, so TOC
+    blocks are mined by anchor length (WISDOM §4.4's fallback when API cannot score a page's
+    anchors) and no API is shown.
     """
     params = params or DEFAULT_PARAMS
     site = site or host_key(url)

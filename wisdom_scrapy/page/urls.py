@@ -1,4 +1,5 @@
-"""URL helpers shared by every stage (link resolution itself lives in :mod:`wisdom_scrapy.dom`)."""
+"""URL helpers shared by every stage (link resolution itself lives in
+:mod:`wisdom_scrapy.page.model`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Feeding pages into the term-entropy store: what the spider middleware does for each response.
 
-A page's terms and out-links come from its :class:`~wisdom_scrapy.dom.PageModel`, the model the
-analysis works on, so there is one definition of a page's visible text and it is computed once
+A page's terms and out-links come from its :class:`~wisdom_scrapy.page.model.PageModel`, the model
+the analysis works on, so there is one definition of a page's visible text and it is computed once
 per page. In a crawl the model is built from the tree Scrapy already parsed
 (``response.selector.root``): the page is parsed once however many stages look at it.
 
@@ -21,10 +21,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from wisdom_scrapy.dom import PageModel
 from wisdom_scrapy.mining.repetition import RECORD_KIND, encode_blocks, page_blocks
+from wisdom_scrapy.page.model import PageModel
+from wisdom_scrapy.page.urls import host_key
 from wisdom_scrapy.store.base import EntropySnapshot, Link, StoreError, TermChanges, TermStore
-from wisdom_scrapy.urls import host_key
 
 if TYPE_CHECKING:
     import numpy as np
@@ -140,7 +140,7 @@ class WriteBehind(TermStore):
     first, except for :meth:`page_count`, answered as the store's count plus the queued pages
     it does not hold yet (the analysis reads it per page: a batch per page would undo the
     batching), for a site's block records while no page of the site is queued (a broad
-    crawl reads those of the sites it left: :class:`~wisdom_scrapy.site.Sites`), and for one
+    crawl reads those of the sites it left: :class:`~wisdom_scrapy.engine.sites.Sites`), and for one
     page's block record (the queued page's, else the store's). Writes (a
     retry's) go after the queued pages, so a page's last version wins.
 

@@ -11,8 +11,8 @@ and without holding more than a bounded number of pages:
   templated site, derived from the site, not a constant — or until the store knows
   ``warmup_pages`` pages (a site with no repeated box). Then every held page is analysed with
   the site's repetition: the article body and list pages come from it
-  (:class:`~wisdom_scrapy.analysis.SiteView`); term entropy, which needs more pages to mean
-  anything (``WisdomParams.warm_pages``), joins in when the store has them. A store that is
+  (:class:`~wisdom_scrapy.analysis.page_analysis.SiteView`); term entropy, which needs more pages to
+  mean anything (``WisdomParams.warm_pages``), joins in when the store has them. A store that is
   already warm from an earlier crawl (or another process) holds nothing. At spider idle/close
   the held pages are analysed with what there is.
 * **Link targets** (WISDOM's anchor precision index compares an anchor with the page it links
@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from parsel import Selector
 
-from wisdom_scrapy.dom import PageModel
+from wisdom_scrapy.engine.sites import SiteContext, Sites
 from wisdom_scrapy.items import (
     HEAVY_FIELDS,
     ArticleItem,
@@ -74,16 +74,16 @@ from wisdom_scrapy.mining.repetition import (
     page_blocks,
     repeated_blocks,
 )
-from wisdom_scrapy.site import SiteContext, Sites
+from wisdom_scrapy.page.model import PageModel
+from wisdom_scrapy.page.terms import extract_terms
 from wisdom_scrapy.store import StoreError
-from wisdom_scrapy.strings import StringBytes, StringTable
-from wisdom_scrapy.text import extract_terms
+from wisdom_scrapy.store.strings import StringBytes, StringTable
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from wisdom_scrapy.analysis import PageAnalysis
-    from wisdom_scrapy.remote import RemoteAnalyzer
+    from wisdom_scrapy.analysis.page_analysis import PageAnalysis
+    from wisdom_scrapy.engine.offload import RemoteAnalyzer
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
 __all__ = [
@@ -181,7 +181,7 @@ class TermIndex:
 
     About 1 byte per distinct term of a page (its sorted ids into the index's vocabulary as
     varint gaps: :func:`_pack_ids`; a Python set of strings would take ~60, an id array 4) and
-    20 per page (:class:`~wisdom_scrapy.strings.StringBytes`), so a crawl of 10⁵ pages keeps
+    20 per page (:class:`~wisdom_scrapy.store.strings.StringBytes`), so a crawl of 10⁵ pages keeps
     it in memory; :meth:`get` unpacks a page's ids (a few µs).
     """
 
@@ -245,7 +245,7 @@ class PageSource:
     base URL, parsed as Scrapy parses it (``response.selector``: parsel's HTML parser with the
     response's base URL), so the model is identical. A waiting page keeps this, not its model
     and parsed tree (a tenth of the memory: module docstring), and a worker process
-    (:mod:`wisdom_scrapy.remote`) models the page from it."""
+    (:mod:`wisdom_scrapy.engine.offload`) models the page from it."""
 
     url: str
     text: str
@@ -289,11 +289,11 @@ class _Held:
 
 @dataclass(slots=True)
 class RemoteAnalysis:
-    """A page's analysis made in a worker process (:mod:`wisdom_scrapy.remote`): what the
-    waits read of a :class:`~wisdom_scrapy.analysis.PageAnalysis` and the item made from it
-    there, with no title of the spider's and no fields of its own yet (:meth:`finished_item`).
-    ``redundant``: the page's redundant blocks for the site report
-    (:func:`~wisdom_scrapy.view.redundant_summary`), when it asked for them."""
+    """A page's analysis made in a worker process (:mod:`wisdom_scrapy.engine.offload`): what the
+    waits read of a :class:`~wisdom_scrapy.analysis.page_analysis.PageAnalysis` and the item made
+    from it there, with no title of the spider's and no fields of its own yet
+    (:meth:`finished_item`). ``redundant``: the page's redundant blocks for the site report
+    (:func:`~wisdom_scrapy.analysis.annotated.redundant_summary`), when it asked for them."""
 
     url: str
     role: str
@@ -317,8 +317,9 @@ class RemoteAnalysis:
 @dataclass(slots=True)
 class _Started:
     """A page's analysis begun with its site's state (:meth:`Extractor._start`): made here
-    (``analysis``), sent to a worker (``job``: :meth:`~wisdom_scrapy.remote.RemoteAnalyzer.job`)
-    or failed before it could be (``error``)."""
+    (``analysis``), sent to a worker (``job``:
+    :meth:`~wisdom_scrapy.engine.offload.RemoteAnalyzer.job`) or failed before it could be
+    (``error``)."""
 
     site: str
     held: _Held
@@ -350,7 +351,7 @@ class ReadyPage:
 
 @dataclass
 class SiteWaits:
-    """The extractor's part of a site's :class:`~wisdom_scrapy.site.SiteContext`: its pages
+    """The extractor's part of a site's :class:`~wisdom_scrapy.engine.sites.SiteContext`: its pages
     waiting, whether its cold start is over, its block repetition."""
 
     held: list[_Held] = field(default_factory=list)
@@ -462,10 +463,10 @@ def _toc_links(
 class Extractor:
     """Turns a crawl's pages into items, per site, with the waits the module docstring explains.
 
-    ``analyze`` is :func:`wisdom_scrapy.analysis.analyze_page` (a parameter so the waits can be
-    tested on their own); ``count`` receives stat names to increment. With ``remote`` (a
-    :class:`~wisdom_scrapy.remote.RemoteAnalyzer`, ``WISDOM_WORKERS``) the analyses run in
-    worker processes, each sent what it reads of the site's state, so the items are the ones
+    ``analyze`` is :func:`wisdom_scrapy.analysis.page_analysis.analyze_page` (a parameter so the
+    waits can be tested on their own); ``count`` receives stat names to increment. With ``remote``
+    (a :class:`~wisdom_scrapy.engine.offload.RemoteAnalyzer`, ``WISDOM_WORKERS``) the analyses run
+    in worker processes, each sent what it reads of the site's state, so the items are the ones
     made here.
 
     The steps that may analyse a page (:meth:`submit`, :meth:`finish_completed`,
@@ -481,7 +482,8 @@ class Extractor:
     stored_repetition`: a resumed crawl, a worker of a distributed one, a warm store) and takes
     in the pages other processes store as the site grows (when the entropy snapshot is re-read).
     Each site's part (:class:`SiteWaits`) lives in its context in ``sites`` (the crawl's
-    :class:`~wisdom_scrapy.site.Sites`, whose snapshots the analysis uses; a new one by default).
+    :class:`~wisdom_scrapy.engine.sites.Sites`, whose snapshots the analysis uses; a new one by
+    default).
     """
 
     def __init__(
@@ -791,8 +793,8 @@ class Extractor:
 
     def let_go(self, context: SiteContext) -> bool:
         """Let a left site's block repetition go (:attr:`Sites.on_left
-        <wisdom_scrapy.site.Sites.on_left>`) when the store holds exactly the pages it counts,
-        so that reading it back (:meth:`_state`) gives the same counts; whether it went. Its
+        <wisdom_scrapy.engine.sites.Sites.on_left>`) when the store holds exactly the pages it
+        counts, so that reading it back (:meth:`_state`) gives the same counts; whether it went. Its
         pages waiting here need not stay: each analysis reads the state when it starts."""
         state, site = context.waits, context.site
         if state is None or state.repetition_let_go:

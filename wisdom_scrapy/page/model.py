@@ -52,7 +52,7 @@ Non-content and dummy nodes
 
 Terms
     Computed lazily (first use of ``term_ids``, ``vocab``, ``page_counts`` …) with the same rules
-    as :func:`wisdom_scrapy.text.count_terms`. Terms are stored grouped by owner node in node
+    as :func:`wisdom_scrapy.page.terms.count_terms`. Terms are stored grouped by owner node in node
     order: ``term_ids[term_start[i]:term_start[i + 1]]`` are node ``i``'s own terms and
     ``term_ids[term_start[i]:term_start[subtree_end[i]]]`` its subtree's, so WISDOM's CII (mean
     term weight of every subtree) is one prefix sum: :meth:`PageModel.subtree_term_mean`.
@@ -78,7 +78,7 @@ from lxml import etree
 from lxml import html as lxml_html
 from w3lib.url import safe_url_string
 
-from wisdom_scrapy.text import _TOKEN_RE, WORD_CACHE_SIZE, is_overlong, token_terms
+from wisdom_scrapy.page.terms import _TOKEN_RE, WORD_CACHE_SIZE, is_overlong, token_terms
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Sequence
@@ -615,7 +615,7 @@ class PageModel:
 
     @cached_property
     def _terms(self) -> tuple[list[str], NDArray[np.int32], NDArray[np.int64]]:
-        """Terms of every visible piece, exactly as :func:`~wisdom_scrapy.text.count_terms`
+        """Terms of every visible piece, exactly as :func:`~wisdom_scrapy.page.terms.count_terms`
         finds them, grouped by owner node (then piece order).
 
         Tokenising dominates, so: ASCII pieces (most of them) are lower-cased and split in C
@@ -703,7 +703,7 @@ class PageModel:
 
     @property
     def vocab(self) -> list[str]:
-        """Page-local term vocabulary: ``vocab[term_id]`` is the term (see ``text.py``)."""
+        """Page-local term vocabulary: ``vocab[term_id]`` is the term (see ``page/terms.py``)."""
         return self._terms[0]
 
     @property
@@ -727,7 +727,7 @@ class PageModel:
     @property
     def overlong_tokens(self) -> int:
         """Word and number occurrences dropped for being longer than
-        :data:`~wisdom_scrapy.text.MAX_TERM_CHARS` (encoded blobs, not words)."""
+        :data:`~wisdom_scrapy.page.terms.MAX_TERM_CHARS` (encoded blobs, not words)."""
         self._terms  # noqa: B018  (computed with the terms)
         return self._overlong_tokens
 

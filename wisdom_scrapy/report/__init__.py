@@ -13,10 +13,10 @@ Per site it shows
 * the **sitemap** tree (the :class:`~wisdom_scrapy.items.SitemapItem`, SMG §4.6) when the crawl
   produced one;
 * the **most redundant blocks**: the maximal sub-trees with text that no cleaned item kept
-  (:func:`wisdom_scrapy.view.redundant_roots`), grouped by tag path over the site's pages and
-  named by the page's own id/class (``div#sidebar``, ``nav.menu``:
-  :func:`wisdom_scrapy.view.block_name`), with how many pages had them, how much text they
-  removed and a sample of it;
+  (:func:`wisdom_scrapy.analysis.annotated.redundant_roots`), grouped by tag path over the site's
+  pages and named by the page's own id/class (``div#sidebar``, ``nav.menu``:
+  :func:`wisdom_scrapy.analysis.annotated.block_name`), with how many pages had them, how much text
+  they removed and a sample of it;
 * **entropy histograms**: the site's term entropies (WISDOM §3.1, from the store) and, per
   analysed page, the mean entropy of the page's terms and of its article's terms;
 * the **crawl's figures**: pages fed, items per role (the site's items, as above), links
@@ -55,20 +55,20 @@ from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from wisdom_scrapy.analysis.annotated import ROLE_COLOURS, redundant_summary
+from wisdom_scrapy.engine.waits import RemoteAnalysis
 from wisdom_scrapy.extension import WisdomExtension
-from wisdom_scrapy.extraction import RemoteAnalysis
 from wisdom_scrapy.items import ArticleItem, SitemapItem, SiteStructureItem, TocItem
+from wisdom_scrapy.report.svg import bars_svg, histogram_svg
 from wisdom_scrapy.settings import SettingsError, WisdomSettings
 from wisdom_scrapy.store import StoreError, TermStore, redact_uri
-from wisdom_scrapy.strings import SeenStrings
-from wisdom_scrapy.svg import bars_svg, histogram_svg
-from wisdom_scrapy.view import ROLE_COLOURS, redundant_summary
+from wisdom_scrapy.store.strings import SeenStrings
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from wisdom_scrapy.analysis import PageAnalysis
-    from wisdom_scrapy.runtime import WisdomRuntime
+    from wisdom_scrapy.analysis.page_analysis import PageAnalysis
+    from wisdom_scrapy.crawl_state import WisdomRuntime
 
 __all__ = [
     "REPORT_KIND",
@@ -137,7 +137,8 @@ class SiteReportData:
 
     def observe(self, analysis: PageAnalysis | RemoteAnalysis) -> None:
         """Count one analysed page's redundant blocks (once per path and page); a page analysed
-        in a worker process brings them (:func:`~wisdom_scrapy.view.redundant_summary`)."""
+        in a worker process brings them
+        (:func:`~wisdom_scrapy.analysis.annotated.redundant_summary`)."""
         if isinstance(analysis, RemoteAnalysis):
             summary = analysis.redundant
         else:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Self, overload
 
 import numpy as np
 
-from wisdom_scrapy.mining.counts import KeyValues
+from wisdom_scrapy.store.counts import KeyValues
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -74,7 +74,7 @@ class StringTable(Sequence[str]):
     ``table[i]`` is string ``i``; :meth:`ids` gives strings their ids, adding new ones;
     :meth:`lookup` and :meth:`get` only look. A string is found by a 64-bit hash (:func:`_key`;
     salted per process, which is fine: ids are this process's own and a pickled table
-    rebuilds its index), kept with the ids in a :class:`~wisdom_scrapy.mining.counts.KeyValues`.
+    rebuilds its index), kept with the ids in a :class:`~wisdom_scrapy.store.counts.KeyValues`.
     Two distinct strings
     would share an id, and the second would read as the first, only if their hashes collided:
     about n²/2⁶⁵ for n strings, 3·10⁻⁸ for a million.

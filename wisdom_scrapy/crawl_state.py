@@ -30,25 +30,25 @@ from scrapy.utils.reactor import is_asyncio_reactor_installed
 from scrapy.utils.response import get_base_url
 
 import wisdom_scrapy.adapter  # noqa: F401  (registers the page items' ItemAdapter)
-from wisdom_scrapy.cleaners import Cleaners
-from wisdom_scrapy.dom import (
+from wisdom_scrapy.analysis.cleaners import Cleaners
+from wisdom_scrapy.engine.offload import RemoteAnalyzer, analyse_job
+from wisdom_scrapy.engine.sites import Sites
+from wisdom_scrapy.engine.waits import ExtractionParams, Extractor, PageSource, ReadyPage, run_sync
+from wisdom_scrapy.engine.worker_pool import WorkerPool
+from wisdom_scrapy.engine.writes import FeedResult, Outcome, PageUpdate, RetryQueue, WriteBehind
+from wisdom_scrapy.items import LATE_ITEMS_META, ArticleItem, PageItem, SiteStructureItem, TocItem
+from wisdom_scrapy.page.model import (
     MAX_LINK_CHARS,
     PARSER_MAX_DEPTH,
     PageModel,
     PageTooComplex,
     looks_binary,
 )
-from wisdom_scrapy.extraction import ExtractionParams, Extractor, PageSource, ReadyPage, run_sync
-from wisdom_scrapy.feed import FeedResult, Outcome, PageUpdate, RetryQueue, WriteBehind
-from wisdom_scrapy.items import LATE_ITEMS_META, ArticleItem, PageItem, SiteStructureItem, TocItem
-from wisdom_scrapy.remote import RemoteAnalyzer, analyse_job
+from wisdom_scrapy.page.terms import MAX_TERM_CHARS
 from wisdom_scrapy.resume import PendingPages
 from wisdom_scrapy.settings import WisdomSettings, crawl_does_not_start
-from wisdom_scrapy.site import Sites
 from wisdom_scrapy.store import StoreError, StoreLost, open_store, redact_uri
-from wisdom_scrapy.strings import SeenStrings, StringTable
-from wisdom_scrapy.text import MAX_TERM_CHARS
-from wisdom_scrapy.workers import WorkerPool
+from wisdom_scrapy.store.strings import SeenStrings, StringTable
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -227,7 +227,7 @@ class WisdomRuntime:
 
         Non-HTML (by type, or binary bytes whatever the type says), empty and oversized bodies
         are skipped and counted under ``wisdom/skipped/<reason>``. The page's update is written
-        behind (:class:`~wisdom_scrapy.feed.WriteBehind`: with the next
+        behind (:class:`~wisdom_scrapy.engine.writes.WriteBehind`: with the next
         ``WISDOM_STORE_BATCH_PAGES`` pages, before any read of the store, at idle and at close;
         at once in a distributed worker). A store failure is logged and counted under
         ``wisdom/store_errors``; the page's update (its counts and links) is kept and applied
@@ -350,7 +350,7 @@ class WisdomRuntime:
                                "under %s)", model.url, what, n, stat)
 
     def _written(self, updates: list[PageUpdate], outcome: Outcome) -> None:
-        """A batch of page updates written (:class:`~wisdom_scrapy.feed.WriteBehind`): each
+        """A batch of page updates written (:class:`~wisdom_scrapy.engine.writes.WriteBehind`): each
         page counted, or, when the store refused the batch, each queued for a retry."""
         if isinstance(outcome, StoreError):
             for update in updates:

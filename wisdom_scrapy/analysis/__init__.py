@@ -1,0 +1,1 @@
+"""One page analysed: its article, TOC links, role, cleaners and annotated view."""

@@ -1,0 +1,1 @@
+"""The crawl's engine: what the Scrapy layer calls, without Scrapy."""

@@ -1,0 +1,1 @@
+"""The page model: one page's arrays, terms and URLs."""
