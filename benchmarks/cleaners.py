@@ -62,15 +62,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._common import environment, markdown_table, write_json
 from benchmarks.pydoc_quality import gold_of, mean_prf
-from wisdom_scrapy.analysis.cleaners import (
-    CLEANERS,
-    Cleaners,
-    SiteCleaner,
-    apply_cleaned,
-    site_cleaner,
-)
+from wisdom_scrapy.analysis.cleaners import CLEANERS, SiteCleaner, apply_cleaned, site_cleaner
 from wisdom_scrapy.analysis.evaluation import PRF, corpus_shingle_prf, shingle_prf
 from wisdom_scrapy.analysis.page_analysis import PageAnalysis, analyze_page, clean_features
+from wisdom_scrapy.engine.cleaning import Cleaners
 from wisdom_scrapy.engine.writes import PageUpdate, feed_model
 from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.store.memory import MemoryStore

@@ -96,13 +96,13 @@ class RolesDump:
         return ext
 
     def spider_closed(self) -> None:
-        from wisdom_scrapy.engine.link_graph import analyse_site
+        from wisdom_scrapy.engine.link_graph import LINKS, analyse_site
         from wisdom_scrapy.extension import WisdomExtension
 
         tracker = WisdomExtension.of(self.crawler).tracker
         out: dict[str, Any] = {}
         for context in tracker.sites:
-            site, state = context.site, context.links
+            site, state = context.site, LINKS.of(context)
             if state is None:
                 continue
             snapshot = tracker.store.snapshot(site)

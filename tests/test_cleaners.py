@@ -14,9 +14,10 @@ from scrapy.settings import Settings
 from sample_project.demo_site import build_demo_site
 from tests.crawling import run_crawl
 from tests.fixtures_data import erikmcclure_blog
-from wisdom_scrapy.analysis.cleaners import CLEANERS, Cleaners, InfoDiscovererCleaner
+from wisdom_scrapy.analysis.cleaners import CLEANERS, InfoDiscovererCleaner
 from wisdom_scrapy.analysis.evaluation import shingle_prf
 from wisdom_scrapy.analysis.page_analysis import PageAnalysis
+from wisdom_scrapy.engine.cleaning import Cleaners
 from wisdom_scrapy.engine.writes import feed_model
 from wisdom_scrapy.mining.template import TemplateDetector, fingerprints, pagelets
 from wisdom_scrapy.page.model import PageModel

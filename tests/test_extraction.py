@@ -17,9 +17,16 @@ from sample_project.demo_site import build_demo_site
 from wisdom_scrapy import open_store
 from wisdom_scrapy.analysis.evaluation import shingle_prf
 from wisdom_scrapy.analysis.page_analysis import analyze_page
-from wisdom_scrapy.engine.link_graph import StructureTracker
+from wisdom_scrapy.engine.link_graph import LINKS, StructureTracker
 from wisdom_scrapy.engine.sites import Sites
-from wisdom_scrapy.engine.waits import ExtractionParams, Extractor, ReadyPage, TermIndex, run_sync
+from wisdom_scrapy.engine.waits import (
+    WAITS,
+    ExtractionParams,
+    Extractor,
+    ReadyPage,
+    TermIndex,
+    run_sync,
+)
 from wisdom_scrapy.engine.writes import feed_model
 from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
 from wisdom_scrapy.mining.repetition import BlockRepetition, page_blocks
@@ -321,7 +328,7 @@ def test_waiting_pages_are_compact_and_give_the_same_items(demo):
             extractor.page_fetched(SITE, model.url, model)
             source = partial(_model, site_dir, path) if compact else None
             assert _submit(extractor, SITE, model.url, model, source=source) == []
-        held_models = [held.model for held in extractor.sites.get(SITE).waits.held]
+        held_models = [held.model for held in WAITS.of(extractor.sites.get(SITE)).held]
         assert all(m is None for m in held_models) == compact
         outputs.append([dataclasses.asdict(item) for item in _items(extractor, _flush(extractor))])
     assert len(outputs[0]) == len(paths) and outputs[0] == outputs[1]
@@ -349,8 +356,8 @@ def test_one_snapshot_per_site_refreshed_by_one_rule(demo):
     context = sites.get(SITE)
     snapshot = context.snapshot()
     reads = counts["wisdom/snapshots"]
-    assert reads >= 1 and context.waits is not None and context.links is not None
-    assert extractor.sites.get(SITE).waits is context.waits  # one state per site
+    assert reads >= 1 and WAITS.of(context) is not None and LINKS.of(context) is not None
+    assert WAITS.of(extractor.sites.get(SITE)) is WAITS.of(context)  # one state per site
     assert context.latest() is snapshot and counts["wisdom/snapshots"] == reads
     limit = int(snapshot.n_pages * 1.1)  # the store may know this many pages: no re-read
     more = iter(pages[30:])
@@ -507,9 +514,10 @@ def test_sites_the_crawl_left_let_go_of_their_counts_and_read_them_back_equal(
     # back is let go again
     for site in SITES:
         context = sites.get(site)
-        assert context.left and context.links is not None and context.waits is not None
-        assert context.links.recorder.counts_let_go and not len(context.links.recorder.pair_pages)
-        assert context.waits.repetition_let_go and not context.waits.repetition.n_pages
+        links, waits = LINKS.of(context), WAITS.of(context)
+        assert context.left and links is not None and waits is not None
+        assert links.recorder.counts_let_go and not len(links.recorder.pair_pages)
+        assert waits.repetition_let_go and not waits.repetition.n_pages
     assert [item["url"] for item in items] == [item["url"] for item in kept]
     assert len(items) >= 3 * len(paths) and items == kept
     assert seen.keys() == kept_seen.keys() and seen == kept_seen
@@ -546,14 +554,14 @@ def test_a_site_lets_go_only_of_counts_the_store_holds(
         sites.fed(site)
     assert counts["wisdom/sites/left"] == 3  # a and b let go of one part only
     a, b, c = (sites.get(site) for site in SITES)
-    assert a.waits and not a.waits.repetition_let_go
-    assert a.links and a.links.recorder.counts_let_go
-    assert b.links and not b.links.recorder.counts_let_go
-    assert b.waits and b.waits.repetition_let_go
-    assert c.waits and c.waits.repetition_let_go and c.waits.held
-    assert c.links and c.links.recorder.counts_let_go
+    assert WAITS.of(a) and not WAITS.of(a).repetition_let_go
+    assert LINKS.of(a) and LINKS.of(a).recorder.counts_let_go
+    assert LINKS.of(b) and not LINKS.of(b).recorder.counts_let_go
+    assert WAITS.of(b) and WAITS.of(b).repetition_let_go
+    assert WAITS.of(c) and WAITS.of(c).repetition_let_go and WAITS.of(c).held
+    assert LINKS.of(c) and LINKS.of(c).recorder.counts_let_go
     (item,) = _items(extractor, _flush(extractor))
-    assert item.url == held.url and not c.waits.repetition_let_go
+    assert item.url == held.url and not WAITS.of(c).repetition_let_go
     assert counts["wisdom/repetition/read_back"] == 1
 
 
@@ -582,7 +590,7 @@ def test_pages_that_waited_read_a_left_site_back_and_it_lets_go_again(
     assert counts["wisdom/held/released_early"] >= 4, counts  # TOC pages pushed out
     assert counts["wisdom/repetition/read_back"] >= 2, counts
     assert counts["wisdom/repetition/let_go"] > len(names) - 1, counts  # some again
-    kept = [site for site in names if not sites.get(site).waits.repetition_let_go]
+    kept = [site for site in names if not WAITS.of(sites.get(site)).repetition_let_go]
     # the last site, and the one before it when the last site's pages pushed out one of its
     # TOC pages (waiting for its entries' targets) and read its repetition back just now
     assert names[-1] in kept and set(kept) <= set(names[-2:]), kept
@@ -607,7 +615,7 @@ def _store_down_on_return(
         crawl.page(SITES[0], path)
     crawl.items += _items(crawl.extractor, _flush(crawl.extractor))
     recorder = crawl.tracker.state(SITES[0]).recorder
-    waits = crawl.sites.get(SITES[0]).waits
+    waits = WAITS.of(crawl.sites.get(SITES[0]))
     assert waits is not None
     tables = [dict(recorder.slot_pages), dict(recorder.pair_pages), dict(recorder.shingle_pages),
               dict(waits.repetition._counts)]
@@ -658,7 +666,7 @@ class _ChangingSite:
     def assert_counted_once(self, *others: PageModel) -> None:
         """The site's repetition counts each page once, in its latest version (looked up with
         those and ``others``)."""
-        repetition = self.extractor.sites.get(SITE).waits.repetition
+        repetition = WAITS.of(self.extractor.sites.get(SITE)).repetition
         fetched_once = BlockRepetition()
         for model in self.latest.values():
             fetched_once.add(model.url, model)

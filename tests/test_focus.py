@@ -778,7 +778,7 @@ def build_paginated_blog(root: Path) -> tuple[set[str], set[str]]:
     ("/", "/blog/page/2/", False),  # more than one step
 ])
 def test_page_turn_urls(page: str, target: str, turn: bool) -> None:
-    from wisdom_scrapy.engine.link_graph import is_page_turn
+    from wisdom_scrapy.page.urls import is_page_turn
 
     assert is_page_turn("http://s" + page, "http://s" + target) is turn
     assert not is_page_turn("http://s" + page, "http://other" + target)

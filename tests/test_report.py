@@ -464,14 +464,16 @@ def test_show_file_needs_a_site_when_the_store_has_several(demo: Demo, tmp_path:
 @pytest.mark.crawl
 def test_view_strikes_out_what_the_chosen_cleaner_removes(demo: Demo) -> None:
     """``WISDOM_CLEANER`` / ``--cleaner``: the struck-out text is that cleaner's removal."""
-    from wisdom_scrapy.analysis.cleaners import Cleaners
+    from wisdom_scrapy.engine.cleaning import Cleaners
 
     url = demo.article()["url"]
     body = demo.local_file(url).read_bytes()
     removed = {}
     with open_store(demo.store_uri) as store:
         for name in ("wisdom", "infodiscoverer"):
-            html = page_view(body, url, store, site=demo.site, cleaners=Cleaners(name, store))
+            cleaners = Cleaners(name, store)
+            html = page_view(body, url, store, site=demo.site, analyze=cleaners.analyzer(),
+                             cleaner=name)
             doc = lxml.html.fromstring(html)
             head = doc.xpath("string(//div[@class='wv-head'])")
             assert f"cleaner {name}" in " ".join(head.split())

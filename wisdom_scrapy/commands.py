@@ -240,7 +240,7 @@ class ShowCommand(fetch.Command):
         self, body: bytes, url: str, opts: argparse.Namespace, *, encoding: str | None
     ) -> None:
         from wisdom_scrapy.analysis.annotated import page_view
-        from wisdom_scrapy.analysis.cleaners import Cleaners
+        from wisdom_scrapy.engine.cleaning import Cleaners
 
         ws = _wisdom_settings(self)
         store = _open(self, opts)
@@ -263,8 +263,9 @@ class ShowCommand(fetch.Command):
                 opts.cleaner or ws.cleaner, store, sample_pages=ws.styletree_pages
             )
             html = page_view(
-                body, url, store, site=site, params=ws.wisdom, encoding=encoding,
-                cleaners=cleaners, max_chars=ws.max_page_bytes,
+                body, url, store, site=site, encoding=encoding,
+                analyze=cleaners.analyzer(ws.wisdom), cleaner=cleaners.name,
+                max_chars=ws.max_page_bytes,
             )
         finally:
             store.close()

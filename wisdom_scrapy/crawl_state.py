@@ -30,7 +30,7 @@ from scrapy.utils.reactor import is_asyncio_reactor_installed
 from scrapy.utils.response import get_base_url
 
 import wisdom_scrapy.adapter  # noqa: F401  (registers the page items' ItemAdapter)
-from wisdom_scrapy.analysis.cleaners import Cleaners
+from wisdom_scrapy.engine.cleaning import Cleaners
 from wisdom_scrapy.engine.offload import RemoteAnalyzer, analyse_job
 from wisdom_scrapy.engine.sites import Sites
 from wisdom_scrapy.engine.waits import ExtractionParams, Extractor, PageSource, ReadyPage, run_sync
@@ -150,7 +150,9 @@ class WisdomRuntime:
         analyze = self.cleaners.analyzer(self.settings.wisdom,
                                          every_block="blocks" in self.settings.item_fields)
         self.extractor = Extractor(self.store, params, analyze, count=self.inc, sites=self.sites)
-        self.extractor.remote = self._remote(analyze)
+        #: the crawl's worker analyses (None: in this process); the extractor sees them as its
+        #: :class:`~wisdom_scrapy.engine.waits.Offload`, this keeps their pool and close
+        self.remote = self.extractor.remote = self._remote(analyze)
         #: pages whose analysis in a worker the crawl does not wait for (:meth:`take`): URL ->
         #: the task submitting it; at most SUBMITTING_PER_WORKER a worker (the crawl waits
         #: past that: each holds its page's model)
@@ -744,7 +746,7 @@ class WisdomRuntime:
         self.lose(self.retry_queue.urls(), "were never stored")
         for site in self.stored_urls:
             self.check_store(site, final=True)
-        remote = self.extractor.remote
+        remote = self.remote
         if remote is not None and self.stats is not None:  # their CPU: not the crawl process's
             self.stats.set_value("wisdom/workers/cpu_seconds", round(remote.pool.cpu_seconds(), 3))
             self.stats.set_value("wisdom/workers/restarted", remote.pool.restarts)
@@ -755,8 +757,8 @@ class WisdomRuntime:
         if self._closed:
             return
         self._closed = True
-        if self.extractor.remote is not None:
-            self.extractor.remote.close()
+        if self.remote is not None:
+            self.remote.close()
         try:
             self.cleaners.save()
         except StoreError as exc:

@@ -28,6 +28,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
+from wisdom_scrapy.engine.waits import WAITS
 from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.store import StoreError
 
@@ -106,7 +107,7 @@ class WisdomProgress:
         … warm" when it stops): not once the store knows the pages it waits for (``stored``;
         its next page releases them)."""
         context = self.runtime.sites.find(site)
-        waits = context.waits if context is not None else None
+        waits = WAITS.of(context) if context is not None else None
         return (waits is not None and not waits.released
                 and stored < self.runtime.settings.warmup_pages)  # fmt: skip
 

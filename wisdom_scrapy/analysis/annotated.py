@@ -36,7 +36,6 @@ from wisdom_scrapy.page.urls import host_key
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from wisdom_scrapy.analysis.cleaners import Cleaners
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
 __all__ = [
@@ -452,14 +451,16 @@ def page_view(
     params: WisdomParams | None = None,
     encoding: str | None = None,
     target_terms: Callable[[str], Collection[str] | None] | None = None,
-    cleaners: Cleaners | None = None,
+    analyze: Callable[..., PageAnalysis] | None = None,
+    cleaner: str = "wisdom",
     max_chars: int = VIEW_MAX_CHARS,
 ) -> str:
     """Analyse a page with its site's entropies from ``store`` and render its annotated view.
 
-    With ``cleaners`` (the crawl's ``WISDOM_CLEANER``, its learned state read from the store)
-    the struck-out text is what that cleaner removes, as in the crawl's ArticleItem; the
-    outlined blocks stay WISDOM's.
+    With ``analyze`` (a crawl's page analysis with its ``WISDOM_CLEANER``, named ``cleaner``:
+    :meth:`~wisdom_scrapy.engine.cleaning.Cleaners.analyzer`, its learned state read from the
+    store) the struck-out text is what that cleaner removes, as in the crawl's ArticleItem; the
+    outlined blocks stay WISDOM's. Without it, WISDOM's own analysis with ``params``.
 
     ``site`` defaults to the URL's host (the default ``WISDOM_SITE_KEY``). Without
     ``target_terms`` (the terms of a linked page, as in
@@ -471,12 +472,10 @@ def page_view(
     site = site or host_key(url)
     model = PageModel.from_html(html, url, encoding=encoding)
     snapshot = store.snapshot(site) if store is not None else None
-    analyze: Callable[..., PageAnalysis] = (
-        partial(analyze_page, params=params) if cleaners is None else cleaners.analyzer(params)
-    )
+    if analyze is None:
+        analyze = partial(analyze_page, params=params)
     analysis = analyze(  # the view shows every block with its figures
         None, url, store, site=site, model=model, snapshot=snapshot, target_terms=target_terms,
         every_block=True,
     )
-    cleaner = cleaners.name if cleaners is not None else "wisdom"
     return render_page_view(analysis, snapshot, site=site, cleaner=cleaner, max_chars=max_chars)

@@ -27,11 +27,12 @@ TOC page is a TocItem, an "other" page a PageItem, whatever the cleaner), so eve
 emits the same set of ArticleItems and only their bodies differ; an article page of which the
 cleaner keeps no text becomes "other".
 
-Site-level cleaners learn from the crawl's pages as they are fed (:meth:`Cleaners.observe`,
-before the page is analysed) and keep what they learned in the store's keyed records
-(``put_records(site, "cleaner-<name>", ...)``) when the crawl stops, so a restarted crawl of
-the site starts from it. A style tree takes at most ``sample_pages`` pages (the thesis's
-k = 500); it is saved as soon as it is full and again at close.
+Site-level cleaners learn from the crawl's pages as they are fed
+(:meth:`~wisdom_scrapy.engine.cleaning.Cleaners.observe`, before the page is analysed) and keep
+what they learned in the store's keyed records (``put_records(site, "cleaner-<name>", ...)``)
+when the crawl stops, so a restarted crawl of the site starts from it. A style tree takes at
+most ``sample_pages`` pages (the thesis's k = 500); it is saved as soon as it is full and again
+at close.
 """
 
 from __future__ import annotations
@@ -40,21 +41,17 @@ import json
 import logging
 import weakref
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from wisdom_scrapy.analysis.page_analysis import (
     Block,
-    analyze_page,
     clean_features,
     owner_of,
     term_weights,
 )
-from wisdom_scrapy.engine.sites import Sites
 from wisdom_scrapy.mining.infodiscoverer import (
     PageFeatures,
     informative_mask,
@@ -71,7 +68,6 @@ from wisdom_scrapy.mining.styletree import (
     map_page,
 )
 from wisdom_scrapy.mining.template import TemplateDetector
-from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
 from wisdom_scrapy.page.terms import stable_hash
 
 if TYPE_CHECKING:
@@ -79,9 +75,9 @@ if TYPE_CHECKING:
 
     from wisdom_scrapy.analysis.page_analysis import PageAnalysis
     from wisdom_scrapy.page.model import PageModel
-    from wisdom_scrapy.store import EntropySnapshot, TermStore
+    from wisdom_scrapy.store import EntropySnapshot
 
-__all__ = ["CLEANERS", "Cleaned", "Cleaners", "site_cleaner"]
+__all__ = ["CLEANERS", "Cleaned", "SiteCleaner", "apply_cleaned", "site_cleaner"]
 
 logger = logging.getLogger(__name__)
 
@@ -399,117 +395,3 @@ def apply_cleaned(analysis: PageAnalysis, model: PageModel, cleaned: Cleaned, na
     analysis.role = "article" if analysis.article_text.strip() else "other"
     analysis.metadata = []
     analysis.blocks.insert(0, Block("article", body, model.path(body), name, {}))
-
-
-class Cleaners:
-    """The cleaner of a crawl, one instance per site, persisted in the store's records."""
-
-    def __init__(
-        self,
-        name: str,
-        store: TermStore | None,
-        *,
-        sample_pages: int = 500,
-        count: Callable[[str], None] = lambda name: None,
-        sites: Sites | None = None,
-    ) -> None:
-        if name not in CLEANERS:
-            raise ValueError(f"unknown cleaner {name!r}: use one of {', '.join(CLEANERS)}")
-        self.name = name
-        self.store = store
-        self.sample_pages = sample_pages
-        self.count = count
-        #: each site's cleaner lives in its context (the crawl's, or a new registry)
-        self.sites = sites if sites is not None else Sites(store)
-        self._dirty: set[str] = set()
-        self._saved_full: set[str] = set()
-
-    @property
-    def kind(self) -> str:
-        """The store record kind of this cleaner ("cleaner-sst" …)."""
-        return f"cleaner-{self.name}"
-
-    def site(self, site: str) -> SiteCleaner:
-        context = self.sites.get(site)
-        cleaner = context.cleaner
-        if cleaner is None:
-            cleaner = context.cleaner = site_cleaner(self.name, sample_pages=self.sample_pages)
-            if self.store is not None:
-                blob = self.store.records(site, self.kind).get("state")
-                if blob:
-                    try:
-                        cleaner.load(blob)
-                        self.count(f"wisdom/cleaner/{self.name}/loaded")
-                    except ValueError:
-                        logger.warning("wisdom_scrapy: stored %s state of %s unreadable; "
-                                       "learning it again", self.kind, site)  # fmt: skip
-                        self.count(f"wisdom/cleaner/{self.name}/unreadable")
-        return cleaner
-
-    def observe(self, site: str, url: str, model: PageModel) -> None:
-        """Learn from a fetched page (nothing for ``wisdom``)."""
-        if self.name == "wisdom":
-            return
-        cleaner = self.site(site)
-        if cleaner.observe(url, model):
-            self._dirty.add(site)
-            self.count(f"wisdom/cleaner/{self.name}/pages")
-            if cleaner.full and site not in self._saved_full:
-                self._saved_full.add(site)
-                self.save(site)
-
-    def apply(
-        self,
-        analysis: PageAnalysis,
-        site: str,
-        model: PageModel,
-        snapshot: EntropySnapshot | None,
-    ) -> PageAnalysis:
-        """Replace ``analysis``'s article with this cleaner's (``wisdom``: the analysis' own,
-        unchanged)."""
-        if self.name == "wisdom":
-            return analysis
-        cleaner = self.site(site)
-        entropy = None
-        if snapshot is not None and snapshot.n_pages >= 2:
-            entropy = snapshot.entropy(model.vocab)
-            cleaner.see(snapshot)
-        apply_cleaned(analysis, model, cleaner.clean(analysis.url, model, entropy), self.name)
-        return analysis
-
-    def analyzer(self, params: WisdomParams = DEFAULT_PARAMS, *,
-                 every_block: bool = False) -> Callable[..., PageAnalysis]:
-        """The page analysis of a crawl with this cleaner:
-        :func:`~wisdom_scrapy.analysis.page_analysis.analyze_page` (same signature) with WISDOM's
-        ``params`` and ``every_block`` (the crawl's items have a ``blocks`` field), then
-        :meth:`apply`. The crawl's extractor and ``scrapy wisdom-show`` both call this one, so they
-        give a page the same role, text, metadata and links (the view asks for every block, with its
-        figures). With ``wisdom`` (the default) it is ``analyze_page`` itself: the same analysis as
-        the benchmarks' and :func:`~wisdom_scrapy.analyze_page`'s."""
-        analyze = partial(analyze_page, params=params, every_block=every_block)
-        if self.name == "wisdom":
-            return analyze
-
-        def analyze_and_clean(html: Any, url: str, store: Any = None, **kwargs: Any) -> Any:
-            analysis = analyze(html, url, store, **kwargs)
-            model = analysis.model or kwargs.get("model")
-            if model is None:
-                return analysis
-            site = kwargs.get("site") or url
-            return self.apply(analysis, site, model, kwargs.get("snapshot"))
-
-        return analyze_and_clean
-
-    def save(self, site: str | None = None) -> None:
-        """Write what changed to the store (one site, or every changed site)."""
-        if self.store is None:
-            return
-        for s in [site] if site else sorted(self._dirty):
-            context = self.sites.find(s)
-            cleaner = None if context is None else context.cleaner
-            if cleaner is None:
-                continue
-            blob = cleaner.to_bytes()
-            if blob:
-                self.store.put_records(s, self.kind, {"state": blob})
-            self._dirty.discard(s)

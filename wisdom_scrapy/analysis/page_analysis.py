@@ -120,7 +120,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wisdom_scrapy.engine.link_graph import page_turn_numbers
 from wisdom_scrapy.mining.density import SinglePageArticle, single_page_article
 from wisdom_scrapy.mining.listing import LIST_SHARE, item_share, list_entries
 from wisdom_scrapy.mining.repetition import (
@@ -143,7 +142,7 @@ from wisdom_scrapy.mining.wisdom import (
     toc_feature,
 )
 from wisdom_scrapy.page.model import Link, PageModel, nearest_marked
-from wisdom_scrapy.page.urls import host_key
+from wisdom_scrapy.page.urls import host_key, page_turn_numbers
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -348,7 +347,7 @@ def page_turns(model: PageModel) -> frozenset[int]:
     ``rel="next|prev"``, or a pager. A pager is a group of sibling links (those under the
     link's nearest ancestor holding another link) with pager anchors (:func:`_pager_anchor`)
     that all lead to another page of the list
-    (:func:`~wisdom_scrapy.engine.link_graph.page_turn_numbers`) or to the page itself, one of them
+    (:func:`~wisdom_scrapy.page.urls.page_turn_numbers`) or to the page itself, one of them
     to the page's neighbour (its number ± 1: "1 2 3 … Next »" on page 2). A chapter list
     links number 1 too, which is no page turn of ``/book/``; a year index at ``/archive/``
     has no "2"; module or post titles are no pager anchors: none is a pager. A link whose

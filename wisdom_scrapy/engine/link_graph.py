@@ -29,10 +29,11 @@ Page turns: pagination is navigation through content, not template
     else. The focusing middleware therefore follows a template occurrence that is a *page
     turn* (:meth:`SiteRecorder.page_turns`): its target is not the template's (the slot holds
     that target on fewer than half of its pages: the target changes from page to page, unlike a
-    menu's), and its URL is another page of the same list (:func:`is_page_turn`: it differs
-    from the page's URL only in numbers, ``/blog/page/5/`` → ``/blog/page/6``, ``/page5/`` →
-    ``/page12/``, ``?p=3`` → ``?p=4``, or extends it with one numbered step, ``/blog/`` →
-    ``/blog/page/2/``, ``/tag/x/`` → ``/tag/x/page-2.html``), or the page says so itself: the
+    menu's), and its URL is another page of the same list
+    (:func:`~wisdom_scrapy.page.urls.is_page_turn`: it differs from the page's URL only in
+    numbers, ``/blog/page/5/`` → ``/blog/page/6``, ``/page5/`` → ``/page12/``, ``?p=3`` →
+    ``?p=4``, or extends it with one numbered step, ``/blog/`` → ``/blog/page/2/``,
+    ``/tag/x/`` → ``/tag/x/page-2.html``), or the page says so itself: the
     ``<a>`` has ``rel="next"`` or ``rel="prev"`` (HTML's link types for the next and previous
     page of a series, whatever its URLs look like: cursors, dates, the next post). Per-page
     utility links whose target is another kind of page (print, share, login) stay template.
@@ -121,25 +122,23 @@ Memory
 from __future__ import annotations
 
 import logging
-import re
 import struct
 import time
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import numpy as np
 
-from wisdom_scrapy.engine.sites import SiteContext, Sites
+from wisdom_scrapy.engine.sites import Part, SiteContext, Sites
 from wisdom_scrapy.items import SiteStructureItem
 from wisdom_scrapy.mining.lamis import HitsResult, LinkGraph, hits
 from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
 from wisdom_scrapy.page.terms import extract_terms, stable_hash
+from wisdom_scrapy.page.urls import is_page_turn
 from wisdom_scrapy.store import StoreError, TermStore
 from wisdom_scrapy.store.counts import KeyCounts
 from wisdom_scrapy.store.strings import StringTable, TableSubset
@@ -156,8 +155,6 @@ __all__ = [
     "SiteRecorder",
     "StructureTracker",
     "analyse_site",
-    "is_page_turn",
-    "page_turn_numbers",
     "slot_hashes",
 ]
 
@@ -203,72 +200,6 @@ def _pair_keys(
     k *= _MIX
     k ^= k >> np.uint64(32)
     return k.view(np.int64)
-
-
-_INDEX = re.compile(r"/index\.[a-z]{2,5}$|/$")  # a folder's index page is the folder
-_EXTENSION = re.compile(r"\.[A-Za-z]{2,5}$")
-_NUMBER = re.compile(r"\d+")
-#: what one page-turn step adds or changes: an optional word and a number, with separators
-_STEP = re.compile(r"\W*[^\W\d]*\W*\d+\W*")
-
-
-@lru_cache(maxsize=1 << 14)
-def _list_key(url: str) -> tuple[str, str]:
-    """(scheme://host, path and query) of ``url``, its folder index and extension removed, so
-    that ``/news/index.html``, ``/news/`` and ``/news`` are one page and ``/news/page-2.html``
-    extends it with ``/page-2``. Cached: a site's pages link the same URLs over and over, and
-    every link of a TOC page is asked about (a crawl of the Python docs asked 613,680 times
-    about 1,032 URLs)."""
-    parts = urlsplit(url)
-    path = _EXTENSION.sub("", _INDEX.sub("", parts.path))
-    return f"{parts.scheme}://{parts.netloc}", path + (f"?{parts.query}" if parts.query else "")
-
-
-def _digit_at(text: str, i: int) -> bool:
-    return 0 <= i < len(text) and text[i].isdigit()
-
-
-def is_page_turn(page: str, target: str) -> bool:
-    """Whether ``target`` is another page of the list ``page`` is on (see the module docstring).
-
-    The two URLs' common beginning and end are removed, never cutting a number in two; what is
-    left must be one step, an optional word and a number (:data:`_STEP`), on the target's side,
-    and on the page's side either nothing (``page`` is the list's first page, so the target's
-    number must be at least 2: ``?print=1`` is not a page turn) or the same step with another
-    number. A post's next post (``/2020/01/02/a/`` → ``/2020/01/05/b/``) changes a slug too and
-    is not a page turn.
-    """
-    return page_turn_numbers(page, target) is not None
-
-
-def page_turn_numbers(page: str, target: str) -> tuple[int, int] | None:
-    """(the page's number, the target's number) when ``target`` is another page of the list
-    ``page`` is on (:func:`is_page_turn`), else None; a list's first page, whose URL has no
-    step, is number 1. A pager shows the page's neighbours (its number ± 1): that, not the
-    URL's shape alone, tells page turns from a chapter list or a year index."""
-    (origin_a, a), (origin_b, b) = _list_key(page), _list_key(target)
-    if origin_a != origin_b or a == b:
-        return None
-    n = min(len(a), len(b))
-    p = 0
-    while p < n and a[p] == b[p]:
-        p += 1
-    while p and a[p - 1].isdigit() and _digit_at(a, p) | _digit_at(b, p):
-        p -= 1
-    s = 0
-    while s < n - p and a[-1 - s] == b[-1 - s]:
-        s += 1
-    while s and a[-s].isdigit() and _digit_at(a, len(a) - s - 1) | _digit_at(b, len(b) - s - 1):
-        s -= 1
-    step_a, step_b = a[p : len(a) - s], b[p : len(b) - s]
-    if not _STEP.fullmatch(step_b):
-        return None
-    number_b = max(map(int, _NUMBER.findall(step_b)))
-    if not step_a:
-        return (1, number_b) if number_b >= 2 else None
-    if not _STEP.fullmatch(step_a) or _NUMBER.sub("", step_a) != _NUMBER.sub("", step_b):
-        return None
-    return max(map(int, _NUMBER.findall(step_a))), number_b
 
 
 def _pack_strings(strings: list[str]) -> tuple[bytes, bytes]:
@@ -543,8 +474,9 @@ class SiteRecorder:
     ) -> NDArray[np.bool_]:
         """Which template occurrences of ``record`` (``template``: :meth:`template_mask`) are
         page turns: a target the slot holds on fewer than half of its pages, and a URL that
-        :func:`is_page_turn` of the page's or, with the page's ``model`` (the one ``record``
-        was observed from), an ``<a rel="next|prev">`` (module docstring)."""
+        :func:`~wisdom_scrapy.page.urls.is_page_turn` of the page's or, with the page's
+        ``model`` (the one ``record`` was observed from), an ``<a rel="next|prev">`` (module
+        docstring)."""
         turns = np.zeros(len(record), dtype=bool)
         urls = self.urls
         links, series = (
@@ -909,6 +841,10 @@ class SiteLinks:
     inbound: _UrlValues = field(default_factory=_UrlValues)  # by URL id
 
 
+#: the link structure's part of each site's context
+LINKS: Part[SiteLinks] = Part("links")
+
+
 class StructureTracker:
     """Per-site recorders and analyses of one crawl (see the module docstring); the crawl's
     tracker is its :class:`~wisdom_scrapy.extension.WisdomExtension`'s ``tracker``.
@@ -969,10 +905,12 @@ class StructureTracker:
         """The site's state, its statistics as they are (let go or not): enough to record a
         page, which a left site counts when it reads them back."""
         context = self.sites.get(site)
-        if context.links is None:
-            context.links = SiteLinks(SiteRecorder(min_pages=self.min_pages, vocab=self.vocab))
-            self._load(site, context.links.recorder)
-        return context.links
+        links = LINKS.of(context)
+        if links is None:
+            recorder = SiteRecorder(min_pages=self.min_pages, vocab=self.vocab)
+            links = LINKS.put(context, SiteLinks(recorder))
+            self._load(site, recorder)
+        return links
 
     def let_go(self, context: SiteContext) -> bool:
         """Let a left site's block statistics go (:attr:`Sites.on_left
@@ -982,7 +920,7 @@ class StructureTracker:
         URL table, scores and estimates stay: they are numbered by URL id. In a distributed
         crawl, a record another worker stored again for one of its pages is the one counted
         back."""
-        state = context.links
+        state = LINKS.of(context)
         if state is None or state.recorder.counts_let_go:
             return False
         recorder = state.recorder
@@ -1009,7 +947,7 @@ class StructureTracker:
     def _known(self, site: str) -> SiteLinks | None:
         """The site's state if this tracker has one (nothing created)."""
         context = self.sites.find(site)
-        return None if context is None else context.links
+        return None if context is None else LINKS.of(context)
 
     def _load(self, site: str, recorder: SiteRecorder) -> dict[str, bytes] | None:
         """Add the page records that other processes (or earlier crawls) stored for the site
@@ -1206,7 +1144,7 @@ class StructureTracker:
         ``only_changed``, only for sites that grew since their last item."""
         items = []
         for context in self.sites:
-            site, state = context.site, context.links
+            site, state = context.site, LINKS.of(context)
             if state is None:
                 continue
             n = state.recorder.n_pages

@@ -18,8 +18,8 @@ part of a site here, under the site's context, rather than in a table of its own
   (:meth:`Sites.fed`, :data:`SITE_HORIZON`): a broad crawl holds the counts of the sites it is
   crawling, not of every site it has crawled.
 
-The parts are typed here but built by their stages (each knows how to load its part from the
-store), so this module imports none of them at run time: it sits below them.
+Each stage declares its part (a :class:`Part`, typed with the stage's own class), builds it
+and loads it from the store; this module names none of them, so it sits below every stage.
 """
 
 from __future__ import annotations
@@ -28,17 +28,16 @@ import heapq
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from wisdom_scrapy.store.base import EntropyMirror
 
 if TYPE_CHECKING:
-    from wisdom_scrapy.analysis.cleaners import SiteCleaner
-    from wisdom_scrapy.engine.link_graph import SiteLinks
-    from wisdom_scrapy.engine.waits import SiteWaits
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
-__all__ = ["SITE_HORIZON", "SNAPSHOT_GROWTH", "SNAPSHOT_TERMS", "SiteContext", "Sites"]
+__all__ = ["SITE_HORIZON", "SNAPSHOT_GROWTH", "SNAPSHOT_TERMS", "Part", "SiteContext", "Sites"]
+
+_P = TypeVar("_P")
 
 #: A site's entropy snapshot is re-read once the store knows this factor more of its pages:
 #: entropies drift as pages arrive, and re-reads then total O(N log N) per site, not O(N²).
@@ -57,11 +56,31 @@ SNAPSHOT_TERMS = 1 << 18
 SITE_HORIZON = 1024
 
 
+class Part(Generic[_P]):
+    """One stage's part of every site's context, declared by the stage with its type
+    (``WAITS: Part[SiteWaits] = Part("waits")``): :meth:`of` a context is None until the stage
+    :meth:`put` it there, when it first sees the site."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def of(self, context: SiteContext) -> _P | None:
+        return context.parts.get(self)
+
+    def put(self, context: SiteContext, part: _P) -> _P:
+        context.parts[self] = part
+        return part
+
+    def __repr__(self) -> str:
+        return f"Part({self.name!r})"
+
+
 @dataclass(eq=False)
 class SiteContext:
-    """What the crawl knows of one site (module docstring). ``waits``, ``links`` and
-    ``cleaner`` are the extractor's, the link structure's and the cleaner's parts, None until
-    that stage first sees the site."""
+    """What the crawl knows of one site (module docstring). ``parts``: each stage's part (the
+    extractor's waits, the link structure's links, the cleaner's state), by its :class:`Part`."""
 
     site: str
     store: TermStore | None  # None: a registry of cleaners only (no snapshots)
@@ -72,9 +91,7 @@ class SiteContext:
     used: Callable[[SiteContext], None] = field(default=lambda context: None, repr=False)
     #: snapshots read from the store for the analysis: a new value means a new snapshot
     reads: int = 0
-    waits: SiteWaits | None = field(default=None, repr=False)
-    links: SiteLinks | None = field(default=None, repr=False)
-    cleaner: SiteCleaner | None = field(default=None, repr=False)
+    parts: dict[Part[Any], Any] = field(default_factory=dict, repr=False)
     _snapshot: EntropySnapshot | None = field(default=None, repr=False)
     #: the site's entropies kept in step with the store (None: released, or not read yet)
     _mirror: EntropyMirror | None = field(default=None, repr=False)

@@ -48,12 +48,12 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Coroutine, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from parsel import Selector
 
-from wisdom_scrapy.engine.sites import SiteContext, Sites
+from wisdom_scrapy.engine.sites import Part, SiteContext, Sites
 from wisdom_scrapy.items import (
     HEAVY_FIELDS,
     ArticleItem,
@@ -83,7 +83,6 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from wisdom_scrapy.analysis.page_analysis import PageAnalysis
-    from wisdom_scrapy.engine.offload import RemoteAnalyzer
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
 __all__ = [
@@ -370,6 +369,10 @@ class SiteWaits:
     titles: SiteTitles = field(default_factory=SiteTitles)
 
 
+#: the extractor's part of each site's context
+WAITS: Part[SiteWaits] = Part("waits")
+
+
 def _figures(figures: dict[str, Any] | None) -> dict[str, float]:
     """Rounded figures without the undefined ones (NaN, e.g. the article entropy of a page that
     has no article): NaN is not JSON, and feed exports would write it anyway."""
@@ -460,6 +463,26 @@ def _toc_links(
     ]
 
 
+class Offload(Protocol):
+    """What the extractor asks of the crawl's worker processes (``WISDOM_WORKERS``): a page's
+    job, its analysis awaited. :class:`~wisdom_scrapy.engine.offload.RemoteAnalyzer` is the
+    one; it builds on this module's records (:class:`PageSource`, :class:`RemoteAnalysis`,
+    :func:`items_from_analysis`), so this module names it by what it does, not by import."""
+
+    def links_of(self, model: PageModel) -> list[str]:
+        """The distinct URLs the page links to, kept while it waits (its job carries them)."""
+        ...
+
+    def job(self, site: str, held: _Held, snapshot: EntropySnapshot,
+            repetition: BlockRepetition, *, report: bool, known: Sequence[str] = ()) -> Any:
+        """The page's job, or None: the page is analysed here."""
+        ...
+
+    async def run(self, job: Any) -> RemoteAnalysis | None:
+        """The job's analysis made by a worker; None: no worker could start."""
+        ...
+
+
 class Extractor:
     """Turns a crawl's pages into items, per site, with the waits the module docstring explains.
 
@@ -493,7 +516,7 @@ class Extractor:
         analyze: Callable[..., PageAnalysis],
         count: Callable[[str], None] = lambda name: None,
         sites: Sites | None = None,
-        remote: RemoteAnalyzer | None = None,
+        remote: Offload | None = None,
     ) -> None:
         self.store = store
         self.sites = sites if sites is not None else Sites(store, count=count)
@@ -727,9 +750,9 @@ class Extractor:
         back. Until that read succeeds (the store failing), the site's new pages are counted
         alone, analyses wait (:meth:`_start`), and the read adds the others."""
         context = self.sites.get(site)
-        state = context.waits
+        state = WAITS.of(context)
         if state is None:
-            state = context.waits = SiteWaits()
+            state = WAITS.put(context, SiteWaits())
             self._merge_stored(site, state, fetched=fetched)
         elif state.repetition_let_go and self.sites.may_read(site):
             if self._merge_stored(site, state):
@@ -748,7 +771,7 @@ class Extractor:
         them back (:meth:`BlockRepetition.keep_blocks`). ``unstored``: the blocks of its
         earlier version the store failed to take (waiting for a retry, which this one
         replaces), tried first."""
-        state = self.sites.get(site).waits
+        state = WAITS.of(self.sites.get(site))
         if state is None or not state.repetition.takes_back(url, prints):
             return
         if unstored is not None and state.repetition.keep_blocks(url, unstored):
@@ -766,7 +789,7 @@ class Extractor:
     def page_stored(self, site: str, url: str) -> None:
         """The store took a page: the blocks its site's repetition kept for it, if any, can be
         read from the store should it come back changed (:meth:`page_storing`)."""
-        state = self.sites.get(site).waits
+        state = WAITS.of(self.sites.get(site))
         if state is not None:
             state.repetition.forget_blocks(url)
 
@@ -789,14 +812,14 @@ class Extractor:
     def _waits(self, site: str) -> SiteWaits:
         """The site's state, its repetition as it is (let go or not): for the steps that only
         move its pages between its lists, which need no read-back."""
-        return self.sites.get(site).waits or self._state(site)
+        return WAITS.of(self.sites.get(site)) or self._state(site)
 
     def let_go(self, context: SiteContext) -> bool:
         """Let a left site's block repetition go (:attr:`Sites.on_left
         <wisdom_scrapy.engine.sites.Sites.on_left>`) when the store holds exactly the pages it
         counts, so that reading it back (:meth:`_state`) gives the same counts; whether it went. Its
         pages waiting here need not stay: each analysis reads the state when it starts."""
-        state, site = context.waits, context.site
+        state, site = WAITS.of(context), context.site
         if state is None or state.repetition_let_go:
             return False
         try:
@@ -813,7 +836,7 @@ class Extractor:
         return True
 
     def _all_waits(self) -> list[tuple[str, SiteWaits]]:
-        return [(c.site, c.waits) for c in self.sites if c.waits is not None]
+        return [(c.site, waits) for c in self.sites if (waits := WAITS.of(c)) is not None]
 
     def _merge_stored(self, site: str, state: SiteWaits, *, fetched: str | None = None) -> bool:
         """Add to the site's repetition the stored pages it lacks (other processes', earlier
