@@ -1,5 +1,6 @@
 """State one crawl shares between wisdom_scrapy's components: settings, the store, stats, the
-pages waiting for analysis.
+pages waiting for analysis. The extension (:mod:`wisdom_scrapy.extension`) is Scrapy's hooks
+that hold it; this is what they hold and the bookkeeping of each page.
 
 The crawl's :class:`~wisdom_scrapy.extension.WisdomExtension` creates it, so the store is opened
 once, at crawl start (a bad ``WISDOM_STORE_URI`` stops the crawl there with an error that names

@@ -1,5 +1,6 @@
 """Several Scrapy processes crawling one site: scrapy-redis's frontier, made crash-safe and
-end-aware for wisdom_scrapy.
+end-aware for wisdom_scrapy. (One crawl's worker processes are
+:mod:`wisdom_scrapy.engine.worker_pool`'s.)
 
 A distributed crawl is scrapy-redis's shared frontier (a Redis sorted set, so the priorities the
 focusing middleware gives carry across workers, and a Redis set of request fingerprints) plus

@@ -1,4 +1,5 @@
-"""The sitemap while Scrapy crawls (SMG, :mod:`wisdom_scrapy.mining.sitemap`).
+"""The sitemap while Scrapy crawls: the spider middleware and its export. The algorithm (SMG)
+is :mod:`wisdom_scrapy.mining.sitemap`.
 
 :class:`WisdomSitemapMiddleware` (enabled by ``WISDOM_SITEMAP`` or ``WISDOM_SITEMAP_URI``)
 

@@ -1,4 +1,5 @@
-"""The annotated page view: one page as the analysis saw it, as a self-contained HTML file.
+"""The annotated page view: one page as the analysis saw it, as a self-contained HTML file
+(``scrapy wisdom-show``; the whole site's is :mod:`wisdom_scrapy.report`).
 
 Every block the analysis found is outlined in its role's colour — article, TOC, metadata — and so
 is every *redundant* block: a maximal sub-tree with text that no cleaned item keeps (menus,

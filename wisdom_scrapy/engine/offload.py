@@ -1,5 +1,7 @@
-"""Page analyses in worker processes (``WISDOM_WORKERS``), with the items the crawl process
-would make.
+"""Page analyses offloaded to worker processes (``WISDOM_WORKERS``), with the items the crawl
+process would make: what a job carries and how its answer comes back. The processes are
+:mod:`wisdom_scrapy.engine.worker_pool`'s; several crawling processes are
+:mod:`wisdom_scrapy.distributed`.
 
 A page's analysis (:func:`~wisdom_scrapy.analysis.page_analysis.analyze_page`) reads, besides the
 page, three things of its site's state, all kept by the crawl process's

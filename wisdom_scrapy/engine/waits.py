@@ -1,4 +1,5 @@
-"""From fed pages to cleaned items during a crawl: cold start and TOC completion.
+"""The extractor: from fed pages to cleaned items during a crawl, with the pages that wait (cold
+start, TOC completion). The analysis of one page is :mod:`wisdom_scrapy.analysis.page_analysis`.
 
 The papers analyse a site that has been crawled; a crawler has to analyse while it crawls. Two
 things the analysis needs arrive late, and this module waits for them without stalling the crawl

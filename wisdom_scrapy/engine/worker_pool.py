@@ -1,4 +1,6 @@
-"""Worker processes that take the per-page work off the crawl process (``WISDOM_WORKERS``).
+"""Worker processes that take the per-page work off the crawl process (``WISDOM_WORKERS``): any
+handler, started, fed and restarted; the page analyses they run are
+:mod:`wisdom_scrapy.engine.offload`'s.
 
 Scrapy runs every callback, middleware and pipeline in one thread, which also drives every
 download: CPU spent there on a page delays all the others. A :class:`WorkerPool` runs a

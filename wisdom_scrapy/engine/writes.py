@@ -1,4 +1,5 @@
-"""Feeding pages into the term-entropy store: what the spider middleware does for each response.
+"""What a fetched page writes into the term-entropy store: the store feed, not Scrapy's feed
+exports. The spider middleware calls it for each response.
 
 A page's terms and out-links come from its :class:`~wisdom_scrapy.page.model.PageModel`, the model
 the analysis works on, so there is one definition of a page's visible text and it is computed once

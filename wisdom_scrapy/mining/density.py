@@ -1,4 +1,5 @@
-"""Single-page article extraction from structure alone: the fallback with no site context.
+"""Single-page article extraction from structure alone: the article finder the page analysis
+starts from, and its fallback with no site context.
 
 WISDOM and InfoDiscoverer find the article of a page by comparing it with the other pages of its
 site (term entropy). A page seen alone — the first pages of a cold crawl, a one-off URL — has no

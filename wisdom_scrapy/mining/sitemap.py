@@ -1,4 +1,5 @@
-"""SMG: sitemap generation from blocks (Lin, Chu, Chiu; §4.3–4.6).
+"""SMG: sitemap generation from blocks (Lin, Chu, Chiu; §4.3–4.6), without Scrapy; the crawl's
+side is :mod:`wisdom_scrapy.sitemap`.
 
 *Automatic sitemaps generation: Exploring website structures using block extraction and
 hyperlink analysis*, Expert Systems with Applications. The page-level stages (H2S
