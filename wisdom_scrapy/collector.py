@@ -3,15 +3,13 @@
 Nearly every object a page's analysis allocates is freed by reference counting as soon as the
 page is done; the collector is there for cycles. But with CPython's default thresholds
 (700, 10, 10) a full collection runs after every ~70,000 net allocations, and each walks every
-tracked object: the modules, Scrapy's components and the add-on's per-site state. Measured in a
-pydoc crawl (526 pages, ``gc.callbacks``): 33 full collections of ~145 ms each, 4.8 s of the
-crawl's 28 s of CPU, against 8 collections and 0.8 s in the same crawl without the add-on.
+tracked object: the modules, Scrapy's components and the add-on's per-site state. In a crawl of
+the Python docs with the add-on, those full collections take about a sixth of the crawl's CPU.
 
 So, from spider open to spider close:
 
 * **freeze** (:func:`gc.freeze`) what is alive when the spider opens (imports, settings, the
-  store, Scrapy's components): it lives as long as the crawl, and no collection walks it again
-  (a full collection took half as long);
+  store, Scrapy's components): it lives as long as the crawl, and no collection walks it again;
 * a **higher generation-0 threshold** (:data:`YOUNG_THRESHOLD`), which makes CPython's own
   full collections rare: the young collections cost the same in total (they walk the same new
   objects in fewer rounds);
@@ -20,9 +18,7 @@ So, from spider open to spider close:
   of Scrapy's download machinery keeps its body and parsed tree until a full collection); and
   one at spider close.
 
-Measured on the same crawl, two pairs alternated (load ≈ 7): 20 full collections of ~85 ms,
-the collector's time 1.6–1.8 s against 4.3–4.7 s, the crawl's CPU 22.1 and 24.5 s against 25.8
-and 26.7 s (~5 ms per page less); the peak RSS 455–494 MB against 447–453 MB.
+What each part saves is measured in ``benchmarks/README.md`` (``site_crawl``).
 
 At spider close the thresholds are put back and the frozen objects unfrozen, so the rest of the
 program collects as before. Several crawlers in one process (``CrawlerProcess``) share one

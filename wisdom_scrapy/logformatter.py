@@ -2,7 +2,7 @@
 
 At Scrapy's default log level (DEBUG) every scraped item is logged in full: an ArticleItem's
 text, HTML and term vector, a TocItem's hundreds of links, the site structure of a whole site.
-That made the log larger than the pages crawled. :class:`WisdomLogFormatter` is Scrapy's
+Such a log is larger than the pages crawled. :class:`WisdomLogFormatter` is Scrapy's
 :class:`~scrapy.logformatter.LogFormatter` with wisdom_scrapy's items (scraped, dropped or
 failed in a pipeline) written as their class and fields with every long value cut to its size
 (but the ``url`` and ``site``, which tell the item):

@@ -83,7 +83,7 @@ WISDOM_STYLETREE_PAGES     500                      pages a site's style tree is
                                                     (the thesis's k, §5.3; later pages are cleaned)
 WISDOM_TUNE_GC             True                     freeze what is alive at spider open, raise
                                                     the young-generation threshold, collect in
-                                                    full every minute (:mod:`.collector`)
+                                                    full every 32 responses (:mod:`.collector`)
 WISDOM_WORKER_TIMEOUT      60.0                     seconds a worker may stay silent before it
                                                     is taken for dead: a distributed crawl's
                                                     (no heartbeat: its in-flight requests are

@@ -30,7 +30,7 @@ Site refinement (:class:`SiteView`; measured in ``benchmarks/blog_sites.py``)
     page, else "article" when the refined body has text, else "other". A page that shows no
     template box (the site's first pages, another layout) is analysed as a page alone.
 
-Not an article (issue 30: the feed holds articles, each once)
+Not an article (the feed holds articles, each once)
     A page whose article was found is "other" when that article is not the page's own:
 
     * on a page that shows the site's template, when its densest prose is the template's (a
@@ -61,7 +61,7 @@ Warm mode (WISDOM §3)
     it is the lowest common ancestor of the article blocks without everything that is neither
     in a block nor on the path to one, and without condensed sub-trees.
 
-One finder a page (issue 33)
+One finder a page
     When the site view decides a warm page's role and article, k-MIB's searches run only for
     what the page's item takes from them: the TOC search on a list page (its TOC links and
     their blocks), the article search on an article page (its metadata blocks, the article
@@ -69,7 +69,7 @@ One finder a page (issue 33)
     none). The role decision's own figures (``article_context``, ``toc_anchor_text``) and the
     TOC search's (``zero_api_ratio``, ``toc_by_api``) are then left out, and blocks carry no
     figures. ``every_block`` (the ``blocks`` item field, ``scrapy wisdom-show``) runs both
-    searches as before. Without a site view both searches run: they decide the role.
+    searches. Without a site view both searches run: they decide the role.
 
 Metadata (§3.3)
     DSTM merges the article's title, date, author … blocks into it ("the distribution of their

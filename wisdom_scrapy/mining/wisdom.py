@@ -81,8 +81,8 @@ Phase 3 — expanding and condensing (§3.3)
     * **Siblings without terms** (a listing's line numbers, the symbol spans of highlighted
       code) are no evidence in an article, as in condensing: they never make a level
       incomplete, and they join the block when they lie between merged siblings or when every
-      other sibling qualified. (Otherwise the gutter beside a listing stopped the expansion at
-      the listing, and a post shrank to its code.)
+      other sibling qualified: otherwise the gutter beside a listing would stop the expansion at
+      the listing, and a post would shrink to its code.
     * **Condensing** (:func:`condense`) removes, inside every merged tree, the maximal sub-trees
       that fail the type constraint ("dummy sub-trees … mainly tags for the page layout").
       Nothing inside the text flow of a node with text of its own is removed (:func:`text_flow`):

@@ -24,12 +24,11 @@ The algorithm (stage 1 of SEG, the part that decides which symbols are low-compl
    flanks back. SEG's re-scan of a trimmed-off left flank for further segments is not done
    (a flank is at most ``maxtrim`` symbols, shorter than the blocks the partitioner cares
    about). The page partitioner leaves stage 2 off (the default): on the Python docs
-   (``benchmarks/sitemap_quality.py``'s partitioner figures, 526 pages) it lowered the
-   partition F1 from 0.832 to 0.802 (recall 0.81 → 0.77: trimmed flanks turn more subtrees
-   into mixed ones, which are split further) at 30× the time (≈ 340 ms/page, a search of
-   ~5000 subsequences per raw segment of every subtree); with the partitioner's runs of
-   repeated siblings, from 0.868 to 0.846 (the 530 html files, ≈ 366 ms/page). R_SEG only
-   asks whether a subtree is dominated by one kind, which stage 1 answers.
+   (``benchmarks/sitemap_quality.py``'s partitioner figures, the 530 html files) it lowers
+   the partition F1 from 0.868 to 0.846 (trimmed flanks turn more subtrees into mixed ones,
+   which are split further) at ≈ 366 ms/page (a search of ~5000 subsequences per raw segment
+   of every subtree). R_SEG only asks whether a subtree is dominated by one kind, which
+   stage 1 answers.
 
 Thresholds. SEG's defaults (``W = 12``, ``locut = 2.2``, ``hicut = 2.5`` bits) are tuned to
 proteins: a random window of 12 amino acids drawn with the standard background frequencies
