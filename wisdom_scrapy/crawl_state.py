@@ -34,7 +34,14 @@ import wisdom_scrapy.adapter  # noqa: F401  (registers the page items' ItemAdapt
 from wisdom_scrapy.engine.cleaning import Cleaners
 from wisdom_scrapy.engine.offload import RemoteAnalyzer, analyse_job
 from wisdom_scrapy.engine.sites import Sites
-from wisdom_scrapy.engine.waits import ExtractionParams, Extractor, PageSource, ReadyPage, run_sync
+from wisdom_scrapy.engine.waits import (
+    ExtractionParams,
+    Extractor,
+    PageSource,
+    ReadyPage,
+    TermIndex,
+    run_sync,
+)
 from wisdom_scrapy.engine.worker_pool import WorkerPool
 from wisdom_scrapy.engine.writes import PageUpdate, PageWrites
 from wisdom_scrapy.items import LATE_ITEMS_META, ArticleItem, PageItem, SiteStructureItem, TocItem
@@ -146,10 +153,12 @@ class WisdomRuntime:
         )
         analyze = self.cleaners.analyzer(self.settings.wisdom,
                                          every_block="blocks" in self.settings.item_fields)
-        self.extractor = Extractor(self.store, params, analyze, count=self.inc, sites=self.sites)
+        terms = TermIndex()  # the crawl's: the extractor's and its worker analyses'
         #: the crawl's worker analyses (None: in this process); the extractor sees them as its
         #: :class:`~wisdom_scrapy.engine.waits.Offload`, this keeps their pool and close
-        self.remote = self.extractor.remote = self._remote(analyze)
+        self.remote = self._remote(analyze, terms)
+        self.extractor = Extractor(self.store, params, analyze, count=self.inc, sites=self.sites,
+                                   remote=self.remote, terms=terms)  # fmt: skip
         #: pages whose analysis in a worker the crawl does not wait for (:meth:`take`): URL ->
         #: the task submitting it; at most SUBMITTING_PER_WORKER a worker (the crawl waits
         #: past that: each holds its page's model)
@@ -171,7 +180,7 @@ class WisdomRuntime:
             scheduler and getattr(load_object(scheduler), "wisdom_distributed", False)
         )
 
-    def _remote(self, analyze: Callable[..., Any]) -> RemoteAnalyzer | None:
+    def _remote(self, analyze: Callable[..., Any], terms: TermIndex) -> RemoteAnalyzer | None:
         """The worker processes the page analyses run in (``WISDOM_WORKERS``), or None: in
         this process. The thesis cleaners keep state of the site's pages in this process, so
         with them the analyses stay here (logged)."""
@@ -190,7 +199,7 @@ class WisdomRuntime:
         pool = WorkerPool(workers, analyse_job, timeout=self.settings.worker_timeout)
         logger.info("wisdom_scrapy: page analyses in %d worker processes (WISDOM_WORKERS)",
                     workers)  # fmt: skip
-        return RemoteAnalyzer(pool, self.extractor.terms, analyze, self.settings.item_fields,
+        return RemoteAnalyzer(pool, terms, analyze, self.settings.item_fields,
                               count=self.inc)  # fmt: skip
 
     def inc(self, name: str, n: int = 1) -> None:
