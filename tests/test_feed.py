@@ -1,9 +1,10 @@
+import sqlite3
 from collections import Counter
 
 import pytest
 
 from wisdom_scrapy import feed_page, open_store
-from wisdom_scrapy.engine.writes import PageUpdate, WriteBehind, feed_model
+from wisdom_scrapy.engine.writes import PageUpdate, PageWrites, WriteBehind, feed_model
 from wisdom_scrapy.mining.repetition import RECORD_KIND as BLOCKS_KIND
 from wisdom_scrapy.mining.repetition import encode_blocks
 from wisdom_scrapy.page.model import PageModel
@@ -144,3 +145,65 @@ def test_write_behind_one_page_per_batch_writes_at_once(python_doc_pages):
     for n, update in enumerate(_doc_updates(python_doc_pages, 3), 1):
         behind.add(update, limit=1)
         assert store.page_count(update.site) == n and not len(behind)
+
+
+class _Host:
+    """What a crawl hands :class:`PageWrites`: its stats, the pages stored, its stop."""
+
+    def __init__(self) -> None:
+        self.stats: Counter[str] = Counter()
+        self.stored: list[str] = []
+        self.stops = 0
+
+    def writes(self, uri: str) -> PageWrites:
+        return PageWrites(open_store(uri), 1, count=self.count,
+                          stored=lambda site, url: self.stored.append(url),
+                          stop=self.stop)  # fmt: skip
+
+    def count(self, name: str, n: int) -> None:
+        self.stats[name] += n
+
+    def stop(self) -> None:
+        self.stops += 1
+
+
+def test_page_writes_retry_what_a_locked_store_refused(python_doc_pages, tmp_path):
+    """Another connection holds the SQLite store's write lock (``?timeout=0``: refused at once):
+    the page is counted as a store error and kept; the next successful write retries it, and
+    at the end nothing is lost."""
+    path = tmp_path / "store.db"
+    host = _Host()
+    writes = host.writes(f"sqlite:///{path}?timeout=0")
+    first, refused, last = _doc_updates(python_doc_pages, 3)
+    writes.add(first)
+    locker = sqlite3.connect(path)
+    locker.execute("BEGIN EXCLUSIVE")
+    writes.add(refused)
+    assert host.stats["wisdom/store_errors"] == 1 and writes.retry_queue.urls() == [refused.url]
+    locker.rollback()
+    locker.close()
+    writes.add(last)
+    writes.finish()
+    assert host.stored == [first.url, last.url, refused.url]
+    assert (host.stats["wisdom/pages_fed"], host.stats["wisdom/store/retried"]) == (3, 1)
+    assert "wisdom/pages_lost" not in host.stats and host.stops == 0
+    writes.store.close()
+
+
+def test_page_writes_count_a_deleted_store_lost_and_stop(python_doc_pages, tmp_path, caplog):
+    """The store file deleted mid-crawl: every page stored and the one refused are counted
+    lost once each and named at ERROR, and the host is asked once to stop."""
+    path = tmp_path / "store.db"
+    host = _Host()
+    writes = host.writes(f"sqlite:///{path}")
+    *stored, refused = _doc_updates(python_doc_pages, 4)
+    for update in stored:
+        writes.add(update)
+    path.unlink()
+    writes.add(refused)
+    writes.finish()
+    assert host.stats["wisdom/pages_lost"] == 4 and host.stops == 1
+    named = [url for r in caplog.records if r.levelname == "ERROR"
+             for url in r.getMessage().rsplit(": ", 1)[1].split()]  # fmt: skip
+    assert sorted(named) == sorted(u.url for u in [*stored, refused])
+    writes.store.close()

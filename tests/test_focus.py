@@ -35,6 +35,7 @@ from wisdom_scrapy.engine.link_graph import (
     SiteRecorder,
     StructureTracker,
     analyse_site,
+    anchor_weights,
     shingles,
     slot_hashes,
 )
@@ -223,6 +224,22 @@ def test_template_links_from_the_sites_own_statistics() -> None:
     assert dict(recorder.slot_pages) == before
     assert np.array_equal(recorder.template_mask(again), mask)
     assert max(recorder.slot_pages.values()) == 12
+
+
+def test_anchor_weights_are_the_mean_term_weight_of_each_anchor() -> None:
+    """A link's LAMIS weight α is the mean W(T) of its anchor's terms, its information their
+    sum; an anchor without terms (an image link) weighs 0."""
+    model = PageModel.from_html(
+        "<html><body><a href='/a'>red apple</a><a href='/b'><img src='x.png'></a>"
+        "<a href='/c'>pear</a></body></html>", "http://s/")
+    record = SiteRecorder().observe(model.url, model)
+    assert np.diff(record.term_start).tolist() == [2, 0, 1]
+    info, alpha = anchor_weights(record, np.array([0.5, 0.25, 0.75]))
+    assert info.tolist() == [0.75, 0.0, 0.75]
+    assert alpha.tolist() == [0.375, 0.0, 0.75]
+    empty = PageModel.from_html("<html><body><p>no link</p></body></html>", "http://s/e")
+    none = anchor_weights(SiteRecorder().observe(empty.url, empty), np.zeros(0))
+    assert [part.shape for part in none] == [(0,), (0,)]
 
 
 def test_key_counts_answer_as_a_counter() -> None:

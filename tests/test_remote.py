@@ -23,7 +23,7 @@ from sample_project.demo_site import build_demo_site
 from wisdom_scrapy import open_store
 from wisdom_scrapy.analysis.page_analysis import analyze_page
 from wisdom_scrapy.engine.offload import WORKER_SNAPSHOT_SITES, RemoteAnalyzer, analyse_job
-from wisdom_scrapy.engine.waits import ExtractionParams, Extractor, PageSource
+from wisdom_scrapy.engine.waits import ExtractionParams, Extractor, PageSource, TermIndex
 from wisdom_scrapy.engine.worker_pool import (
     MAX_START_FAILURES,
     WARM_UP,
@@ -86,11 +86,12 @@ def _replay(
         def count(name: str) -> None:
             counts[name] += 1
 
-        extractor = Extractor(store, params, analyze_page, count=count)
+        terms = TermIndex()
         pool = WorkerPool(workers, handler) if workers else None
-        if pool is not None:
-            extractor.remote = RemoteAnalyzer(pool, extractor.terms, analyze_page, HEAVY_FIELDS,
-                                              count=count)
+        remote = (RemoteAnalyzer(pool, terms, analyze_page, HEAVY_FIELDS, count=count)
+                  if pool is not None else None)  # fmt: skip
+        extractor = Extractor(store, params, analyze_page, count=count, remote=remote,
+                              terms=terms)  # fmt: skip
         report = SiteReportData(SITE)  # as the site report observes the analyses
         extractor.observers.append(lambda site, analysis: report.observe(analysis))
         extractor.summarised = lambda site: list(report.redundant)

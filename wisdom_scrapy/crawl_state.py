@@ -34,9 +34,16 @@ import wisdom_scrapy.adapter  # noqa: F401  (registers the page items' ItemAdapt
 from wisdom_scrapy.engine.cleaning import Cleaners
 from wisdom_scrapy.engine.offload import RemoteAnalyzer, analyse_job
 from wisdom_scrapy.engine.sites import Sites
-from wisdom_scrapy.engine.waits import ExtractionParams, Extractor, PageSource, ReadyPage, run_sync
+from wisdom_scrapy.engine.waits import (
+    ExtractionParams,
+    Extractor,
+    PageSource,
+    ReadyPage,
+    TermIndex,
+    run_sync,
+)
 from wisdom_scrapy.engine.worker_pool import WorkerPool
-from wisdom_scrapy.engine.writes import FeedResult, Outcome, PageUpdate, RetryQueue, WriteBehind
+from wisdom_scrapy.engine.writes import PageUpdate, PageWrites
 from wisdom_scrapy.items import LATE_ITEMS_META, ArticleItem, PageItem, SiteStructureItem, TocItem
 from wisdom_scrapy.page.model import (
     MAX_LINK_CHARS,
@@ -48,8 +55,8 @@ from wisdom_scrapy.page.model import (
 from wisdom_scrapy.page.terms import MAX_TERM_CHARS
 from wisdom_scrapy.resume import PendingPages
 from wisdom_scrapy.settings import WisdomSettings, crawl_does_not_start
-from wisdom_scrapy.store import StoreError, StoreLost, open_store, redact_uri
-from wisdom_scrapy.store.strings import SeenStrings, StringTable
+from wisdom_scrapy.store import StoreError, open_store, redact_uri
+from wisdom_scrapy.store.strings import SeenStrings
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -61,9 +68,6 @@ if TYPE_CHECKING:
 __all__ = ["WisdomRuntime"]
 
 logger = logging.getLogger(__name__)
-#: Every this many pages stored for a site, the store's page count for it is checked to be at
-#: least that many (one cheap call; a full check at spider close).
-STORE_CHECK_EVERY = 100
 #: Pages a worker process may have queued for analysis before the crawl waits (each holds its
 #: page model meanwhile): a few a worker keep it busy while the crawl process models the next
 #: pages, and bound the models held.
@@ -92,8 +96,11 @@ class WisdomRuntime:
             error = StoreError(f"WISDOM_STORE_URI={redact_uri(self.settings.store_uri)!r}: {exc}")
             crawl_does_not_start(error)
             raise error from exc
+        #: the crawl's page writes and what became of them (stored, retried, lost)
+        self.writes = PageWrites(store, self.settings.store_batch_pages, count=self.inc,
+                                 stored=self._page_stored, stop=self._stop_store_lost)
         # pages are written behind, in batches; every component reads through it
-        self.store = WriteBehind(store, self.settings.store_batch_pages, self._written)
+        self.store = self.writes.store
         logger.info("wisdom_scrapy: term-entropy store %r", self.store)
         warning = self.store.persistence_warning()
         if warning:
@@ -108,10 +115,6 @@ class WisdomRuntime:
         #: pages that left the waits, until the item pipeline makes their items (:meth:`clean`)
         self.tickets: dict[str, ReadyPage] = {}
         self.fed_sites: Counter[str] = Counter()  # pages fed per site (progress, report)
-        self.retry_queue = RetryQueue()  # page updates the store refused, retried later
-        # URLs this crawl stored, per site: checked to be still there (check_store)
-        self.stored_urls: dict[str, StringTable] = {}
-        self.lost_urls: set[str] = set()  # counted under wisdom/pages_lost
         self._stopping = False  # the crawl is being stopped: the store is lost
         #: the spider is closing: its last items are leaving, no request can be scheduled
         self.closing = False
@@ -150,10 +153,12 @@ class WisdomRuntime:
         )
         analyze = self.cleaners.analyzer(self.settings.wisdom,
                                          every_block="blocks" in self.settings.item_fields)
-        self.extractor = Extractor(self.store, params, analyze, count=self.inc, sites=self.sites)
+        terms = TermIndex()  # the crawl's: the extractor's and its worker analyses'
         #: the crawl's worker analyses (None: in this process); the extractor sees them as its
         #: :class:`~wisdom_scrapy.engine.waits.Offload`, this keeps their pool and close
-        self.remote = self.extractor.remote = self._remote(analyze)
+        self.remote = self._remote(analyze, terms)
+        self.extractor = Extractor(self.store, params, analyze, count=self.inc, sites=self.sites,
+                                   remote=self.remote, terms=terms)  # fmt: skip
         #: pages whose analysis in a worker the crawl does not wait for (:meth:`take`): URL ->
         #: the task submitting it; at most SUBMITTING_PER_WORKER a worker (the crawl waits
         #: past that: each holds its page's model)
@@ -175,7 +180,7 @@ class WisdomRuntime:
             scheduler and getattr(load_object(scheduler), "wisdom_distributed", False)
         )
 
-    def _remote(self, analyze: Callable[..., Any]) -> RemoteAnalyzer | None:
+    def _remote(self, analyze: Callable[..., Any], terms: TermIndex) -> RemoteAnalyzer | None:
         """The worker processes the page analyses run in (``WISDOM_WORKERS``), or None: in
         this process. The thesis cleaners keep state of the site's pages in this process, so
         with them the analyses stay here (logged)."""
@@ -194,7 +199,7 @@ class WisdomRuntime:
         pool = WorkerPool(workers, analyse_job, timeout=self.settings.worker_timeout)
         logger.info("wisdom_scrapy: page analyses in %d worker processes (WISDOM_WORKERS)",
                     workers)  # fmt: skip
-        return RemoteAnalyzer(pool, self.extractor.terms, analyze, self.settings.item_fields,
+        return RemoteAnalyzer(pool, terms, analyze, self.settings.item_fields,
                               count=self.inc)  # fmt: skip
 
     def inc(self, name: str, n: int = 1) -> None:
@@ -274,13 +279,13 @@ class WisdomRuntime:
         self.inc("wisdom/bytes/fed", len(response.body))
         if self.pending is not None:  # recorded as fed, not stored yet, until it is
             self.pending.fed(response.url, response.request and response.request.callback)
-        unstored = self.retry_queue.discard(update)  # this newer version replaces it
+        unstored = self.writes.replace(update)  # this newer version replaces it
         try:
             self.extractor.page_storing(site, response.url, update.blocks,
                                         None if unstored is None else unstored.blocks)
         except Exception:  # a bug: the page is stored all the same
             self.failed("repetition", response.url)
-        self.store.add(update, limit=1 if self.distributed else None)
+        self.writes.add(update, limit=1 if self.distributed else None)
         try:
             self.cleaners.observe(site, response.url, model)
         except StoreError as exc:
@@ -352,17 +357,6 @@ class WisdomRuntime:
                 logger.warning("wisdom_scrapy: %s %s (%d; further pages are only counted, "
                                "under %s)", model.url, what, n, stat)
 
-    def _written(self, updates: list[PageUpdate], outcome: Outcome) -> None:
-        """A batch of page updates written (:class:`~wisdom_scrapy.engine.writes.WriteBehind`): each
-        page counted, or, when the store refused the batch, each queued for a retry."""
-        if isinstance(outcome, StoreError):
-            for update in updates:
-                self._unstored(update, outcome)
-            return
-        for result in outcome:
-            self._stored(result)
-        self.retry_unstored()
-
     def _unfinished_urls(self) -> dict[str, list[str]]:
         """Per site, the pages a resumed crawl must fetch again: those waiting for their
         analysis, those whose items have not passed the item pipelines yet and those fed but
@@ -374,81 +368,18 @@ class WisdomRuntime:
             urls[site] = urls.get(site, []) + queued
         return urls
 
-    def _stored(self, result: FeedResult) -> bool:
-        self.extractor.page_stored(result.site, result.url)
-        self.inc("wisdom/pages_fed" if result.changed else "wisdom/pages_unchanged")
-        self.inc("wisdom/terms", result.terms)
-        self.inc("wisdom/links", result.links)
-        urls = self.stored_urls.get(result.site)
-        if urls is None:
-            urls = self.stored_urls[result.site] = StringTable()
-        urls.id(result.url)
-        if len(urls) % STORE_CHECK_EVERY == 0:
-            self.check_store(result.site, final=False)
-        return result.changed
+    def _page_stored(self, site: str, url: str) -> None:
+        """A page reached the store (:class:`~wisdom_scrapy.engine.writes.PageWrites`)."""
+        self.extractor.page_stored(site, url)
 
-    def lose(self, urls: list[str], why: str) -> None:
-        """Count under ``wisdom/pages_lost`` and log at ERROR, with their URLs, the pages of
-        ``urls`` not counted yet."""
-        new = [url for url in dict.fromkeys(urls) if url not in self.lost_urls]
-        if new:
-            self.lost_urls.update(new)
-            self.inc("wisdom/pages_lost", len(new))
-            logger.error("wisdom_scrapy: %d pages %s: %s", len(new), why, " ".join(new))
-
-    def check_store(self, site: str, final: bool) -> None:
-        """Check that the pages this crawl stored for ``site`` are still in the store: a store
-        can lose them with no call failing (a Redis without persistence restarted empty, a
-        SQLite file deleted). Mid-crawl only the page count is compared with what this crawl
-        stored (one cheap call), at spider close every URL is looked up."""
-        urls = self.stored_urls.get(site) or StringTable()
-        try:
-            if not final and self.store.page_count(site) >= len(urls):
-                return
-            missing = self.store.missing_pages(site, sorted(urls))
-        except StoreLost as exc:
-            self.store_lost(exc, stop=not final)
-            return
-        except StoreError as exc:
-            self.inc("wisdom/store_errors")
-            logger.warning("wisdom_scrapy: cannot check the pages stored for %s: %s", site, exc)
-            return
-        self.lose(missing, "stored by this crawl are missing from the store (it lost them: "
-                           "restarted empty, or its data was removed)")
-
-    def store_lost(self, exc: StoreLost, stop: bool = True) -> None:
-        """The store's data is gone (its file was deleted): every page this crawl stored is lost
-        and so will be the next ones, so the crawl stops (reason ``wisdom_store_lost``)."""
-        self.lose([u for urls in self.stored_urls.values() for u in urls], f"lost: {exc}")
+    def _stop_store_lost(self) -> None:
+        """The store's data is gone (:meth:`PageWrites.store_lost
+        <wisdom_scrapy.engine.writes.PageWrites.store_lost>`): the crawl stops, once (reason
+        ``wisdom_store_lost``)."""
         engine = self.crawler.engine
-        if stop and not self._stopping and engine is not None and engine.running:
+        if not self._stopping and engine is not None and engine.running:
             self._stopping = True
             deferred_from_coro(engine.close_spider_async(reason="wisdom_store_lost"))
-
-    def _unstored(self, update: PageUpdate, exc: StoreError) -> None:
-        """A page the store failed to take: queued for a retry, or lost when the queue is full."""
-        self.inc("wisdom/store_errors")
-        if self.retry_queue.add(update):
-            logger.warning("wisdom_scrapy: page %s not stored yet (retried later): %s",
-                           update.url, exc)
-        else:
-            self.lose([update.url], f"not stored (retry queue full): {exc}")
-        if isinstance(exc, StoreLost):
-            self.store_lost(exc)
-
-    def retry_unstored(self) -> None:
-        """Store the pages a failing store refused earlier (after a success, at idle, at close);
-        stops at the first failure."""
-        if not len(self.retry_queue):
-            return
-        try:
-            for result in self.retry_queue.retry(self.store.store):  # the queue stays behind
-                self._stored(result)
-                self.inc("wisdom/store/retried")
-        except StoreError as exc:
-            self.inc("wisdom/store_errors")
-            logger.warning("wisdom_scrapy: %d pages still not stored: %s",
-                           len(self.retry_queue), exc)
 
     async def finish_completed(self) -> None:
         """Pending TOC pages whose targets the last fetched pages completed: analysed, their
@@ -611,8 +542,7 @@ class WisdomRuntime:
         Items can only enter the flow as spider output, so this schedules one request for an
         empty ``data:`` URL whose callback returns them; the spider stays open until it ran.
         """
-        self.store.flush()
-        self.retry_unstored()
+        self.writes.flush()
         if self._late_request_pending or not (
             self.ready or self.extractor.waiting() or self.submitting
         ):
@@ -684,8 +614,7 @@ class WisdomRuntime:
 
     async def _items_at_close(self) -> list[Any]:
         """The items still held, pending or ready, page items first, then the close hooks'."""
-        self.store.flush()
-        self.retry_unstored()
+        self.writes.flush()
         await self.settle()
         await self.finish_completed()
         items = _pages_first(self.release(await self.extractor.flush()) + self.take_ready())
@@ -724,8 +653,8 @@ class WisdomRuntime:
             self.sync_pending()
             kept = ("kept pending in the store: a resumed crawl (same JOBDIR) emits them"
                     if self.pending is not None else "set JOBDIR to resume them")
-            self.lose(urls, f"are fetched but their items never passed the item pipelines "
-                            f"({why}; {kept})")
+            self.writes.lose(urls, f"are fetched but their items never passed the item "
+                                   f"pipelines ({why}; {kept})")
         return len(urls)
 
     def forced_stop(self) -> None:
@@ -742,11 +671,7 @@ class WisdomRuntime:
         """Last retry of the pages the store refused, then a check that the pages stored are
         all still there; pages never stored or gone are counted under ``wisdom/pages_lost``
         and logged (here, so the crawl's stats dump shows them)."""
-        self.store.flush()
-        self.retry_unstored()
-        self.lose(self.retry_queue.urls(), "were never stored")
-        for site in self.stored_urls:
-            self.check_store(site, final=True)
+        self.writes.finish()
         remote = self.remote
         if remote is not None and self.stats is not None:  # their CPU: not the crawl process's
             self.stats.set_value("wisdom/workers/cpu_seconds", round(remote.pool.cpu_seconds(), 3))

@@ -183,7 +183,7 @@ class WisdomExtension:
             if recorder.counts_let_go:  # a left site's, not read back (the store failing):
                 return self._unjudged(response, site, record)  # counted, logged by state()
             template = recorder.template_mask(record)
-            alpha = self._alpha(site, record)
+            alpha = self.tracker.link_weights(site, record)
             hub = self.tracker.estimate_hub(site, record, alpha, ~template)
             self.tracker.note(site, record, alpha, ~template, hub)
         except Exception:  # the link structure must never cost the spider its page
@@ -198,19 +198,6 @@ class WisdomExtension:
         none = np.zeros(len(record))
         page = self.linked[response] = LinkedPage(site, record, none, none.astype(bool), 0.0)
         return page
-
-    def _alpha(self, site: str, record: PageLinks) -> NDArray[np.float64]:
-        """LAMIS link weight of each occurrence with the site's current entropies (none before
-        the site is warm): the snapshot the site's pages are analysed with now."""
-        recorder = self.tracker.state(site).recorder
-        if not self.tracker.warm(site) or not len(record):
-            return np.zeros(len(record))
-        snapshot = self.runtime.sites.get(site).latest()
-        weights = 1.0 - snapshot.entropy(recorder.vocab.strings(record.term_ids.tolist()))
-        lengths = np.diff(record.term_start)
-        owner = np.repeat(np.arange(len(record)), lengths)
-        info = np.bincount(owner, weights=weights, minlength=len(record))
-        return np.divide(info, lengths, out=np.zeros(len(record)), where=lengths > 0)
 
     def annotate(self, item: PageItem | ArticleItem | TocItem) -> None:
         """The item's ``hub`` / ``authority``: the scores known now (final at idle and close)."""

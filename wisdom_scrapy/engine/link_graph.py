@@ -155,6 +155,7 @@ __all__ = [
     "SiteRecorder",
     "StructureTracker",
     "analyse_site",
+    "anchor_weights",
     "slot_hashes",
 ]
 
@@ -617,6 +618,20 @@ def _copied_share(
 _ANALYSIS_CHUNK = 256  # records an analysis holds at once (decoded from the store)
 
 
+def anchor_weights(
+    record: PageLinks, weights: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per link occurrence of ``record``: the information of its anchor text (Σ W(T) over the
+    anchor's terms) and its LAMIS link weight α (that sum over the anchor's term count; 0 for
+    an anchor without terms). ``weights``: W(T) of each entry of ``record.term_ids``. One
+    definition for the site analysis and the crawl's per-page estimate, so the two agree."""
+    lengths = np.diff(record.term_start)
+    owner = np.repeat(np.arange(len(record)), lengths)
+    info = np.asarray(np.bincount(owner, weights=weights, minlength=len(record)), np.float64)
+    alpha = np.divide(info, lengths, out=np.zeros(len(record)), where=lengths > 0)
+    return info, alpha
+
+
 def _term_weights(
     records: list[PageLinks],
     vocab: StringTable,
@@ -684,14 +699,9 @@ def analyse_site(
             content[i] = float((rec.content_tf * weight(rec.content_ids)).sum())
             if not len(rec):
                 continue
-            lengths = np.diff(rec.term_start)
-            owner = np.repeat(np.arange(len(rec)), lengths)
-            occ_info = np.bincount(owner, weights=weight(rec.term_ids), minlength=len(rec))
+            occ_info, occ_alpha = anchor_weights(rec, weight(rec.term_ids))
             if entropies is None:
                 occ_alpha = np.ones(len(rec))
-            else:
-                occ_alpha = np.divide(occ_info, lengths, out=np.zeros(len(rec)),
-                                      where=lengths > 0)  # fmt: skip
             # a record decoded now may add targets to the URL table: never fetched, no node
             fetched = rec.url_id < len(node_of_url)
             occ_dst = np.full(len(rec), -1, dtype=np.int64)
@@ -890,6 +900,16 @@ class StructureTracker:
         """Whether the site is warm by the pages this tracker has records of (its own and the
         store's, :meth:`state`)."""
         return self.params.is_warm(self.state(site).recorder.n_pages)
+
+    def link_weights(self, site: str, record: PageLinks) -> NDArray[np.float64]:
+        """LAMIS link weight of each occurrence of ``record`` with the site's current
+        entropies (all 0 before the site is warm): the snapshot its pages are analysed with
+        now (:func:`anchor_weights`)."""
+        if not self.warm(site) or not len(record):
+            return np.zeros(len(record))
+        terms = self.state(site).recorder.vocab.strings(record.term_ids.tolist())
+        weights = 1.0 - np.asarray(self.sites.get(site).latest().entropy(terms), np.float64)
+        return anchor_weights(record, weights)[1]
 
     def state(self, site: str) -> SiteLinks:
         """The site's state, starting with the page records already in the store; a left

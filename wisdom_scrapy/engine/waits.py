@@ -518,6 +518,7 @@ class Extractor:
         count: Callable[[str], None] = lambda name: None,
         sites: Sites | None = None,
         remote: Offload | None = None,
+        terms: TermIndex | None = None,
     ) -> None:
         self.store = store
         self.sites = sites if sites is not None else Sites(store, count=count)
@@ -526,7 +527,9 @@ class Extractor:
         self.analyze = analyze
         self.count = count
         self.remote = remote
-        self.terms = TermIndex()
+        #: the fetched pages' terms (given: the one ``remote`` was built with, so both sides
+        #: of a page's analysis read the same term ids)
+        self.terms = terms if terms is not None else TermIndex()
         #: Called with (site, analysis) for each page's final analysis, before its item is
         #: made (the site report counts the page's redundant blocks there).
         self.observers: list[Callable[[str, PageAnalysis | RemoteAnalysis], None]] = []

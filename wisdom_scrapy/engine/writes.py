@@ -11,11 +11,14 @@ With its counts and links, a fed page's block fingerprints are stored (a record 
 what an article keeps, is then the same for every process that reads the store.
 
 A crawl writes its pages behind (:class:`WriteBehind`): a batch of page updates in one store
-transaction, and every read of the store sees the pages still queued.
+transaction, and every read of the store sees the pages still queued. :class:`PageWrites` keeps
+the crawl's account of them: the pages stored (checked to be still there), the ones the store
+refused (retried), the ones lost (counted and named once).
 """
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -25,7 +28,15 @@ from typing import TYPE_CHECKING
 from wisdom_scrapy.mining.repetition import RECORD_KIND, encode_blocks, page_blocks
 from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.page.urls import host_key
-from wisdom_scrapy.store.base import EntropySnapshot, Link, StoreError, TermChanges, TermStore
+from wisdom_scrapy.store.base import (
+    EntropySnapshot,
+    Link,
+    StoreError,
+    StoreLost,
+    TermChanges,
+    TermStore,
+)
+from wisdom_scrapy.store.strings import StringTable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,12 +46,18 @@ if TYPE_CHECKING:
 __all__ = [
     "FeedResult",
     "PageUpdate",
+    "PageWrites",
     "RetryQueue",
     "WriteBehind",
     "feed_model",
     "feed_page",
     "feed_tree",
 ]
+
+logger = logging.getLogger(__name__)
+#: Every this many pages stored for a site, the store's page count for it is checked to be at
+#: least that many (one cheap call; a full check at the crawl's end: :meth:`PageWrites.finish`).
+STORE_CHECK_EVERY = 100
 
 
 @dataclass(frozen=True)
@@ -272,6 +289,138 @@ class WriteBehind(TermStore):
 
     def __repr__(self) -> str:
         return repr(self.store)
+
+
+class PageWrites:
+    """A crawl's page writes and what became of each page: ``store`` written behind
+    (:attr:`store`, the :class:`WriteBehind` every component reads through), the pages it
+    stored counted and checked to be still there, the ones it refused kept for a retry, the
+    ones lost counted under ``wisdom/pages_lost`` and named at ERROR, once each.
+
+    What it knows leaves through callables, so it works the same in any host: ``count(name,
+    n)`` (the crawl's stats), ``stored(site, url)`` (a page reached the store: the waits'
+    repetition counts it), ``stop()`` (the store's data is gone: the crawl should end).
+    """
+
+    def __init__(self, store: TermStore, batch_pages: int, *,
+                 count: Callable[[str, int], None],
+                 stored: Callable[[str, str], None],
+                 stop: Callable[[], None]) -> None:  # fmt: skip
+        self.store = WriteBehind(store, batch_pages, self._written)
+        self.count = count
+        self.stored = stored
+        self.stop = stop
+        self.retry_queue = RetryQueue()  # page updates the store refused, retried later
+        #: URLs stored by this crawl, per site: checked to be still there (:meth:`check`)
+        self.stored_urls: dict[str, StringTable] = {}
+        self.lost_urls: set[str] = set()  # counted under wisdom/pages_lost
+
+    def add(self, update: PageUpdate, limit: int | None = None) -> None:
+        """Write ``update`` behind (:meth:`WriteBehind.add`)."""
+        self.store.add(update, limit=limit)
+
+    def replace(self, update: PageUpdate) -> PageUpdate | None:
+        """Forget the refused version of ``update``'s page, kept for a retry (the newer one
+        replaces it); it is returned, None when none was kept."""
+        return self.retry_queue.discard(update)
+
+    def flush(self) -> None:
+        """Write the queued pages, then retry the ones the store refused earlier (at idle, at
+        close: every page gets its last chance before it is counted lost)."""
+        self.store.flush()
+        self.retry()
+
+    def finish(self) -> None:
+        """At the crawl's end: a last write and retry, then the pages never stored are counted
+        lost, and every site's pages stored are looked up to be still there."""
+        self.flush()
+        self.lose(self.retry_queue.urls(), "were never stored")
+        for site in self.stored_urls:
+            self.check(site, final=True)
+
+    def lose(self, urls: list[str], why: str) -> None:
+        """Count under ``wisdom/pages_lost`` and log at ERROR, with their URLs, the pages of
+        ``urls`` not counted yet."""
+        new = [url for url in dict.fromkeys(urls) if url not in self.lost_urls]
+        if new:
+            self.lost_urls.update(new)
+            self.count("wisdom/pages_lost", len(new))
+            logger.error("wisdom_scrapy: %d pages %s: %s", len(new), why, " ".join(new))
+
+    def check(self, site: str, final: bool) -> None:
+        """Check that the pages this crawl stored for ``site`` are still in the store: a store
+        can lose them with no call failing (a Redis without persistence restarted empty, a
+        SQLite file deleted). Mid-crawl only the page count is compared with what this crawl
+        stored (one cheap call), at the end every URL is looked up."""
+        urls = self.stored_urls.get(site) or StringTable()
+        try:
+            if not final and self.store.page_count(site) >= len(urls):
+                return
+            missing = self.store.missing_pages(site, sorted(urls))
+        except StoreLost as exc:
+            self.store_lost(exc, stop=not final)
+            return
+        except StoreError as exc:
+            self.count("wisdom/store_errors", 1)
+            logger.warning("wisdom_scrapy: cannot check the pages stored for %s: %s", site, exc)
+            return
+        self.lose(missing, "stored by this crawl are missing from the store (it lost them: "
+                           "restarted empty, or its data was removed)")
+
+    def store_lost(self, exc: StoreLost, stop: bool = True) -> None:
+        """The store's data is gone (its file was deleted): every page this crawl stored is lost
+        and so will be the next ones, so the crawl should stop (``stop``)."""
+        self.lose([u for urls in self.stored_urls.values() for u in urls], f"lost: {exc}")
+        if stop:
+            self.stop()
+
+    def retry(self) -> None:
+        """Store the pages a failing store refused earlier (after a success, at idle, at the
+        end); stops at the first failure."""
+        if not len(self.retry_queue):
+            return
+        try:
+            for result in self.retry_queue.retry(self.store.store):  # the queue stays behind
+                self._stored(result)
+                self.count("wisdom/store/retried", 1)
+        except StoreError as exc:
+            self.count("wisdom/store_errors", 1)
+            logger.warning("wisdom_scrapy: %d pages still not stored: %s",
+                           len(self.retry_queue), exc)
+
+    def _written(self, updates: list[PageUpdate], outcome: Outcome) -> None:
+        """A batch written (:class:`WriteBehind`): each page counted, or, when the store
+        refused the batch, each queued for a retry."""
+        if isinstance(outcome, StoreError):
+            for update in updates:
+                self._unstored(update, outcome)
+            return
+        for result in outcome:
+            self._stored(result)
+        self.retry()
+
+    def _stored(self, result: FeedResult) -> None:
+        self.stored(result.site, result.url)
+        self.count("wisdom/pages_fed" if result.changed else "wisdom/pages_unchanged", 1)
+        self.count("wisdom/terms", result.terms)
+        self.count("wisdom/links", result.links)
+        urls = self.stored_urls.get(result.site)
+        if urls is None:
+            urls = self.stored_urls[result.site] = StringTable()
+        urls.id(result.url)
+        if len(urls) % STORE_CHECK_EVERY == 0:
+            self.check(result.site, final=False)
+
+    def _unstored(self, update: PageUpdate, exc: StoreError) -> None:
+        """A page the store failed to take: queued for a retry, or lost when the queue is full."""
+        self.count("wisdom/store_errors", 1)
+        if self.retry_queue.add(update):
+            logger.warning("wisdom_scrapy: page %s not stored yet (retried later): %s",
+                           update.url, exc)
+        else:
+            self.lose([update.url], f"not stored (retry queue full): {exc}")
+        if isinstance(exc, StoreLost):
+            self.store_lost(exc)
 
 
 def feed_tree(
