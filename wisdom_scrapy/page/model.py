@@ -580,9 +580,14 @@ class PageModel:
                 except etree.XPathError:  # a tag name XPath cannot spell (o:p, …)
                     found = []
                 if (isinstance(found, list) and len(found) == 1
-                        and _elements_before(found[0]) - _elements_before(self._root) == node):
+                        and _elements_before(found[0]) - self._root_before == node):
                     return found[0]
         return self._nodes[self._el_pos[node]]
+
+    @cached_property
+    def _root_before(self) -> int:
+        """Elements of the document before the model's root (0 for a whole page)."""
+        return _elements_before(self._root) if self._root is not None else 0
 
     def attribute_values(self, name: str) -> list[str | None]:
         """The value of attribute ``name`` of every node (None where it is absent), in node
