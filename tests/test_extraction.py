@@ -17,7 +17,13 @@ from sample_project.demo_site import build_demo_site
 from wisdom_scrapy import open_store
 from wisdom_scrapy.analysis.evaluation import shingle_prf
 from wisdom_scrapy.analysis.page_analysis import analyze_page
-from wisdom_scrapy.engine.link_graph import LINKS, StructureTracker
+from wisdom_scrapy.engine.link_graph import (
+    LINKS,
+    RECORD_KIND,
+    DecodedRecords,
+    SiteRecorder,
+    StructureTracker,
+)
 from wisdom_scrapy.engine.sites import Sites
 from wisdom_scrapy.engine.waits import (
     WAITS,
@@ -371,6 +377,50 @@ def test_one_snapshot_per_site_refreshed_by_one_rule(demo):
     fresh = context.snapshot()
     assert fresh is not snapshot and fresh.n_pages == limit + 1 and context.latest() is fresh
     assert counts["wisdom/snapshots"] == reads + 2
+
+
+def test_decoded_records_kept_between_analyses_give_the_same_analysis(demo, tmp_path):
+    """A re-analysis takes the records it decoded (or observed) before from the tracker's
+    working set and decodes only the others: every kept record equals its decoding (values
+    and types), the analysis is the one of decoding everything, a record stored again is
+    decoded again, and the working set keeps within its bytes."""
+    site_dir, truth = demo
+    store = open_store(f"sqlite:///{tmp_path / 'r.db'}")
+    sites = Sites(store)
+    tracker = StructureTracker(store, sites=sites, min_pages=3)
+    paths = sorted(truth)[:24]
+    for path in paths:
+        model = _model(site_dir, path)
+        feed_model(store, model, site=SITE)
+        tracker.observe(SITE, model.url, model)
+    recorder = LINKS.of(sites.get(SITE)).recorder
+    assert not recorder.records and len(tracker.decoded) == len(paths)  # released, kept
+    blobs = store.records(SITE, RECORD_KIND)
+    for url, blob in blobs.items():
+        kept = tracker.decoded.get(SITE, recorder, blob, url)
+        decoded = recorder.decode(url, blob)
+        assert kept is not None and kept.url == decoded.url
+        for name in (f.name for f in dataclasses.fields(decoded) if f.name != "url"):
+            a, b = getattr(kept, name), getattr(decoded, name)
+            assert a.dtype == b.dtype and np.array_equal(a, b), name
+    with_kept = tracker.analyse(SITE)
+    tracker.decoded = DecodedRecords(max_bytes=0)  # nothing kept: every record decoded
+    decoded_all = tracker.analyse(SITE)
+    assert len(tracker.decoded) == 0 and with_kept.urls == decoded_all.urls
+    for name in ("hub", "authority"):
+        assert np.array_equal(getattr(with_kept, name), getattr(decoded_all, name))
+    # another process stores a page's record again: the kept one is not taken
+    url = next(iter(blobs))
+    other = DecodedRecords()
+    other.put(SITE, recorder, blobs[url], recorder.decode(url, blobs[url]))
+    assert other.get(SITE, recorder, blobs[url] + b"x", url) is None
+    assert other.get(SITE, SiteRecorder(), blobs[url], url) is None
+    assert other.get(SITE, recorder, blobs[url], url) is not None
+    small = DecodedRecords(max_bytes=other.bytes * 2)
+    for url, blob in blobs.items():
+        small.put(SITE, recorder, blob, recorder.decode(url, blob))
+        assert small.bytes <= small.max_bytes
+    assert 1 <= len(small) < len(blobs)
 
 
 def test_the_sites_snapshots_keep_within_their_budget(

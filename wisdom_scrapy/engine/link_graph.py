@@ -124,8 +124,9 @@ from __future__ import annotations
 import logging
 import struct
 import time
+import weakref
 import zlib
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -777,15 +778,70 @@ def analyse_site(
     )
 
 
+#: Bytes of decoded page records (and the stored forms they came from) a tracker keeps
+#: between analyses (:class:`DecodedRecords`): ~20 KB a page of the Python docs (12 decoded,
+#: 8.5 stored), so a site of ~800 such pages is decoded once, not at each of its analyses; a
+#: fixed amount for the crawl, not per site, so a broad crawl's memory does not grow with it.
+DECODED_RECORD_BYTES = 16 << 20
+
+
+class DecodedRecords:
+    """A bounded working set of decoded page records, so that a site's re-analysis decodes
+    only the records stored since the last one (decoding was half of an analysis' time).
+
+    An entry is taken only for the same recorder (its URL ids) and the same stored bytes
+    (what :meth:`SiteRecorder.decode` would decode now): a record stored again, by this process
+    or another, is decoded again, so an analysis sees exactly the records it would decode.
+    Least recently used entries go first past ``max_bytes``.
+    """
+
+    def __init__(self, max_bytes: int = DECODED_RECORD_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._entries: OrderedDict[
+            tuple[str, str], tuple[weakref.ref[SiteRecorder], bytes, PageLinks, int]
+        ] = OrderedDict()
+
+    def get(self, site: str, recorder: SiteRecorder, blob: bytes, url: str) -> PageLinks | None:
+        """The record decoded from ``blob`` by ``recorder``, if kept."""
+        entry = self._entries.get((site, url))
+        if entry is None or entry[0]() is not recorder or entry[1] != blob:
+            return None
+        self._entries.move_to_end((site, url))
+        return entry[2]
+
+    def put(self, site: str, recorder: SiteRecorder, blob: bytes, record: PageLinks) -> None:
+        """Keep ``record`` (what ``recorder`` decodes ``blob`` into), evicting the oldest."""
+        key = (site, record.url)
+        old = self._entries.pop(key, None)
+        if old is not None:
+            self.bytes -= old[3]
+        size = len(blob) + sum(getattr(record, name).nbytes for name in _RECORD_ARRAYS)
+        if size > self.max_bytes:
+            return
+        self._entries[key] = (weakref.ref(recorder), blob, record, size)
+        self.bytes += size
+        while self.bytes > self.max_bytes:
+            self.bytes -= self._entries.popitem(last=False)[1][3]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+_RECORD_ARRAYS = ("url_id", "slot", "text_key", "url_key", "term_start", "term_ids",
+                  "content_ids", "content_tf", "shingles")
+
+
 class _StoredRecords(Mapping[str, PageLinks]):
     """The records of a recorder's pages for one analysis: those it holds, the others decoded
     from their stored form when asked for (:func:`analyse_site` takes them a chunk at a
-    time). A stored record that does not decode counts as a page without links or text
-    (``bad(1)``)."""
+    time), or taken from ``decoded`` when it kept them. A stored record that does not decode
+    counts as a page without links or text (``bad(1)``)."""
 
     def __init__(self, recorder: SiteRecorder, blobs: Mapping[str, bytes],
-                 bad: Callable[[int], None]) -> None:
-        self.recorder, self.blobs, self.bad = recorder, blobs, bad
+                 bad: Callable[[int], None],
+                 decoded: tuple[str, DecodedRecords] | None = None) -> None:
+        self.recorder, self.blobs, self.bad, self.decoded = recorder, blobs, bad, decoded
         held = recorder.records
         self.urls = [u for u in recorder.pages if u in held or u in blobs]
 
@@ -793,12 +849,21 @@ class _StoredRecords(Mapping[str, PageLinks]):
         record = self.recorder.records.get(url)
         if record is not None:
             return record
+        blob = self.blobs[url]
+        if self.decoded is not None:
+            site, kept = self.decoded
+            record = kept.get(site, self.recorder, blob, url)
+            if record is not None:
+                return record
         try:
-            return self.recorder.decode(url, self.blobs[url])
+            record = self.recorder.decode(url, blob)
         except ValueError:
             self.bad(1)
             logger.warning("wisdom_scrapy: the stored page record of %s is unreadable", url)
             return _empty_record(url)
+        if self.decoded is not None:
+            self.decoded[1].put(self.decoded[0], self.recorder, blob, record)
+        return record
 
     def __contains__(self, url: object) -> bool:
         return isinstance(url, str) and url in self.recorder.pages and (
@@ -895,6 +960,8 @@ class StructureTracker:
         self.sites.on_left.append(self.let_go)
         #: the page records' terms, every site's (the crawl's TOC term index's, given it)
         self.vocab = vocab if vocab is not None else StringTable()
+        #: decoded page records kept between analyses (bounded, exact: :class:`DecodedRecords`)
+        self.decoded = DecodedRecords()
 
     def warm(self, site: str) -> bool:
         """Whether the site is warm by the pages this tracker has records of (its own and the
@@ -1019,7 +1086,7 @@ class StructureTracker:
             logger.warning("wisdom_scrapy: %d page records of %s gone from the store", lost,
                            site)  # fmt: skip
         return _StoredRecords(recorder, blobs, lambda n: self.count(
-            "wisdom/structure/bad_records", n))
+            "wisdom/structure/bad_records", n), decoded=(site, self.decoded))
 
     def observe(self, site: str, url: str, model: PageModel) -> PageLinks:
         """Record a fetched page (and store its record), re-analysing the site when it has
@@ -1030,13 +1097,15 @@ class StructureTracker:
         if state.recorder.counts_let_go and url in state.recorder.pages:
             state = self.state(site)
         record = state.recorder.observe(url, model)
+        blob = state.recorder.encode(record)
         try:
-            self.store.put_records(site, RECORD_KIND, {url: state.recorder.encode(record)})
+            self.store.put_records(site, RECORD_KIND, {url: blob})
         except StoreError as exc:  # the crawl goes on; this process still has the record
             self.count("wisdom/store_errors", 1)
             logger.warning("wisdom_scrapy: page record of %s not stored: %s", url, exc)
-        else:  # read back from the store by the analyses: not held per page in memory
-            state.recorder.release(url)
+        else:  # read back from the store by the analyses: not held per page in memory, but
+            state.recorder.release(url)  # kept decoded while the working set has room
+            self.decoded.put(site, state.recorder, blob, record)
         n = state.recorder.n_pages
         due = self.params.is_warm(n) and n >= state.analysed_pages * self.growth
         if due and not self.state(site).recorder.counts_let_go:  # else a later page's turn

@@ -564,21 +564,30 @@ class PageModel:
 
         Found by its :meth:`path` with one XPath query when the node list is not at hand:
         listing every node again would create a Python proxy (and run lxml.html's Python class
-        lookup) for each node of the page.
+        lookup) for each node of the page. A step without an index is the first of its tag
+        (``p`` ≡ ``p[1]``, :meth:`path`), so the query names it so; what it finds is taken
+        only at the node's own place in document order (counted in C), else the list decides.
         """
         if self._node_list is None and self._root is not None:
             steps = self.path(node).split("/")
             # Tag names come from the page: only plain names may enter the expression (a
             # recovered "<div=x>" would turn it into a comparison, "<a(b)>" into a call).
             if all(map(_PLAIN_STEP.fullmatch, steps)):
-                expr = "self::" + steps[0].split("[", 1)[0] + "".join("/" + s for s in steps[1:])
+                expr = "self::" + steps[0].split("[", 1)[0] + "".join(
+                    "/" + (s if s.endswith("]") else s + "[1]") for s in steps[1:])
                 try:
                     found = self._root.xpath(expr)
                 except etree.XPathError:  # a tag name XPath cannot spell (o:p, …)
                     found = []
-                if isinstance(found, list) and len(found) == 1:
+                if (isinstance(found, list) and len(found) == 1
+                        and _elements_before(found[0]) - self._root_before == node):
                     return found[0]
         return self._nodes[self._el_pos[node]]
+
+    @cached_property
+    def _root_before(self) -> int:
+        """Elements of the document before the model's root (0 for a whole page)."""
+        return _elements_before(self._root) if self._root is not None else 0
 
     def attribute_values(self, name: str) -> list[str | None]:
         """The value of attribute ``name`` of every node (None where it is absent), in node
@@ -1335,6 +1344,13 @@ class PageModel:
 
 
 _PLAIN_LOOKUP = etree.ElementDefaultClassLookup()
+
+_ELEMENTS_BEFORE = etree.XPath("count(preceding::*) + count(ancestor::*)")
+
+
+def _elements_before(el: etree._Element) -> int:
+    """Elements before ``el`` in its document's order: its pre-order index among elements."""
+    return int(_ELEMENTS_BEFORE(el))
 
 
 def _all_nodes(root: etree._Element) -> tuple[list[etree._Element], bool]:
