@@ -784,3 +784,16 @@ def test_site_view_takes_the_loose_paragraphs_around_a_body_without_container() 
     assert "puts a prepared statement back" in text and "last error code" in text
     assert "Reset" in text and "Home" not in text and "Next page" not in text
     assert model.tag[seen.body] == "body"
+
+
+def test_loose_text_outside_the_run_keeps_the_body_as_it_was() -> None:
+    """The run is given as ``<body>`` minus its children outside it; text ``<body>`` holds of
+    its own outside the run (a copyright line after the footer's box) would stay in the
+    article, so the run is not taken then: the article is never the page frame's loose line."""
+    model, template = _loose_page(
+        "<div><a href='/next'>Next page</a> of the guide</div> Copyright 2024, all rights reserved")
+    seen = single_page_article(model, template=template)
+    assert seen is not None
+    text = seen.text(model)
+    assert "Copyright" not in text and "Next page" not in text and "Home" not in text
+    assert "the next step runs the program again" in text

@@ -293,7 +293,13 @@ class WisdomExtension:
 
             # (the interface's stub lists no ``self``: mypy shifts the arguments by one)
             self._forced_stop_trigger = reactor.addSystemEventTrigger(
-                "before", "shutdown", self.runtime.forced_stop)  # type: ignore[arg-type]
+                "before", "shutdown", self._forced_stop)  # type: ignore[arg-type]
+
+    def _forced_stop(self) -> None:
+        """The shutdown trigger: fired, it is no longer the reactor's to remove (removing a
+        fired trigger is deprecated in Twisted)."""
+        self._forced_stop_trigger = None
+        self.runtime.forced_stop()
 
     def _remove_forced_stop_trigger(self) -> None:
         """A crawl that closed normally lets go of its shutdown trigger: in a long-lived

@@ -67,7 +67,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import compress
 from operator import attrgetter, methodcaller
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from lxml import etree
@@ -681,11 +681,11 @@ def single_page_article(
     body = _densest(model, p, V * weight, in_boiler | no_body)
     if body is None:
         return None
-    score = float(V[body])
     outside = np.zeros(n, bool)  # the body's children outside the article (_sibling_run)
     if template is not None:
         body = _widen(model, body, in_boiler | hidden)
         body, outside = _sibling_run(model, body, in_boiler | hidden)
+    score = float(V[body])  # of the body returned, widened or not
 
     # 4. exclusion inside the body
     lo, hi = body + 1, int(model.subtree_end[body])
@@ -868,10 +868,25 @@ def _sibling_run(
     while last + 1 < len(kids) and free[last + 1]:
         last += 1
     joined = np.r_[kids[first:k], kids[k + 1 : last + 1]]
-    if not (model.tlen[joined] > 0).any():
+    if not (model.tlen[joined] > 0).any() or _loose_text_outside(model, up, kids, first, last):
         return body, none
     outside = np.r_[kids[:first], kids[last + 1 :]]
     return up, _range_mask(outside, end[outside], n)
+
+
+def _loose_text_outside(
+    model: PageModel, parent: int, kids: NDArray[np.integer[Any]], first: int, last: int
+) -> bool:
+    """Whether ``parent`` holds text of its own outside the run ``kids[first:last + 1]``: its
+    text before a first child outside the run, the tails of the children outside it and of
+    the run's last child. An article given as ``parent`` minus its children outside the run
+    would keep that text (a footer's loose copyright line after the template's box), so the
+    run is not taken then."""
+    element = model.element(parent)
+    if first > 0 and (element.text or "").strip():
+        return True
+    edges = [*kids[:first].tolist(), *kids[last:].tolist()]
+    return any((model.element(kid).tail or "").strip() for kid in edges)
 
 
 _CELL_TAGS = frozenset({"td", "th"})

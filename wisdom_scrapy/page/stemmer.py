@@ -74,7 +74,7 @@ def import_bare(name: str) -> ModuleType | None:
                 return None
             sys.modules[parent] = importlib.util.module_from_spec(spec)
         return importlib.import_module(name)
-    except (ImportError, AttributeError):
+    except Exception:  # whatever a future nltk's module needs of its package: the ordinary import
         return None
     finally:
         for loaded in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
