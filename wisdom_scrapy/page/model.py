@@ -29,8 +29,9 @@ Paragraphs as a browser closes them
     HTML5 one (``<p>text<figure>…``, the code listings of Markdown renderers that omit
     ``</p>``) or opens below an inline element (``<p><span><h5>…``); a browser ends the
     paragraph there. :meth:`PageModel.from_tree` models such a page from a copy reshaped by
-    HTML's rule (:func:`_close_paragraphs`), so no miner sees a listing inside a paragraph;
-    the caller's tree is left as it is. Pages without the pattern cost one vectorised check.
+    HTML's rule (:func:`~wisdom_scrapy.page.parse._close_paragraphs`), so no miner sees a
+    listing inside a paragraph; the caller's tree is left as it is. Pages without the pattern
+    cost one vectorised check.
 
 Text and lengths (WISDOM §3.1)
     A node's *own text* is its ``.text`` plus the tails of its children. A length is the number of
@@ -67,18 +68,67 @@ import copy
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from functools import cached_property, lru_cache
+from functools import cached_property
 from itertools import chain, compress, count, repeat
 from operator import attrgetter, is_not, methodcaller
-from typing import TYPE_CHECKING, NamedTuple, cast
-from urllib.parse import urldefrag, urljoin, urlsplit
+from typing import TYPE_CHECKING, cast
+from urllib.parse import urljoin, urlsplit
 
 import numpy as np
 from lxml import etree
 from lxml import html as lxml_html
-from w3lib.url import safe_url_string
 
-from wisdom_scrapy.page.terms import _TOKEN_RE, WORD_CACHE_SIZE, is_overlong, token_terms
+from wisdom_scrapy.page.arrays import (
+    _children,
+    _depths,
+    _joined_nonspace_len,
+    _parents,
+    _range_mask,
+    _subtree_ends,
+    _subtree_sums,
+    nearest_marked,
+)
+from wisdom_scrapy.page.css import (
+    _CONTAINER_DISPLAY,
+    _DISPLAY_KIND,
+    _NOT_A_BOX,
+    _STYLED,
+    _SUBJECT_NAMES,
+    _Compound,
+    _css_selector,
+    _css_xpath,
+    _display_rules,
+    _inline_display,
+    _Rule,
+    _Selector,
+)
+from wisdom_scrapy.page.links import (
+    _LINK_SCHEMES,
+    _SERIES_RELS,
+    MAX_LINK_CHARS,
+    Link,
+    _clean_href,
+    _defragmented,
+    _resolve_link,
+)
+from wisdom_scrapy.page.markup import _WITH_EVENT_HANDLERS, _defuse, _drop_keep_tail
+from wisdom_scrapy.page.parse import _CLOSES_P, PARSER_MAX_DEPTH, _close_paragraphs, parse_html
+from wisdom_scrapy.page.tags import (
+    _LINE,
+    _PARA,
+    _PRE_END,
+    _PRE_START,
+    _SPACE,
+    BLOCK_TAGS,
+    DUMMY_TAGS,
+    HIDDEN_TAGS,
+    VERBATIM_TAGS,
+    _local_name,
+    _tag_kind,
+)
+from wisdom_scrapy.page.terms import is_overlong
+from wisdom_scrapy.page.text import _assemble
+from wisdom_scrapy.page.tokens import _ASCII_TOKEN_TABLE, _token_terms, _word_tokens
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Sequence
@@ -87,156 +137,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BLOCK_TAGS",
-    "DUMMY_TAGS",
     "HIDDEN_TAGS",
-    "MAX_LINK_CHARS",
-    "PARSER_MAX_DEPTH",
     "VERBATIM_TAGS",
-    "Link",
     "PageModel",
     "PageTooComplex",
-    "looks_binary",
     "nearest_marked",
-    "parse_html",
 ]
-
-#: Elements whose text is never content; their whole subtree is ``hidden``.
-HIDDEN_TAGS: frozenset[str] = frozenset(
-    {"head", "script", "style", "noscript", "template", "iframe"}
-)
-#: Layout-only tags kept as nodes but ignored by SII (WISDOM §3.1.3), besides hidden nodes.
-DUMMY_TAGS: frozenset[str] = frozenset({"br", "wbr", "hr", "spacer"})
-#: Elements that start and end a paragraph in :meth:`PageModel.text_of`.
-BLOCK_TAGS: frozenset[str] = frozenset(
-    {
-        "address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details",
-        "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form",
-        "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li",
-        "listing", "main", "menu", "nav", "ol", "p", "plaintext", "pre", "section", "summary",
-        "table", "tbody", "tfoot", "thead", "tr", "ul", "xmp",
-    }
-)  # fmt: skip
-#: Elements separated from their neighbours by a space in :meth:`PageModel.text_of` (cells).
-_SPACED_TAGS: frozenset[str] = frozenset({"td", "th", "option", "button", "input", "img"})
-#: Elements whose text keeps its lines (:meth:`PageModel.text_of`): one listing, not paragraphs.
-VERBATIM_TAGS: frozenset[str] = frozenset({"pre", "listing", "plaintext", "xmp"})
-#: Start tags that close an open ``<p>`` in HTML's tree construction ("in body" insertion mode).
-#: libxml2 knows only the HTML 4 ones, and only when the ``<p>`` is the current node, so it
-#: leaves ``<p>text<figure>…`` or ``<p><span><h5>…`` nested where a browser ends the paragraph.
-#: (The paragraph tags less the document, table-part and legend ones, plus ``search``.)
-_CLOSES_P: frozenset[str] = (
-    BLOCK_TAGS - {"body", "caption", "html", "legend", "tbody", "tfoot", "thead", "tr"}
-) | {"search"}
-#: Elements that end the "button scope" in which such a start tag finds the open ``<p>`` (and
-#: foreign content, where HTML's start tags do not apply).
-_P_SCOPE: frozenset[str] = frozenset(
-    {"applet", "button", "caption", "html", "marquee", "object", "table", "td", "th", "template",
-     "svg", "math"}
-)  # fmt: skip
-_LINK_SCHEMES = ("http://", "https://")
-#: Longest link URL kept: Scrapy's default ``URLLENGTH_LIMIT`` (the old browsers' limit), so a
-#: link a crawl would refuse to follow is no out-link of the page either. Longer ones are
-#: dropped (:attr:`PageModel.overlong_links`; a crawl counts them).
-MAX_LINK_CHARS = 2083
-#: libxml2's nesting limit with ``huge_tree``: at this depth it ends the whole document (the
-#: deeper text and everything after it are lost). A tree that reaches it was cut there.
-PARSER_MAX_DEPTH = 2048
-
-# text_of event codes
-_SPACE, _LINE, _PARA, _PRE_START, _PRE_END = 1, 2, 3, 4, 5
 
 _TAG = attrgetter("tag")
 _TEXT = attrgetter("text")
 _TAIL = attrgetter("tail")
 _GET_HREF = methodcaller("get", "href")
 _GET_REL = methodcaller("get", "rel")
-#: ``rel`` link types of the next and previous document of a series (HTML §4.6.7.15)
-_SERIES_RELS = frozenset({"next", "prev", "previous"})
-# ASCII → lower-case letters and digits kept, NUL kept (piece separator), the rest → space
-_ASCII_TOKEN_TABLE = str.maketrans(
-    {c: chr(c).lower() if chr(c).isalnum() else "\x00" if c == 0 else " " for c in range(128)}
-)
-
-
-class Link(NamedTuple):
-    """An out-link of a page: absolute URL (no fragment), anchor text, and the ``<a>`` node."""
-
-    url: str
-    text: str
-    node: int
-
-
-# Leading bytes of binary formats servers send as text/html (WHATWG MIME Sniffing §6, §7.1).
-_BINARY_SIGNATURES = (
-    b"%PDF-", b"%!PS-Adobe-", b"\x89PNG\r\n\x1a\n", b"GIF87a", b"GIF89a", b"\xff\xd8\xff",
-    b"PK\x03\x04", b"\x1f\x8b\x08", b"Rar!\x1a\x07", b"7z\xbc\xaf\x27\x1c", b"OggS\x00",
-    b"\x7fELF", b"\x00asm", b"wOFF", b"wOF2",
-)  # fmt: skip
-# WHATWG's "binary data bytes" (MIME Sniffing §3) as characters, NUL aside (parsers drop NULs).
-_CONTROL_CHARS = re.compile("[\x01-\x08\x0b\x0e-\x1a\x1c-\x1f]")
-_BINARY_SAMPLE = 4096  # characters looked at (after the NULs are dropped)
-
-
-def looks_binary(body: bytes, text: str | None = None) -> bool:
-    """True for a body that is no text document whatever its Content-Type says (a PDF, an
-    image, an archive or random bytes served as ``text/html``): it starts with the signature
-    of a binary format, or more than 1 % of its first 4,096 characters (``text``, the decoded
-    body, when given: UTF-16 text is no control characters; else the bytes) are control
-    characters no text holds. Random bytes hold about 10 % of them (26 byte values of 256),
-    text none but a stray one, so 1 % is ten times below the one and far above the other.
-    """
-    if body.lstrip(b"\t\n\x0c\r ")[:16].startswith(_BINARY_SIGNATURES):
-        return True
-    sample = (text if text is not None else body[: 4 * _BINARY_SAMPLE].decode("latin-1"))
-    sample = sample[: 4 * _BINARY_SAMPLE].replace("\x00", "")[:_BINARY_SAMPLE]
-    return len(_CONTROL_CHARS.findall(sample)) * 100 > len(sample)
-
-
-def parse_html(
-    html: str | bytes, url: str = "", *, encoding: str | None = None
-) -> etree._Element | None:
-    """Parse a page the way Scrapy/parsel does, or return None for a page without content.
-
-    Bytes are decoded first with w3lib (BOM, then ``encoding`` — e.g. the HTTP header's charset —
-    then the page's own ``<meta charset>``/XML declaration, then strict UTF-8, then windows-1252,
-    the WHATWG default for undeclared legacy pages), so libxml2 always sees valid UTF-8: given
-    invalid bytes in a declared encoding, libxml2 truncates the document instead.
-
-    The parser is libxml2's HTML parser in recover mode with ``no_network`` (nothing is fetched)
-    and no DTD/entity processing (an HTML parser knows only the fixed HTML entity set, so there is
-    no entity expansion to abuse). ``huge_tree`` is on, as in parsel: without it libxml2 2.14
-    silently drops everything after nesting depth 256, i.e. most of a page with many unclosed
-    tags; with it the limit is 2048. NUL characters are removed (as parsel does).
-    """
-    if isinstance(html, bytes | bytearray | memoryview):
-        html = _decode(bytes(html), encoding)
-    text = html.replace("\x00", "").lstrip("\ufeff").strip()
-    if not text:
-        return None
-    parser = lxml_html.HTMLParser(recover=True, encoding="utf-8", no_network=True, huge_tree=True)
-    try:
-        root = etree.fromstring(text.encode("utf-8", "surrogatepass"), parser, base_url=url or None)
-    except (etree.ParserError, etree.XMLSyntaxError, ValueError):
-        return None
-    return root
-
-
-def _decode(body: bytes, encoding: str | None) -> str:
-    from w3lib.encoding import html_to_unicode
-
-    def fallback(data: bytes) -> str:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            return "cp1252"
-        return "utf-8"
-
-    header = f"text/html; charset={encoding}" if encoding else None
-    try:
-        return html_to_unicode(header, body, auto_detect_fun=fallback)[1]
-    except LookupError:  # an unknown charset name in the header: ignore the header
-        return html_to_unicode(None, body, auto_detect_fun=fallback)[1]
-
 
 class PageTooComplex(ValueError):
     """A page above its budget of elements or distinct words (:meth:`PageModel.from_tree`): its
@@ -1378,114 +1290,10 @@ def _all_nodes(root: etree._Element) -> tuple[list[etree._Element], bool]:
             parser.set_element_class_lookup(lxml_html.HtmlElementClassLookup())
     return list(root.iter()), False
 
+# One step of PageModel.path that is safe to put in an XPath expression: a plain tag name and
+# an optional position.
+_PLAIN_STEP = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*(\[[0-9]+\])?")
 
-def _close_paragraphs(root: etree._Element) -> bool:
-    """Reshape ``root``'s tree as HTML's parsing rules build it: a ``<p>`` ends where a block
-    start tag (``_CLOSES_P``) opens inside it, and that block and everything after it up to
-    the ``</p>`` follow the paragraph as its siblings, in document order. True if anything
-    moved. (A browser also re-opens inline formatting elements cut by the close, and an
-    orphan ``</p>`` makes an empty paragraph; neither carries text, so neither is modelled.)
-    Not an HTML5 parser (issue 34): html5lib's paragraphs are the same on the 3 pages of the
-    fixtures and ../shared/data that need a repair, but its parse costs 59 ms a page against
-    0.03 ms for this check and repair (``python benchmarks/library_parts.py``); html5-parser,
-    the C one, does not load beside lxml's wheels (another libxml2).
-    """
-    changed = False
-    for p in list(root.iter("p")):
-        if p.getparent() is None:
-            continue  # the model's root: nothing to put its blocks beside
-        block = _first_closer(p)
-        if block is not None:
-            _move_after(p, block)
-            changed = True
-    return changed
-
-
-def _first_closer(p: etree._Element) -> etree._Element | None:
-    """The first descendant of ``p`` whose start tag would close it (None if there is none)."""
-    for el in p.iterdescendants():
-        if not isinstance(el.tag, str) or el.tag not in _CLOSES_P:
-            continue
-        up = el.getparent()
-        while up is not p and up is not None and up.tag not in _P_SCOPE:
-            up = up.getparent()
-        if up is p:
-            return el
-    return None
-
-
-def _move_after(p: etree._Element, block: etree._Element) -> None:
-    """Move ``block``, its following siblings and those of each ancestor up to ``p`` (with the
-    text between them) out of ``p``, right after it."""
-    items: list[etree._Element | str] = []
-    node, first = block, True
-    while node is not p:
-        parent = node.getparent()
-        at = parent.index(node)
-        if not first and node.tail:
-            items.append(node.tail)
-            node.tail = None
-        items.extend(parent[at if first else at + 1 :])
-        node, first = parent, False
-    tail, p.tail = p.tail, None
-    prev = p
-    for item in items:
-        if isinstance(item, str):
-            prev.tail = (prev.tail or "") + item
-        else:
-            prev.addnext(item)  # the element's tail moves with it
-            prev = item
-    prev.tail = (prev.tail or "") + (tail or "") or None
-
-
-def nearest_marked(marked: NDArray[np.bool_], parent: NDArray[np.integer]) -> NDArray[np.int64]:
-    """For every node, its nearest ancestor-or-self with ``marked`` (a root is its own answer).
-
-    Pointer jumping: ``up[i]`` is i if marked, else its parent; ``up = up[up]`` doubles the
-    distance covered each pass, so O(n log depth) vectorised work and no recursion.
-    """
-    n = len(parent)
-    idx = np.arange(n)
-    par = np.asarray(parent, dtype=np.int64).copy()
-    par[par < 0] = idx[par < 0]
-    up = np.where(marked, idx, par)
-    while True:
-        nxt = up[up]
-        if np.array_equal(nxt, up):
-            return up
-        up = nxt
-
-
-def _local_name(tag: str) -> str:
-    """``{ns}Name`` → ``name``: XHTML trees and HTML trees get the same tag names."""
-    if tag[:1] == "{":
-        tag = tag.rpartition("}")[2]
-    return tag.lower()
-
-
-#: CSS ``display`` values → the separation of :meth:`PageModel.text_of`.
-_DISPLAY_KIND: dict[str, int] = {
-    **dict.fromkeys(
-        ("block", "flex", "grid", "list-item", "table", "flow-root", "table-row",
-         "table-row-group", "table-header-group", "table-footer-group", "table-caption",
-         "-webkit-box", "-ms-flexbox"),
-        _PARA,
-    ),
-    **dict.fromkeys(
-        ("inline-block", "inline-flex", "inline-grid", "inline-table", "table-cell",
-         "-webkit-inline-box", "-ms-inline-flexbox"),
-        _SPACE,
-    ),
-}  # fmt: skip
-_CONTAINER_DISPLAY = frozenset(
-    {"flex", "grid", "inline-flex", "inline-grid", "-webkit-box", "-ms-flexbox"}
-)
-_NOT_A_BOX = frozenset({"inline", "contents", "none"})
-_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
-_DISPLAY_WORD = re.compile(rb"display\s*:", re.IGNORECASE)
-_SUBJECT_NAMES = re.compile(r"([.#])((?:[-\w]|\\.)+)")
-_CSS_DISPLAY = re.compile(r"(?:^|[;{\s])display\s*:\s*([-a-z]+)\s*(!\s*important)?", re.IGNORECASE)
-_STYLED = etree.XPath("descendant-or-self::*[contains(@style, 'display')]")
 
 class _PageIndex:
     """Node masks of a page's tags, classes and ids, to match CSS selectors over the arrays."""
@@ -1533,424 +1341,3 @@ class _PageIndex:
                 below = _range_mask(starts + 1, m.subtree_end[starts], m.n)
             found = here & below
         return found
-
-
-class _Compound(NamedTuple):
-    """One compound selector of tag, classes and ids (``div.a.b#c``)."""
-
-    tag: str | None
-    classes: frozenset[str]
-    ids: frozenset[str]
-
-
-class _Selector(NamedTuple):
-    """A parsed CSS selector and its specificity. ``subject``: what the matched element
-    must carry. ``chain``: when the selector is only compounds joined by descendant (" ") and
-    child (">") combinators, the subject and then each (combinator, compound) to its left,
-    matched over the page arrays; otherwise None, and its XPath (:func:`_css_xpath`)
-    decides."""
-
-    text: str
-    specificity: tuple[int, int, int]
-    subject: _Compound
-    chain: tuple[tuple[str, _Compound], ...] | None
-
-
-_Rule = tuple[str, str, int]
-
-
-@lru_cache(maxsize=64)  # the pages of a site share their sheets
-def _display_rules(sheet: str) -> tuple[_Rule, ...]:
-    """The ``display`` rules of a style sheet's top level, one per selector of a rule:
-    (selector text, value, important). Rules inside at-rule blocks are skipped.
-
-    Only the blocks holding a ``display`` declaration are read: brace depths come from one
-    cumulative sum over the sheet, so a large framework sheet costs no Python loop per rule.
-    Not tinycss2 (issue 34): it finds the same rules on all 475 sheet-carrying pages of the
-    fixtures and ../shared/data but takes 7.3 ms a page against 0.17 ms, half the add-on's
-    15 ms budget (``python benchmarks/library_parts.py``).
-    """
-    sheet = _CSS_COMMENT.sub(" ", sheet) if "/*" in sheet else sheet
-    raw = sheet.encode("utf-8", "surrogatepass")  # byte offsets: braces are ASCII
-    hits = [m.start() for m in _DISPLAY_WORD.finditer(raw)]  # a literal: a fast scan
-    if not hits:
-        return ()
-    codes = np.frombuffer(raw, np.uint8)
-    opening = codes == ord("{")
-    braces = np.flatnonzero(opening | (codes == ord("}")))
-    depth = np.cumsum(opening[braces].astype(np.int64) * 2 - 1)  # depth after each brace
-    out: list[_Rule] = []
-    for k in sorted(set((np.searchsorted(braces, hits, side="right") - 1).tolist())):
-        if k < 0 or not opening[braces[k]] or depth[k] != 1 or k + 1 >= len(braces):
-            continue  # not inside a top-level rule (an at-rule's block, stray text)
-        start = int(braces[k - 1]) + 1 if k else 0
-        prelude = raw[start : braces[k]].decode("utf-8", "replace").rsplit(";", 1)[-1].strip()
-        found = _CSS_DISPLAY.findall(raw[braces[k] + 1 : braces[k + 1]].decode("utf-8", "replace"))
-        if not found or prelude.startswith("@"):
-            continue  # after @import …; an at-rule
-        value, important = found[-1]
-        out += [(t.strip(), value.lower(), int(bool(important))) for t in prelude.split(",")]
-    return tuple(out)
-
-
-@lru_cache(maxsize=1 << 12)
-def _css_selector(text: str) -> _Selector | None:
-    """A selector compiled to XPath, or None for one that does not apply to the page at rest
-    (pseudo-classes, pseudo-elements) or that cssselect cannot read."""
-    from cssselect import SelectorError, parse
-    from cssselect.parser import CombinedSelector
-
-    if not text or ":" in text:
-        return None
-    try:
-        parsed = parse(text)
-        if len(parsed) != 1:
-            return None
-    except (SelectorError, ValueError):
-        return None
-    steps: list[tuple[str, _Compound]] = []
-    node: object = parsed[0].parsed_tree
-    combinator, plain = "", True
-    while node is not None:
-        part = node.subselector if isinstance(node, CombinedSelector) else node
-        compound, ok = _compound(part)
-        steps.append((combinator, compound))
-        plain = plain and ok
-        if not isinstance(node, CombinedSelector):
-            break
-        combinator, plain = node.combinator, plain and node.combinator in (" ", ">")
-        node = node.selector
-    chain = tuple(steps) if plain else None
-    return _Selector(text, parsed[0].specificity(), steps[0][1], chain)
-
-
-@lru_cache(maxsize=1 << 10)
-def _css_xpath(text: str) -> etree.XPath | None:
-    """The XPath of a selector (compiled when a page first needs it), None if it has none."""
-    from cssselect import GenericTranslator, SelectorError
-
-    try:
-        xpath = GenericTranslator().css_to_xpath(text, prefix="descendant-or-self::")
-        return etree.XPath(xpath)
-    except (SelectorError, etree.XPathSyntaxError, ValueError):
-        return None
-
-
-def _compound(node: object) -> tuple[_Compound, bool]:
-    """The tag, classes and ids of a cssselect compound, and whether that is all it has."""
-    from cssselect.parser import Class, Element, Hash
-
-    classes: set[str] = set()
-    ids: set[str] = set()
-    plain = True
-    while node is not None and not isinstance(node, Element):
-        if isinstance(node, Class):
-            classes.add(node.class_name)
-        elif isinstance(node, Hash):
-            ids.add(node.id)
-        else:
-            plain = False  # [attr], :not() …
-        node = getattr(node, "selector", None)
-    tag = node.element.lower() if isinstance(node, Element) and node.element else None
-    return _Compound(tag, frozenset(classes), frozenset(ids)), plain
-
-
-def _inline_display(style: str) -> tuple[str, int]:
-    """The ``display`` value of a ``style`` attribute (last one wins) and its importance."""
-    found = _CSS_DISPLAY.findall(";" + style)
-    if not found:
-        return "", 0
-    value, important = found[-1]
-    return value.lower(), int(bool(important))
-
-
-def _tag_kind(name: str) -> int:
-    if name in VERBATIM_TAGS:
-        return _PRE_START
-    if name in BLOCK_TAGS:
-        return _PARA
-    if name == "br":
-        return _LINE
-    if name in _SPACED_TAGS:
-        return _SPACE
-    return 0
-
-
-def _clean_href(href: str) -> str:
-    """Strip surrounding whitespace and remove tabs/newlines inside, as browsers do."""
-    href = href.strip()
-    if "\n" in href or "\t" in href or "\r" in href:
-        href = href.replace("\n", "").replace("\t", "").replace("\r", "")
-    return href
-
-
-def _defragmented(href: str) -> str:
-    """``href`` with its fragment replaced by a stand-in that resolves alike.
-
-    A resolved link drops its fragment, and what :func:`_resolve_link` makes of the rest
-    depends only on the part before the first ``#`` and on whether a ``#`` and a non-blank
-    fragment follow it (``urldefrag`` re-serialises a URL that holds a ``#``, and ``urljoin``
-    keeps an empty fragment out of its result). So the links of a page to the many fragments of
-    one page (an index, a table of contents) share one cache entry instead of one each.
-    """
-    head, sep, fragment = href.partition("#")
-    if not sep:
-        return href
-    return head + ("#f" if _clean_href(fragment) else "#")
-
-
-@lru_cache(maxsize=1 << 12)  # LRU: the navigation links every page repeats stay in
-def _resolve_link(base: str, href: str) -> str | None:
-    """Absolute, fragment-free, percent-encoded http(s) URL of ``href``, or None to skip it.
-
-    Cached: a site's pages repeat their navigation links, and relative hrefs repeat per base.
-    """
-    href = _clean_href(href)
-    if not href or href.startswith("#"):
-        return None  # in-page navigation (or the page itself), not a link to another page
-    try:
-        url = urldefrag(urljoin(base, href))[0]
-    except ValueError:  # e.g. an invalid IPv6 host
-        return None
-    if not url[:8].lower().startswith(_LINK_SCHEMES):
-        return None  # javascript:, mailto:, tel:, data:, ftp: … are not crawlable pages
-    try:
-        return safe_url_string(url)
-    except ValueError:
-        return None
-
-
-@lru_cache(maxsize=WORD_CACHE_SIZE)
-def _word_tokens(word: str) -> tuple[str, ...]:
-    """``text._TOKEN_RE`` tokens of one whitespace-free word (the NUL marker stays itself)."""
-    if word == "\x00":
-        return (word,)
-    return tuple(_TOKEN_RE.findall(word))
-
-
-@lru_cache(maxsize=WORD_CACHE_SIZE)
-def _token_terms(token: str, keep_numbers: bool) -> tuple[str, ...]:
-    """Terms of one (normalised, lower-cased) token, cached: sites repeat their vocabulary."""
-    return token_terms(token, keep_numbers)
-
-
-def _stable_order(values: NDArray[np.int64], bound: int) -> NDArray[np.intp]:
-    """Stable argsort of small non-negative integers (< ``bound``): radix sort when they fit
-    in 16 bits, which is the common case (values are depths or open-slot counts)."""
-    if bound < 1 << 15:
-        return np.argsort(values.astype(np.int16), kind="stable")
-    return np.argsort(values, kind="stable")
-
-
-def _subtree_ends(nchild: NDArray[np.intp]) -> NDArray[np.intp]:
-    """Subtree end of every position, from pre-order child counts (Łukasiewicz path).
-
-    ``L[0] = 1``, ``L[k+1] = L[k] + nchild[k] − 1``: open child slots before position k. The
-    subtree of k ends where the slot k took is gone for good, the first j > k with
-    ``L[j] = L[k] − 1`` (L falls by at most 1 per step, so it cannot skip that value).
-    With positions sorted by (L, position), the queries (L[k] − 1, k) come in the same order,
-    so one sorted ``searchsorted`` answers all of them.
-    """
-    N = len(nchild)
-    luk = np.empty(N + 1, dtype=np.int64)
-    luk[0] = 1
-    np.cumsum(nchild, out=luk[1:])
-    luk[1:] -= np.arange(N, dtype=np.int64)  # 1 + Σ (nchild − 1)
-    order = _stable_order(luk, N + 2)
-    keys = luk[order] * (N + 1) + order  # sorted (L, position)
-    queried = order[order < N]  # positions 0..N-1 in (L, position) order
-    found = np.searchsorted(keys, (luk[queried] - 1) * (N + 1) + queried)
-    end = np.empty(N, dtype=np.intp)
-    end[queried] = order[found]
-    return end
-
-
-def _depths(end: NDArray[np.intp]) -> NDArray[np.intp]:
-    """Depth of every position: how many ranges ``[j+1, end[j])`` contain it."""
-    N = len(end)
-    diff = np.ones(N + 1, dtype=np.intp)
-    diff[0] = 0
-    diff -= np.bincount(end, minlength=N + 1)
-    return np.cumsum(diff)[:N]
-
-
-def _parents(depth: NDArray[np.intp]) -> NDArray[np.intp]:
-    """Parent of every position: the last earlier position one level up (−1 for the root)."""
-    N = len(depth)
-    if N == 0:
-        return np.zeros(0, dtype=np.intp)
-    order = _stable_order(depth, N + 1)
-    keys = depth[order] * N + order  # sorted (depth, position)
-    # the last key below (depth − 1, k), asked in sorted order
-    found = np.searchsorted(keys, (depth[order] - 1) * N + order) - 1
-    parent = np.empty(N, dtype=np.intp)
-    parent[order] = order[np.maximum(found, 0)]
-    parent[depth == 0] = -1
-    return parent
-
-
-def _children(parent: NDArray[np.int32]) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
-    """CSR children lists (document order) from the parent array of a pre-order tree."""
-    n = len(parent)
-    child_start = np.zeros(n + 1, dtype=np.int32)
-    if n > 1:
-        np.cumsum(np.bincount(parent[1:], minlength=n), out=child_start[1:])
-    child_index = (np.argsort(parent[1:], kind="stable") + 1).astype(np.int32)
-    return child_start, child_index
-
-
-def _range_mask(starts: NDArray, ends: NDArray, n: int) -> NDArray[np.bool_]:
-    """Boolean mask of the union of the ranges ``[starts[k], ends[k])`` (nesting allowed)."""
-    if len(starts) == 0:
-        return np.zeros(n, dtype=bool)
-    diff = np.bincount(starts, minlength=n + 1) - np.bincount(ends, minlength=n + 1)
-    return np.cumsum(diff[:n]) > 0
-
-
-def _subtree_sums(values: NDArray, subtree_end: NDArray) -> NDArray[np.int64]:
-    """Σ ``values`` over every node's subtree: the ICT aggregation f_A (WISDOM §3.2.1)."""
-    csum = np.zeros(len(values) + 1, dtype=np.int64)
-    np.cumsum(values, out=csum[1:])
-    return csum[subtree_end] - csum[:-1]
-
-
-# whitespace as str.split() sees it, as a lookup table over code points below U+3001
-_WS_TABLE = np.array([chr(c).isspace() for c in range(0x3001)] + [False], dtype=bool)
-_WS_TABLE[0] = False  # NUL: the piece separator of _joined_nonspace_len, never whitespace here
-
-
-def _joined_nonspace_len(pieces: list[str]) -> tuple[str, NDArray[np.int64]]:
-    """``("\\x00".join(pieces), number of non-whitespace characters of each piece)``.
-
-    Vectorised over the joined text instead of ``len("".join(s.split()))`` per piece, which
-    allocates every word. NUL separates pieces: libxml2 strings cannot contain it.
-    """
-    joined = "\x00".join(pieces)
-    k = len(pieces)
-    if not k:
-        return joined, np.zeros(0, np.int64)
-    if joined.isascii():
-        codes = np.frombuffer(joined.encode("ascii"), np.uint8)
-        cand = np.flatnonzero(codes <= 32)
-        c = codes[cand]
-        space = cand[_WS_TABLE[c]]
-    else:
-        codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
-        cand = np.flatnonzero((codes <= 32) | (codes >= 0x85))
-        c = codes[cand]
-        space = cand[_WS_TABLE[np.minimum(c, np.uint32(0x3001))]]
-    sep = cand[c == 0]
-    bounds = np.empty(k + 1, np.int64)
-    bounds[0] = -1
-    bounds[1:-1] = sep
-    bounds[-1] = len(codes)
-    starts = bounds[:-1] + 1
-    ends = bounds[1:]
-    spaces = np.searchsorted(space, ends) - np.searchsorted(space, starts)
-    return joined, (ends - starts) - spaces
-
-
-# characters lxml refuses in text it is given (libxml2's HTML parser lets some through)
-_NOT_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
-# One step of PageModel.path that is safe to put in an XPath expression: a plain tag name and
-# an optional position.
-_PLAIN_STEP = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*(\[[0-9]+\])?")
-
-
-# Elements carrying an event-handler attribute (onclick, onload, …), the node itself included.
-_WITH_EVENT_HANDLERS = etree.XPath(
-    "descendant-or-self::*[@*[starts-with(translate(local-name(), 'ON', 'on'), 'on')]]"
-)
-
-
-# Elements with an attribute that may hold a URL with a scheme, or HTML (srcdoc); plugin elements.
-_WITH_URL_SCHEME = etree.XPath("descendant-or-self::*[@*[contains(., ':')] or @srcdoc]")
-_PLUGINS = etree.XPath("descendant::*[self::object or self::embed or self::applet]")
-_URL_ATTRIBUTES = frozenset({
-    "href", "src", "action", "formaction", "data", "poster", "background", "lowsrc", "dynsrc",
-    "cite", "codebase", "longdesc", "ping", "srcset", "xlink:href",
-    "{http://www.w3.org/1999/xlink}href",
-})  # fmt: skip
-_ACTIVE_SCHEMES = ("javascript:", "vbscript:", "data:")
-_URL_IGNORED = re.compile(r"[\x00-\x20\x7f]+")  # browsers skip these inside a scheme
-
-
-def _defuse(root: etree._Element) -> None:
-    """Make a copied subtree safe to show: drop URL attributes with an active scheme
-    (``javascript:``, ``vbscript:``, ``data:``, however spaced or cased, as browsers read them),
-    ``srcdoc`` (a whole document), and plugin elements (``object``, ``embed``, ``applet``)."""
-    for el in _WITH_URL_SCHEME(root):
-        for name, value in list(el.attrib.items()):
-            if name.lower() == "srcdoc" or (
-                name.lower() in _URL_ATTRIBUTES
-                and _URL_IGNORED.sub("", value).lower().startswith(_ACTIVE_SCHEMES)
-            ):
-                del el.attrib[name]
-    for el in _PLUGINS(root):
-        _drop_keep_tail(el)
-
-
-def _drop_keep_tail(el: etree._Element) -> None:
-    """Remove ``el`` and its subtree, keeping its tail text in place."""
-    parent = el.getparent()
-    if parent is None:
-        return
-    if el.tail:
-        prev = el.getprevious()
-        if prev is not None:
-            prev.tail = _NOT_XML_CHARS.sub("", (prev.tail or "") + el.tail)
-        else:
-            parent.text = _NOT_XML_CHARS.sub("", (parent.text or "") + el.tail)
-    parent.remove(el)
-
-
-def _assemble(events: list[str | int]) -> str:
-    """Join text_of events (strings and separator codes) into paragraphs and lines."""
-    paras: list[str] = []
-    lines: list[str] = []
-    buf: list[str] = []
-    pre: list[str] = []
-    pre_depth = 0
-
-    def end_line() -> None:
-        line = " ".join("".join(buf).split())
-        if line:
-            lines.append(line)
-        buf.clear()
-
-    def end_para() -> None:
-        end_line()
-        if lines:
-            paras.append("\n".join(lines))
-            lines.clear()
-
-    for ev in events:
-        if type(ev) is str:
-            (pre if pre_depth else buf).append(ev)
-        elif ev == _SPACE:
-            (pre if pre_depth else buf).append(" ")
-        elif ev == _LINE:
-            if pre_depth:
-                pre.append("\n")
-            else:
-                end_line()
-        elif ev == _PARA:
-            if pre_depth:
-                pre.append("\n")
-            else:
-                end_para()
-        elif ev == _PRE_START:
-            if not pre_depth:
-                end_para()
-            pre_depth += 1
-        elif ev == _PRE_END:
-            pre_depth -= 1
-            if not pre_depth:
-                text = "\n".join(line.rstrip() for line in "".join(pre).split("\n")).strip("\n")
-                if text.strip():
-                    paras.append(text)
-                pre.clear()
-    end_para()
-    return "\n\n".join(paras)

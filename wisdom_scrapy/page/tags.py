@@ -1,0 +1,53 @@
+"""The page model's tag tables: which elements hide their text, which are layout-only, which
+separate paragraphs, cells or lines, and the separation codes :meth:`PageModel.text_of
+<wisdom_scrapy.page.model.PageModel.text_of>` and the CSS reader share.
+
+Rules: tag names are lower-case local names (:func:`_local_name`); nothing here reads a tree
+or a page, so every other module of ``page/`` may import it.
+"""
+
+from __future__ import annotations
+
+#: Elements whose text is never content; their whole subtree is ``hidden``.
+HIDDEN_TAGS: frozenset[str] = frozenset(
+    {"head", "script", "style", "noscript", "template", "iframe"}
+)
+#: Layout-only tags kept as nodes but ignored by SII (WISDOM §3.1.3), besides hidden nodes.
+DUMMY_TAGS: frozenset[str] = frozenset({"br", "wbr", "hr", "spacer"})
+#: Elements that start and end a paragraph in :meth:`PageModel.text_of`.
+BLOCK_TAGS: frozenset[str] = frozenset(
+    {
+        "address", "article", "aside", "blockquote", "body", "caption", "center", "dd", "details",
+        "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form",
+        "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li",
+        "listing", "main", "menu", "nav", "ol", "p", "plaintext", "pre", "section", "summary",
+        "table", "tbody", "tfoot", "thead", "tr", "ul", "xmp",
+    }
+)  # fmt: skip
+#: Elements separated from their neighbours by a space in :meth:`PageModel.text_of` (cells).
+_SPACED_TAGS: frozenset[str] = frozenset({"td", "th", "option", "button", "input", "img"})
+#: Elements whose text keeps its lines (:meth:`PageModel.text_of`): one listing, not paragraphs.
+VERBATIM_TAGS: frozenset[str] = frozenset({"pre", "listing", "plaintext", "xmp"})
+
+
+# text_of event codes
+_SPACE, _LINE, _PARA, _PRE_START, _PRE_END = 1, 2, 3, 4, 5
+
+
+def _local_name(tag: str) -> str:
+    """``{ns}Name`` → ``name``: XHTML trees and HTML trees get the same tag names."""
+    if tag[:1] == "{":
+        tag = tag.rpartition("}")[2]
+    return tag.lower()
+
+
+def _tag_kind(name: str) -> int:
+    if name in VERBATIM_TAGS:
+        return _PRE_START
+    if name in BLOCK_TAGS:
+        return _PARA
+    if name == "br":
+        return _LINE
+    if name in _SPACED_TAGS:
+        return _SPACE
+    return 0
