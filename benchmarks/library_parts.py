@@ -3,7 +3,7 @@
 1. CSS: :func:`wisdom_scrapy.page.css._display_rules` (the ``display`` rules of a
    ``<style>`` sheet) against the same rules read with ``tinycss2``.
 2. innerText: :meth:`PageModel.text_of` against ``html_text.extract_text``.
-3. Paragraph repair: :func:`_close_paragraphs` (HTML's "a block start tag closes the open
+3. Paragraph repair: :func:`close_paragraphs` (HTML's "a block start tag closes the open
    ``<p>``" on libxml2's tree) against a tree built by an HTML5 parser (``html5lib``, lxml tree
    builder; ``html5-parser`` does not load next to lxml's wheels: different libxml2 builds).
 
@@ -37,7 +37,7 @@ from benchmarks._common import SHARED_DATA, environment, markdown_table, write_j
 from benchmarks.dom_speed import cpu_time  # noqa: E402
 from wisdom_scrapy.page.css import _display_rules  # noqa: E402
 from wisdom_scrapy.page.model import PageModel  # noqa: E402
-from wisdom_scrapy.page.parse import _close_paragraphs, parse_html  # noqa: E402
+from wisdom_scrapy.page.parse import close_paragraphs, parse_html  # noqa: E402
 
 URL = "http://127.0.0.1/page.html"
 
@@ -146,7 +146,7 @@ def home_repair_ms(root: etree._Element, repeat: int) -> float:
     def repair() -> None:
         if model._block_in_paragraph():
             shaped = copy.deepcopy(root)
-            if _close_paragraphs(shaped):
+            if close_paragraphs(shaped):
                 PageModel._from_element(shaped, URL, False)
 
     return cpu_ms(repair, repeat)
@@ -188,7 +188,7 @@ def correctness(pages: list[Path]) -> dict[str, float]:
         if plain._block_in_paragraph():
             counts["p_pages"] += 1
             shaped = copy.deepcopy(root)
-            _close_paragraphs(shaped)
+            close_paragraphs(shaped)
             theirs_p = paragraph_texts(html5_tree(html))
             counts["p_html5_equal"] += paragraph_texts(shaped) == theirs_p
             counts["p_plain_equal"] += paragraph_texts(root) == theirs_p

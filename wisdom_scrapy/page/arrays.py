@@ -42,7 +42,7 @@ def _stable_order(values: NDArray[np.int64], bound: int) -> NDArray[np.intp]:
     return np.argsort(values, kind="stable")
 
 
-def _subtree_ends(nchild: NDArray[np.intp]) -> NDArray[np.intp]:
+def subtree_ends(nchild: NDArray[np.intp]) -> NDArray[np.intp]:
     """Subtree end of every position, from pre-order child counts (Łukasiewicz path).
 
     ``L[0] = 1``, ``L[k+1] = L[k] + nchild[k] − 1``: open child slots before position k. The
@@ -65,7 +65,7 @@ def _subtree_ends(nchild: NDArray[np.intp]) -> NDArray[np.intp]:
     return end
 
 
-def _depths(end: NDArray[np.intp]) -> NDArray[np.intp]:
+def depths_from_ends(end: NDArray[np.intp]) -> NDArray[np.intp]:
     """Depth of every position: how many ranges ``[j+1, end[j])`` contain it."""
     N = len(end)
     diff = np.ones(N + 1, dtype=np.intp)
@@ -74,7 +74,7 @@ def _depths(end: NDArray[np.intp]) -> NDArray[np.intp]:
     return np.cumsum(diff)[:N]
 
 
-def _parents(depth: NDArray[np.intp]) -> NDArray[np.intp]:
+def parents_from_depths(depth: NDArray[np.intp]) -> NDArray[np.intp]:
     """Parent of every position: the last earlier position one level up (−1 for the root)."""
     N = len(depth)
     if N == 0:
@@ -89,7 +89,7 @@ def _parents(depth: NDArray[np.intp]) -> NDArray[np.intp]:
     return parent
 
 
-def _children(parent: NDArray[np.int32]) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+def csr_children(parent: NDArray[np.int32]) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
     """CSR children lists (document order) from the parent array of a pre-order tree."""
     n = len(parent)
     child_start = np.zeros(n + 1, dtype=np.int32)
@@ -99,7 +99,7 @@ def _children(parent: NDArray[np.int32]) -> tuple[NDArray[np.int32], NDArray[np.
     return child_start, child_index
 
 
-def _range_mask(starts: NDArray, ends: NDArray, n: int) -> NDArray[np.bool_]:
+def range_mask(starts: NDArray, ends: NDArray, n: int) -> NDArray[np.bool_]:
     """Boolean mask of the union of the ranges ``[starts[k], ends[k])`` (nesting allowed)."""
     if len(starts) == 0:
         return np.zeros(n, dtype=bool)
@@ -107,7 +107,7 @@ def _range_mask(starts: NDArray, ends: NDArray, n: int) -> NDArray[np.bool_]:
     return np.cumsum(diff[:n]) > 0
 
 
-def _subtree_sums(values: NDArray, subtree_end: NDArray) -> NDArray[np.int64]:
+def subtree_sums(values: NDArray, subtree_end: NDArray) -> NDArray[np.int64]:
     """Σ ``values`` over every node's subtree: the ICT aggregation f_A (WISDOM §3.2.1)."""
     csum = np.zeros(len(values) + 1, dtype=np.int64)
     np.cumsum(values, out=csum[1:])
@@ -116,10 +116,10 @@ def _subtree_sums(values: NDArray, subtree_end: NDArray) -> NDArray[np.int64]:
 
 # whitespace as str.split() sees it, as a lookup table over code points below U+3001
 _WS_TABLE = np.array([chr(c).isspace() for c in range(0x3001)] + [False], dtype=bool)
-_WS_TABLE[0] = False  # NUL: the piece separator of _joined_nonspace_len, never whitespace here
+_WS_TABLE[0] = False  # NUL: the piece separator of joined_nonspace_len, never whitespace here
 
 
-def _joined_nonspace_len(pieces: list[str]) -> tuple[str, NDArray[np.int64]]:
+def joined_nonspace_len(pieces: list[str]) -> tuple[str, NDArray[np.int64]]:
     """``("\\x00".join(pieces), number of non-whitespace characters of each piece)``.
 
     Vectorised over the joined text instead of ``len("".join(s.split()))`` per piece, which
@@ -148,3 +148,66 @@ def _joined_nonspace_len(pieces: list[str]) -> tuple[str, NDArray[np.int64]]:
     ends = bounds[1:]
     spaces = np.searchsorted(space, ends) - np.searchsorted(space, starts)
     return joined, (ends - starts) - spaces
+
+
+def sibling_ranks(parent: NDArray[np.int32], tag_id: NDArray[np.int32]) -> NDArray[np.int32]:
+    """1-based position of each node among its parent's children with the same tag (one
+    lexsort by parent, tag and node; the root is 1)."""
+    n = len(parent)
+    rank = np.ones(n, np.int32)
+    if n > 1:
+        idx = np.arange(1, n)
+        par, tid = parent[1:], tag_id[1:]
+        order = np.lexsort((idx, tid, par))
+        sp, st = par[order], tid[order]
+        new = np.ones(n - 1, dtype=bool)
+        new[1:] = (sp[1:] != sp[:-1]) | (st[1:] != st[:-1])
+        group_first = np.maximum.accumulate(np.where(new, np.arange(n - 1), 0))
+        rank[idx[order]] = np.arange(n - 1) - group_first + 1
+    return rank
+
+
+def child_ranks(end: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Per position of a pre-order tree given by its subtree ends: its parent position and its
+    0-based index among the parent's children (the root: −1 and 0)."""
+    parent = parents_from_depths(depths_from_ends(end))
+    n = len(parent)
+    order = np.argsort(parent, kind="stable")
+    grouped = parent[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = grouped[1:] != grouped[:-1]
+    first = np.maximum.accumulate(np.where(new, np.arange(n), 0))
+    rank = np.empty(n, dtype=np.intp)
+    rank[order] = np.arange(n) - first
+    return parent, rank
+
+
+def event_stream(
+    end_all: NDArray[np.intp],
+    el_pos: NDArray[np.intp],
+    ppos: NDArray[np.intp],
+    ptail: NDArray[np.bool_],
+    powner: NDArray[np.intp],
+    plen: NDArray[np.int64],
+) -> tuple[NDArray[np.int64], NDArray[np.int8], NDArray[np.int64]]:
+    """The ``(node, kind, length)`` event stream of :meth:`PageModel.document_events
+    <wisdom_scrapy.page.model.PageModel.document_events>`, from the subtree ends of all
+    positions, the elements' positions, and the text pieces to report (their position, whether
+    each is a tail, its owner node and its length): one lexsort, no walk."""
+    n = len(el_pos)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0, np.int64)
+    depth_all = depths_from_ends(end_all)
+    # key1: position in the all-nodes order; key2: closes (0) before opens (1);
+    # key3: deeper closes first; key4: an event before the text piece that follows it
+    k1 = np.concatenate([el_pos, end_all[el_pos], np.where(ptail, end_all[ppos], ppos)])
+    k2 = np.concatenate([np.ones(n), np.zeros(n), np.where(ptail, 0, 1)])
+    k3 = np.concatenate([np.zeros(n), -depth_all[el_pos], np.where(ptail, -depth_all[ppos], 0)])
+    k4 = np.concatenate([np.zeros(2 * n), np.ones(len(ppos))])
+    order = np.lexsort((k4, k3, k2, k1))
+    nodes = np.concatenate([np.arange(n), np.arange(n), powner]).astype(np.int64)
+    kinds = np.concatenate(
+        [np.zeros(n, np.int8), np.ones(n, np.int8), np.full(len(ppos), 2, np.int8)]
+    )
+    lengths = np.concatenate([np.zeros(2 * n, np.int64), plen])
+    return nodes[order], kinds[order], lengths[order]

@@ -1,5 +1,5 @@
-"""A page's out-links: the :class:`Link` record and the resolution of an ``href`` against the
-page's base URL as a browser does it (whitespace, fragments, schemes), cached per base.
+"""A page's out-links: the :class:`Link` record, the document's base URL, and the resolution
+of its ``href``s as a browser does it (whitespace, fragments, schemes), cached per base.
 
 Rules: only http(s) URLs are links; fragments are dropped and URLs percent-encoded as Scrapy
 does for requests; a URL longer than :data:`MAX_LINK_CHARS` is no link (it is counted).
@@ -8,10 +8,15 @@ does for requests; a URL longer than :data:`MAX_LINK_CHARS` is no link (it is co
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import NamedTuple
-from urllib.parse import urldefrag, urljoin
+from typing import TYPE_CHECKING, NamedTuple
+from urllib.parse import urldefrag, urljoin, urlsplit
 
 from w3lib.url import safe_url_string
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from lxml import etree
 
 _LINK_SCHEMES = ("http://", "https://")
 #: Longest link URL kept: Scrapy's default ``URLLENGTH_LIMIT`` (the old browsers' limit), so a
@@ -74,3 +79,59 @@ def _resolve_link(base: str, href: str) -> str | None:
         return safe_url_string(url)
     except ValueError:
         return None
+
+
+def document_base(root: etree._Element | None, url: str) -> str:
+    """The URL relative links of the document around ``root`` resolve against: ``url`` joined
+    with the document's first ``<base href>`` (HTML's rule), else ``url``."""
+    if root is None:
+        return url
+    doc_root = root.getroottree().getroot()
+    for base in doc_root.iter("base", "{http://www.w3.org/1999/xhtml}base"):
+        href = base.get("href")
+        if href and href.strip():
+            try:
+                return urljoin(url, _clean_href(href))
+            except ValueError:
+                break
+    return url
+
+
+def series_nodes(anchors: list[int], rels: list[str | None]) -> frozenset[int]:
+    """The ``anchors`` whose ``rel`` names the next or previous page of a series."""
+    return frozenset(
+        node for node, rel in zip(anchors, rels, strict=True)
+        if rel and not _SERIES_RELS.isdisjoint(rel.lower().split()))
+
+
+def resolve_links(
+    base: str, anchors: list[int], hrefs: list[str], anchor_text: Callable[[int], str]
+) -> tuple[tuple[Link, ...], int]:
+    """The :class:`Link` of every anchor (node, ``href``) that resolves against ``base``, in
+    order, and how many were dropped for being longer than :data:`MAX_LINK_CHARS`."""
+    # Resolve against the least of the base each href needs, so that the cache of resolved
+    # links serves every page of a folder (or of the site), not only this page.
+    parts = urlsplit(base)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    folder = origin + parts.path[: parts.path.rfind("/") + 1] if parts.path else origin + "/"
+    out = []
+    overlong = 0
+    for node, href in zip(anchors, hrefs, strict=True):
+        if len(href) > MAX_LINK_CHARS and len(href.strip()) > MAX_LINK_CHARS:
+            overlong += 1
+            continue
+        start = href.lstrip()[:8].lower()
+        if start.startswith(_LINK_SCHEMES):
+            context = ""
+        elif start.startswith("/"):
+            context = origin  # "/path" and "//host/path" need only scheme and host
+        elif start.startswith("?"):
+            context = base
+        else:
+            context = folder  # relative paths ("a.html", "../b/") need only the folder
+        url = _resolve_link(context, _defragmented(href))
+        if url is not None and len(url) > MAX_LINK_CHARS:  # grew by percent-encoding
+            overlong += 1
+        elif url is not None:
+            out.append(Link(url, anchor_text(node), node))
+    return tuple(out), overlong

@@ -5,6 +5,11 @@ the site style tree) walks a :class:`PageModel` instead of the lxml tree, so the
 once per page, no stage needs Python recursion (broken pages nest thousands of levels deep), and
 bottom-up aggregation (WISDOM's information coverage tree, §3.2.1) is a vectorised prefix-sum.
 
+This module holds the model's state and the build walk; the work over it lives in pure
+functions of the modules beside it (:mod:`~wisdom_scrapy.page` lists them), which take arrays,
+lists and elements (the CSS reader a :class:`~wisdom_scrapy.page.css.StyledPage` view of the
+model) and import nothing from here.
+
 Node numbering
     Element nodes in document (pre-)order, ``0`` is the root passed in. Node ``i``'s subtree is the
     contiguous range ``i .. subtree_end[i] - 1``, so any additive feature ``f`` aggregates as
@@ -66,69 +71,48 @@ from __future__ import annotations
 
 import copy
 import re
-import unicodedata
 from collections import Counter, defaultdict
 from functools import cached_property
 from itertools import chain, compress, count, repeat
 from operator import attrgetter, is_not, methodcaller
 from typing import TYPE_CHECKING, cast
-from urllib.parse import urljoin, urlsplit
 
 import numpy as np
 from lxml import etree
 from lxml import html as lxml_html
 
 from wisdom_scrapy.page.arrays import (
-    _children,
-    _depths,
-    _joined_nonspace_len,
-    _parents,
-    _range_mask,
-    _subtree_ends,
-    _subtree_sums,
+    child_ranks,
+    csr_children,
+    depths_from_ends,
+    event_stream,
+    joined_nonspace_len,
     nearest_marked,
+    parents_from_depths,
+    range_mask,
+    sibling_ranks,
+    subtree_ends,
+    subtree_sums,
 )
-from wisdom_scrapy.page.css import (
-    _CONTAINER_DISPLAY,
-    _DISPLAY_KIND,
-    _NOT_A_BOX,
-    _STYLED,
-    _SUBJECT_NAMES,
-    _Compound,
-    _css_selector,
-    _css_xpath,
-    _display_rules,
-    _inline_display,
-    _Rule,
-    _Selector,
-)
+from wisdom_scrapy.page.css import css_boxes
 from wisdom_scrapy.page.links import (
-    _LINK_SCHEMES,
-    _SERIES_RELS,
-    MAX_LINK_CHARS,
     Link,
-    _clean_href,
-    _defragmented,
-    _resolve_link,
+    document_base,
+    resolve_links,
+    series_nodes,
 )
-from wisdom_scrapy.page.markup import _WITH_EVENT_HANDLERS, _defuse, _drop_keep_tail
-from wisdom_scrapy.page.parse import _CLOSES_P, PARSER_MAX_DEPTH, _close_paragraphs, parse_html
+from wisdom_scrapy.page.markup import clean_copy, dropped_positions
+from wisdom_scrapy.page.parse import CLOSES_P, PARSER_MAX_DEPTH, close_paragraphs, parse_html
 from wisdom_scrapy.page.tags import (
-    _LINE,
-    _PARA,
-    _PRE_END,
-    _PRE_START,
-    _SPACE,
     BLOCK_TAGS,
     DUMMY_TAGS,
     HIDDEN_TAGS,
     VERBATIM_TAGS,
-    _local_name,
-    _tag_kind,
+    local_name,
+    tag_kind,
 )
-from wisdom_scrapy.page.terms import is_overlong
-from wisdom_scrapy.page.text import _assemble
-from wisdom_scrapy.page.tokens import _ASCII_TOKEN_TABLE, _token_terms, _word_tokens
+from wisdom_scrapy.page.text import TextWalk, flat_text, text_in
+from wisdom_scrapy.page.tokens import piece_tokens, term_arrays
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Sequence
@@ -272,7 +256,7 @@ class PageModel:
             # model the page as a browser builds it, from a copy: the caller's tree stays as is
             base_url = model.base_url
             shaped = copy.deepcopy(root)
-            if _close_paragraphs(shaped):
+            if close_paragraphs(shaped):
                 model = cls._from_element(shaped, url, keep_numbers)
                 model.base_url = base_url  # the copy has no document around it (<base href>)
         if max_nodes is not None:
@@ -290,11 +274,11 @@ class PageModel:
     def _block_in_paragraph(self) -> bool:
         """Whether some ``<p>`` holds an element that would have closed it in a browser."""
         p = self._tag_code.get("p")
-        closers = [self._tag_code[t] for t in _CLOSES_P if t in self._tag_code]
+        closers = [self._tag_code[t] for t in CLOSES_P if t in self._tag_code]
         if p is None or not closers:
             return False
         paras = np.flatnonzero(self.tag_id == p)
-        inside = _range_mask(paras + 1, self.subtree_end[paras], self.n)
+        inside = range_mask(paras + 1, self.subtree_end[paras], self.n)
         return bool((inside & np.isin(self.tag_id, closers)).any())
 
     @classmethod
@@ -325,7 +309,7 @@ class PageModel:
         code_dummy = np.zeros(ncodes, dtype=bool)
         for code, key in enumerate(tag_codes):  # insertion order == code order
             if isinstance(key, str):
-                name = _local_name(key)
+                name = local_name(key)
                 code_tid[code] = name_code.setdefault(name, len(name_code))
                 code_hidden[code] = name in HIDDEN_TAGS
                 code_dummy[code] = name in DUMMY_TAGS
@@ -335,9 +319,9 @@ class PageModel:
         pos_is_el = pos_tid >= 0
 
         # --- tree shape over all positions (module docstring), then restricted to elements
-        end_all = _subtree_ends(nchild)
-        depth_all = _depths(end_all)
-        parent_all = _parents(depth_all)
+        end_all = subtree_ends(nchild)
+        depth_all = depths_from_ends(end_all)
+        parent_all = parents_from_depths(depth_all)
         el_pos = np.flatnonzero(pos_is_el)
         n = len(el_pos)
         model.n = n
@@ -355,7 +339,7 @@ class PageModel:
 
         # --- hidden (text never counts) and dummy (ignored by SII)
         hidden_starts = np.flatnonzero(code_hidden[pos_code])
-        hidden_all = _range_mask(hidden_starts, end_all[hidden_starts], N)
+        hidden_all = range_mask(hidden_starts, end_all[hidden_starts], N)
         model.hidden = hidden_all[el_pos]
         model.dummy = model.hidden | code_dummy[pos_code[el_pos]]
 
@@ -366,14 +350,12 @@ class PageModel:
         hrefs = list(map(_GET_HREF, anchors))
         has_href = np.fromiter(map(is_not, hrefs, repeat(None)), bool, len(hrefs))
         rels = list(map(_GET_REL, anchors))
-        model._series = frozenset(
-            node for node, rel in zip(a_nodes.tolist(), rels, strict=True)
-            if rel and not _SERIES_RELS.isdisjoint(rel.lower().split()))
+        model._series = series_nodes(a_nodes.tolist(), rels)
         model._hrefs = list(compress(hrefs, has_href))
         model.anchor_nodes = a_nodes[has_href].astype(np.int32)
         model.is_anchor = np.zeros(n, dtype=bool)
         model.is_anchor[model.anchor_nodes] = True
-        model.in_anchor = _range_mask(model.anchor_nodes, subtree_end[model.anchor_nodes], n)
+        model.in_anchor = range_mask(model.anchor_nodes, subtree_end[model.anchor_nodes], n)
 
         # --- visible text pieces: text(p) belongs to p, tail(p) to p's parent element
         text_mask = np.fromiter(map(bool, texts), bool, N)
@@ -391,16 +373,16 @@ class PageModel:
         piece_owner = np.concatenate([node_of_pos[text_mask], tail_owner[tail_visible]])
         model._piece_pos = np.concatenate([np.flatnonzero(text_mask), tail_pos[tail_visible]])
         model._piece_tail = np.arange(len(pieces)) >= int(text_mask.sum())
-        model._joined, model._piece_len = _joined_nonspace_len(pieces)
+        model._joined, model._piece_len = joined_nonspace_len(pieces)
         model.own_len = np.bincount(piece_owner, weights=model._piece_len, minlength=n).astype(
             np.int64
         )
 
         # --- information coverage tree (WISDOM §3.2.1): subtree sums as prefix-sum differences
-        model.tlen = _subtree_sums(model.own_len, subtree_end)
-        model.alen = _subtree_sums(np.where(model.in_anchor, model.own_len, 0), subtree_end)
+        model.tlen = subtree_sums(model.own_len, subtree_end)
+        model.alen = subtree_sums(np.where(model.in_anchor, model.own_len, 0), subtree_end)
         model.clen = model.tlen - model.alen
-        model.n_anchors = _subtree_sums(model.is_anchor, subtree_end).astype(np.int32)
+        model.n_anchors = subtree_sums(model.is_anchor, subtree_end).astype(np.int32)
 
         # kept for the lazy queries (terms, text_of, html_of, links, paths)
         model._texts = texts
@@ -426,7 +408,7 @@ class PageModel:
 
     @cached_property
     def _children(self) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
-        return _children(self.parent)
+        return csr_children(self.parent)
 
     # ---------------------------------------------------------------- basic access
 
@@ -448,7 +430,7 @@ class PageModel:
     def subtree_mask(self, roots: NDArray[np.bool_]) -> NDArray[np.bool_]:
         """Per node: it lies in the sub-tree of a node marked in ``roots`` (roots included)."""
         starts = np.flatnonzero(roots)
-        return _range_mask(starts, self.subtree_end[starts], self.n)
+        return range_mask(starts, self.subtree_end[starts], self.n)
 
     def lca(self, nodes: Sequence[int] | NDArray[np.integer]) -> int:
         """Lowest common ancestor-or-self of ``nodes`` (not empty): the deepest node whose
@@ -537,90 +519,25 @@ class PageModel:
     @cached_property
     def _terms(self) -> tuple[list[str], NDArray[np.int32], NDArray[np.int64]]:
         """Terms of every visible piece, exactly as :func:`~wisdom_scrapy.page.terms.count_terms`
-        finds them, grouped by owner node (then piece order).
-
-        Tokenising dominates, so: ASCII pieces (most of them) are lower-cased and split in C
-        with one ``str.translate`` + ``str.split`` over their joined text (NFKC is the identity
-        on ASCII, and ``text._TOKEN_RE`` on ASCII matches exactly the runs of letters and
-        digits); the other pieces are NFKC-normalised together and tokenised with
-        ``_TOKEN_RE``. Each distinct token is turned into terms once (cached across pages).
+        finds them, grouped by owner node (then piece order): tokenised in bulk
+        (:func:`~wisdom_scrapy.page.tokens.piece_tokens`), then the page's word budget
+        (:attr:`max_words`) is checked before any token is turned into terms
+        (:func:`~wisdom_scrapy.page.tokens.term_arrays`), the costly step.
         """
         n = self.n
-        pieces = self._pieces
-        k = len(pieces)
-        use = self._piece_len > 0
-        is_ascii = np.fromiter(map(str.isascii, pieces), bool, k)
-        asc = use & is_ascii
-        non = use & ~is_ascii
-        asc_idx = np.flatnonzero(asc)
-        non_idx = np.flatnonzero(non)
-        # ASCII pieces: NUL-separated, translated (lower-case; non-alphanumerics → space), split
-        tokens = (
-            "\x00".join(compress(pieces, asc))
-            .translate(_ASCII_TOKEN_TABLE)
-            .replace("\x00", " \x00 ")
-            .split()
-            if len(asc_idx)
-            else []
-        )
-        n_ascii_tokens = len(tokens)
-        # other pieces: one NFKC + lower over their joined text (NUL is a starter that composes
-        # with nothing and is not cased, so this equals normalising each piece alone), split at
-        # whitespace (never inside a token), each distinct word tokenised once (cached)
-        if len(non_idx):
-            joined = unicodedata.normalize("NFKC", "\x00".join(compress(pieces, non))).lower()
-            words = joined.replace("\x00", " \x00 ").split()
-            tokens += chain.from_iterable(map(_word_tokens, words))
+        toks = piece_tokens(self._pieces, self._piece_len > 0)
         self._overlong_tokens = 0
-        if not tokens:
+        if not toks.tokens:
             return [], np.zeros(0, np.int32), np.zeros(n + 1, np.int64)
-        distinct = dict.fromkeys(tokens)
+        distinct = dict.fromkeys(toks.tokens)
         if self.max_words is not None and len(distinct) > self.max_words:
             # numbers are cheap (no stemming): only words count, and only on a page this wide
             n_words = sum(1 for tok in distinct if not tok.isdigit())
             if n_words > self.max_words:
                 raise PageTooComplex(f"{n_words:,} distinct words > {self.max_words:,}")
-        for code, tok in enumerate(distinct):
-            distinct[tok] = code
-        occ = np.fromiter(map(distinct.__getitem__, tokens), np.int64, len(tokens))
-        # the piece of every token occurrence: count the NUL markers before it, per group
-        marker = occ == distinct.get("\x00", -1)
-        keep = ~marker
-        na = n_ascii_tokens
-        occ_piece = np.concatenate(
-            [
-                asc_idx[np.cumsum(marker[:na])[keep[:na]]],
-                non_idx[np.cumsum(marker[na:])[keep[na:]]],
-            ]
-        )
-        occ = occ[keep]
-        overlong = np.fromiter(map(is_overlong, distinct), bool, len(distinct))
-        self._overlong_tokens = int(overlong[occ].sum())
-        occ_owner = self._piece_owner[occ_piece]
-        order = np.lexsort((occ_piece, occ_owner))
-        occ = occ[order]
-        occ_owner = occ_owner[order]
-        # distinct token → its 0, 1 or (Chinese) several terms, as page-local term ids
-        # (an overlong token is no term, and is kept out of the caches: it may be megabytes)
-        term_tuples = [() if too_long else _token_terms(token, self.keep_numbers)
-                       for token, too_long in zip(distinct, overlong.tolist(), strict=True)]
-        tt_len = np.fromiter(map(len, term_tuples), np.int64, len(term_tuples))
-        flat_terms = list(chain.from_iterable(term_tuples))
-        vocab = dict.fromkeys(flat_terms)
-        for code, term in enumerate(vocab):
-            vocab[term] = code
-        flat_ids = np.fromiter(map(vocab.__getitem__, flat_terms), np.int32, len(flat_terms))
-        tt_start = np.zeros(len(tt_len) + 1, np.int64)
-        np.cumsum(tt_len, out=tt_start[1:])
-        # expand every occurrence into its terms (order kept)
-        occ_n = tt_len[occ]
-        total = int(occ_n.sum())
-        occ_first = np.cumsum(occ_n) - occ_n
-        within = np.arange(total) - np.repeat(occ_first, occ_n)
-        term_ids = flat_ids[np.repeat(tt_start[occ], occ_n) + within]
-        term_start = np.zeros(n + 1, np.int64)
-        np.cumsum(np.bincount(np.repeat(occ_owner, occ_n), minlength=n), out=term_start[1:])
-        return list(vocab), term_ids, term_start
+        vocab, term_ids, term_start, self._overlong_tokens = term_arrays(
+            toks, distinct, self._piece_owner, n, self.keep_numbers)
+        return vocab, term_ids, term_start
 
     @property
     def vocab(self) -> list[str]:
@@ -727,7 +644,7 @@ class PageModel:
     def _pos_kind(self) -> list[int]:
         """Per position: how :meth:`text_of` separates it (0 inline, or an event code): by its
         tag, or as a box where the page's own CSS displays an inline element as one."""
-        kind_of_tid = [_tag_kind(name) for name in self.tag_names]
+        kind_of_tid = [tag_kind(name) for name in self.tag_names]
         kinds = np.array([*kind_of_tid, 0], dtype=np.int8)  # −1 (non-element) → 0
         out = kinds[self._pos_tid].tolist()
         for pos, kind in self._css_boxes.items():
@@ -737,114 +654,15 @@ class PageModel:
     @cached_property
     def _css_boxes(self) -> dict[int, int]:
         """Positions the page's own CSS (``<style>`` sheets and ``style`` attributes) displays
-        as a box: ``_PARA`` for a block-level box, ``_SPACE`` for an inline box (inline-block,
-        table cell) or an item of a flex or grid container. A browser separates such boxes
-        (``<span class=label>Advertisement</span><a>Spring sale</a>`` with ``.label
-        {display:block}`` reads "Advertisement / Spring sale"); tags alone glue them.
-
-        The cascade is HTML's: the winning ``display`` of an element is the one of highest
-        (``!important``, specificity, order), a ``style`` attribute above any selector.
-        Rules in ``@media`` and other at-rules, and selectors with pseudo-classes or
-        pseudo-elements, do not apply to the page as first shown and are skipped. A sheet
-        serves a whole site, so a rule is only evaluated when its subject (tag, classes, ids)
-        is on an element of this page whose separation it can change (:meth:`_css_matches`).
-        """
+        as a box, with their separation (:func:`~wisdom_scrapy.page.css.css_boxes`)."""
         root = self._root
         if root is None:
             return {}
         style = self._tag_code.get("style", -2)
         sheets = [self._texts[p] or "" for p in np.flatnonzero(self._pos_tid == style).tolist()]
-        rules = [r for sheet in sheets if "display" in sheet for r in _display_rules(sheet)]
-        styled = _STYLED(root)
-        if not rules and not styled:
-            return {}
-        best: dict[int, tuple[tuple[int, ...], str]] = {}
-        for order, (node, selector, value, important) in enumerate(self._css_matches(rules)):
-            key = (important, 0, *selector.specificity, order)
-            if node not in best or best[node][0] < key:
-                best[node] = (key, value)
-        if styled:
-            where = self._element_nodes
-            for el in styled:
-                display, weight = _inline_display(el.get("style") or "")
-                at = where.get(el)
-                key = (weight, 1, 0, 0, 0, 0)  # above every selector's
-                if display and at is not None and (at not in best or best[at][0] < key):
-                    best[at] = (key, display)
-        boxes: dict[int, int] = {}
-        containers = [i for i, (_, v) in best.items() if v in _CONTAINER_DISPLAY]
-        for i in containers:  # flex and grid items are boxes whatever their own display
-            for kid in self.children(i).tolist():
-                boxes[kid] = _SPACE
-        for i, (_, value) in best.items():
-            kind = _DISPLAY_KIND.get(value, 0)
-            if kind:
-                boxes[i] = max(boxes.get(i, 0), kind)
-            elif value in _NOT_A_BOX:
-                boxes.pop(i, None)
-        # a box only adds a separation, never removes one (nor turns a <br> or <pre> into one)
-        tag_kind = [_tag_kind(name) for name in self.tag_names]
-        tids, el_pos = self._tid_list, self._el_pos
-        return {
-            int(el_pos[i]): kind
-            for i, kind in boxes.items()
-            if tag_kind[tids[i]] in (0, _SPACE) and kind > tag_kind[tids[i]]
-        }
-
-    def _css_matches(self, rules: list[_Rule]) -> list[tuple[int, _Selector, str, int]]:
-        """(node, selector, value, important) for every node a rule applies to, in rule order.
-
-        Only nodes whose separation the value can change count: inline elements with text,
-        or for a flex or grid container the parents of such elements. Selectors of compounds
-        (tag, classes, ids) joined by descendant and child combinators are matched over the
-        page arrays (:class:`_PageIndex`); others are evaluated as XPath, and only when their
-        subject's classes and ids are on the page.
-        """
-        attrs = self.attributes(("class", "id"))
-        names: defaultdict[tuple[str, str], list[int]] = defaultdict(list)
-        for name in ("class", "id"):
-            for i, v in enumerate(attrs[name]):
-                if v:
-                    for token in v.split() if name == "class" else (v,):
-                        names[name, token].append(i)
-        page = _PageIndex(self, names)
-        tag_kind = np.array([_tag_kind(name) for name in self.tag_names], dtype=np.int8)
-        inline = np.isin(tag_kind[self.tag_id], (0, _SPACE)) & (self.tlen > 0) & ~self.hidden
-        parents = np.zeros(self.n, dtype=bool)
-        parents[self.parent[np.flatnonzero(inline)]] = True
-        out: list[tuple[int, _Selector, str, int]] = []
-        for text, value, important in rules:
-            # most rules of a site's sheet name classes this page lacks: no parse for them
-            subject = re.split(r"[\s>+~]+", text)[-1]
-            if any(
-                ("class" if mark == "." else "id", name) not in names
-                for mark, name in _SUBJECT_NAMES.findall(subject)
-            ):
-                continue
-            sel = _css_selector(text)
-            if sel is None:
-                continue
-            pool = parents if value in _CONTAINER_DISPLAY else inline
-            if sel.chain is not None:
-                found = page.matching(sel.chain)
-            else:
-                found = page.carrying(sel.subject)
-                if found is not None and (found & pool).any():
-                    found = self._xpath_matches(sel.text)
-            if found is not None:
-                hit = np.flatnonzero(found & pool).tolist()
-                out.extend((i, sel, value, important) for i in hit)
-        return out
-
-    def _xpath_matches(self, selector: str) -> NDArray[np.bool_] | None:
-        """Node mask of the elements a CSS selector's XPath finds (None if it has none)."""
-        xpath = _css_xpath(selector)
-        if xpath is None or self._root is None:
-            return None
-        where = self._element_nodes
-        found = np.zeros(self.n, dtype=bool)
-        found[[i for i in map(where.get, xpath(self._root)) if i is not None]] = True
-        return found
+        boxes = css_boxes(self, root, sheets, lambda: self._element_nodes)
+        el_pos = self._el_pos
+        return {int(el_pos[i]): kind for i, kind in boxes.items()}
 
     @cached_property
     def _element_nodes(self) -> dict[etree._Element, int]:
@@ -856,21 +674,18 @@ class PageModel:
     def _child_index(self) -> tuple[list[int], list[int]]:
         """Per position: its parent position and its index among the parent's children
         (comments and processing instructions included, as lxml indexes children)."""
-        parent = _parents(_depths(self._end_all))
-        n = len(parent)
-        order = np.argsort(parent, kind="stable")
-        grouped = parent[order]
-        new = np.ones(n, dtype=bool)
-        new[1:] = grouped[1:] != grouped[:-1]
-        first = np.maximum.accumulate(np.where(new, np.arange(n), 0))
-        rank = np.empty(n, dtype=np.intp)
-        rank[order] = np.arange(n) - first
+        parent, rank = child_ranks(self._end_all)
         return parent.tolist(), rank.tolist()
 
     @cached_property
     def _skip_pos(self) -> list[bool]:
         """Per position: no text of its own in any output (comment, PI, hidden element)."""
         return ((self._pos_tid < 0) | self._hidden_all).tolist()
+
+    @cached_property
+    def _text_walk(self) -> TextWalk:
+        """The per-position lists :mod:`~wisdom_scrapy.page.text` walks."""
+        return TextWalk(self._end_list, self._pos_kind, self._skip_pos, self._texts, self._tails)
 
     def _exclude_positions(
         self, exclude: Iterable[int] | NDArray[np.bool_] | None
@@ -916,44 +731,15 @@ class PageModel:
         excluded = self._exclude_positions(exclude) or ()
         if self._skip_pos[p0] or p0 in excluded:
             return ""
-        end, kinds, skip = self._end_list, self._pos_kind, self._skip_pos
-        texts, tails = self._texts, self._tails
-        events: list[str | int] = []
-        stack: list[int] = []
-        stop = end[p0]
-        q = p0
-        while True:
-            while stack and end[stack[-1]] <= q:
-                r = stack.pop()
-                kind = kinds[r]
-                if kind and kind != _LINE:
-                    events.append(_PRE_END if kind == _PRE_START else kind)
-                tail = tails[r]
-                if tail and r != p0:
-                    events.append(tail)
-            if q >= stop:
-                break
-            if skip[q] or q in excluded:
-                tail = tails[q]
-                if tail:
-                    events.append(tail)
-                q = end[q]
-                continue
-            if kinds[q]:
-                events.append(kinds[q])
-            text = texts[q]
-            if text:
-                events.append(text)
-            stack.append(q)
-            q += 1
-        return _assemble(events)
+        return text_in(self._text_walk, p0, excluded)
 
     def html_of(
         self, node: int = 0, *, exclude: Iterable[int] | NDArray[np.bool_] | None = None
     ) -> str:
         """Cleaned HTML of ``node``'s subtree: a copy without hidden subtrees (scripts, styles,
         …), comments, processing instructions, ``exclude``d subtrees and ``on*`` attributes,
-        and defused (:func:`_defuse`: no ``javascript:`` URL, no plugin element). Text after a
+        and defused (:func:`~wisdom_scrapy.page.markup.defuse`: no ``javascript:`` URL, no
+        plugin element). Text after a
         removed element (its tail) is kept. The page's tree is not modified."""
         if self.n == 0:
             return ""
@@ -961,36 +747,22 @@ class PageModel:
         excluded = self._exclude_positions(exclude) or ()
         if self._skip_pos[p0] or p0 in excluded:
             return ""
-        end, skip = self._end_list, self._skip_pos
-        drop: list[int] = []
-        q, stop = p0 + 1, end[p0]
-        while q < stop:
-            if skip[q] or q in excluded:
-                drop.append(q)
-                q = end[q]
-            else:
-                q += 1
+        end = self._end_list
+        drop = dropped_positions(end, self._skip_pos, p0, excluded)
         clone = copy.deepcopy(self.element(node))
         clone.tail = None
         # Reach nodes in the clone by their child indices from ``node`` (a proxy per step, not
         # one per node of the clone), all before the first removal shifts them.
         targets = [self._in_clone(clone, p0, q) for q in drop]
         # the page's CSS boxes (its style sheets stay behind) go along as style attributes
-        dropped = _range_mask(np.array(drop, np.intp), np.array([end[q] for q in drop], np.intp),
+        dropped = range_mask(np.array(drop, np.intp), np.array([end[q] for q in drop], np.intp),
                               len(end)) if drop else None  # fmt: skip
-        for q, kind in self._css_boxes.items():
-            if p0 < q < stop and (dropped is None or not dropped[q]):
-                el = self._in_clone(clone, p0, q)
-                if "display" not in (el.get("style") or ""):
-                    box = "display:block" if kind == _PARA else "display:inline-block"
-                    el.set("style", f"{el.get('style')};{box}" if el.get("style") else box)
-        for el in targets:  # document order: a removed node's tail moves onto what precedes it
-            _drop_keep_tail(el)
-        for el in _WITH_EVENT_HANDLERS(clone):  # XPath: only elements that have one are visited
-            for attr in [a for a in el.attrib if a.lower().startswith("on")]:
-                del el.attrib[attr]
-        _defuse(clone)
-        return lxml_html.tostring(clone, encoding="unicode")
+        boxes = [
+            (self._in_clone(clone, p0, q), kind)
+            for q, kind in self._css_boxes.items()
+            if p0 < q < end[p0] and (dropped is None or not dropped[q])
+        ]
+        return clean_copy(clone, targets, boxes)
 
     def _in_clone(self, clone: etree._Element, p0: int, q: int) -> etree._Element:
         """The element of a deep copy of position ``p0``'s element at position ``q``."""
@@ -1010,17 +782,7 @@ class PageModel:
     def base_url(self) -> str:
         """The URL relative links resolve against: the page URL joined with the first
         ``<base href>`` of the document (HTML's rule), else the page URL."""
-        if self._root is None:
-            return self.url
-        doc_root = self._root.getroottree().getroot()
-        for base in doc_root.iter("base", "{http://www.w3.org/1999/xhtml}base"):
-            href = base.get("href")
-            if href and href.strip():
-                try:
-                    return urljoin(self.url, _clean_href(href))
-                except ValueError:
-                    break
-        return self.url
+        return document_base(self._root, self.url)
 
     def anchor_text(self, node: int) -> str:
         """Whitespace-normalised text of an anchor; for an image link (no text) the ``alt``
@@ -1057,72 +819,13 @@ class PageModel:
         """Visible text of the subtree at position ``p0`` on one line (whitespace-normalised,
         a space around block and cell elements): :meth:`text_of` without paragraphs, cheap
         enough to run for every anchor of a page."""
-        end, texts, tails = self._end_list, self._texts, self._tails
-        skip, kinds = self._skip_pos, self._pos_kind
-        if skip[p0]:
-            return ""
-        stop = end[p0]
-        if stop == p0 + 1:  # no children: most anchors
-            text = texts[p0]
-            return " ".join(text.split()) if text else ""
-        parts: list[str] = []
-        stack: list[int] = []
-        q = p0
-        while True:
-            while stack and end[stack[-1]] <= q:
-                r = stack.pop()
-                if kinds[r]:
-                    parts.append(" ")
-                tail = tails[r]
-                if tail:
-                    parts.append(tail)
-            if q >= stop:
-                break
-            if skip[q]:
-                tail = tails[q]
-                if tail and q != p0:
-                    parts.append(tail)
-                q = end[q]
-                continue
-            if kinds[q]:
-                parts.append(" ")
-            text = texts[q]
-            if text:
-                parts.append(text)
-            if q != p0:
-                stack.append(q)
-            q += 1
-        return " ".join("".join(parts).split())
+        return flat_text(self._text_walk, p0)
 
     @cached_property
     def _links(self) -> tuple[Link, ...]:
-        base = self.base_url
-        # Resolve against the least of the base each href needs, so that the cache of resolved
-        # links serves every page of a folder (or of the site), not only this page.
-        parts = urlsplit(base)
-        origin = f"{parts.scheme}://{parts.netloc}"
-        folder = origin + parts.path[: parts.path.rfind("/") + 1] if parts.path else origin + "/"
-        out = []
-        self._overlong_links = 0
-        for node, href in zip(self.anchor_nodes.tolist(), self._hrefs, strict=True):
-            if len(href) > MAX_LINK_CHARS and len(href.strip()) > MAX_LINK_CHARS:
-                self._overlong_links += 1
-                continue
-            start = href.lstrip()[:8].lower()
-            if start.startswith(_LINK_SCHEMES):
-                context = ""
-            elif start.startswith("/"):
-                context = origin  # "/path" and "//host/path" need only scheme and host
-            elif start.startswith("?"):
-                context = base
-            else:
-                context = folder  # relative paths ("a.html", "../b/") need only the folder
-            url = _resolve_link(context, _defragmented(href))
-            if url is not None and len(url) > MAX_LINK_CHARS:  # grew by percent-encoding
-                self._overlong_links += 1
-            elif url is not None:
-                out.append(Link(url, self.anchor_text(node), node))
-        return tuple(out)
+        links, self._overlong_links = resolve_links(
+            self.base_url, self.anchor_nodes.tolist(), self._hrefs, self.anchor_text)
+        return links
 
     @property
     def overlong_links(self) -> int:
@@ -1159,26 +862,10 @@ class PageModel:
         style …) open and close like any element but own no piece. Sequence encodings of pages
         (SMG's H2S translation) are built from it without recursion.
         """
-        n = self.n
-        if n == 0:
-            return np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0, np.int64)
-        end_all, el_pos = self._end_all, self._el_pos
-        depth_all = _depths(end_all)
         keep = self._piece_len > 0
-        ppos, ptail, powner = self._piece_pos[keep], self._piece_tail[keep], self._piece_owner[keep]
-        # key1: position in the all-nodes order; key2: closes (0) before opens (1);
-        # key3: deeper closes first; key4: an event before the text piece that follows it
-        k1 = np.concatenate([el_pos, end_all[el_pos], np.where(ptail, end_all[ppos], ppos)])
-        k2 = np.concatenate([np.ones(n), np.zeros(n), np.where(ptail, 0, 1)])
-        k3 = np.concatenate([np.zeros(n), -depth_all[el_pos], np.where(ptail, -depth_all[ppos], 0)])
-        k4 = np.concatenate([np.zeros(2 * n), np.ones(len(ppos))])
-        order = np.lexsort((k4, k3, k2, k1))
-        nodes = np.concatenate([np.arange(n), np.arange(n), powner]).astype(np.int64)
-        kinds = np.concatenate(
-            [np.zeros(n, np.int8), np.ones(n, np.int8), np.full(len(ppos), 2, np.int8)]
-        )
-        lengths = np.concatenate([np.zeros(2 * n, np.int64), self._piece_len[keep]])
-        return nodes[order], kinds[order], lengths[order]
+        return event_stream(
+            self._end_all, self._el_pos, self._piece_pos[keep], self._piece_tail[keep],
+            self._piece_owner[keep], self._piece_len[keep])
 
     # ---------------------------------------------------------------- title, paths
 
@@ -1211,18 +898,7 @@ class PageModel:
     @cached_property
     def sibling_rank(self) -> NDArray[np.int32]:
         """1-based position of each node among its parent's children with the same tag."""
-        n = self.n
-        rank = np.ones(n, np.int32)
-        if n > 1:
-            idx = np.arange(1, n)
-            par, tid = self.parent[1:], self.tag_id[1:]
-            order = np.lexsort((idx, tid, par))
-            sp, st = par[order], tid[order]
-            new = np.ones(n - 1, dtype=bool)
-            new[1:] = (sp[1:] != sp[:-1]) | (st[1:] != st[:-1])
-            group_first = np.maximum.accumulate(np.where(new, np.arange(n - 1), 0))
-            rank[idx[order]] = np.arange(n - 1) - group_first + 1
-        return rank
+        return sibling_ranks(self.parent, self.tag_id)
 
     def path(self, node: int) -> str:
         """Tag path from the root, e.g. ``html/body/div[2]/p[3]``: ``[k]`` is the 1-based
@@ -1293,51 +969,3 @@ def _all_nodes(root: etree._Element) -> tuple[list[etree._Element], bool]:
 # One step of PageModel.path that is safe to put in an XPath expression: a plain tag name and
 # an optional position.
 _PLAIN_STEP = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*(\[[0-9]+\])?")
-
-
-class _PageIndex:
-    """Node masks of a page's tags, classes and ids, to match CSS selectors over the arrays."""
-
-    def __init__(self, model: PageModel, names: dict[tuple[str, str], list[int]]) -> None:
-        self.model = model
-        self.names = names
-        self._masks: dict[tuple[str, str], NDArray[np.bool_]] = {}
-
-    def _mask(self, key: tuple[str, str]) -> NDArray[np.bool_]:
-        mask = self._masks.get(key)
-        if mask is None:
-            mask = self._masks[key] = np.zeros(self.model.n, dtype=bool)
-            mask[self.names[key]] = True
-        return mask
-
-    def carrying(self, c: _Compound) -> NDArray[np.bool_] | None:
-        """Nodes that carry compound ``c`` (None when none can: a class or id not on it)."""
-        keys = [("class", x) for x in c.classes] + [("id", x) for x in c.ids]
-        if any(k not in self.names for k in keys):
-            return None
-        m = self.model
-        out = np.ones(m.n, dtype=bool)
-        if c.tag is not None:
-            out = m.tag_id == m.tag_code(c.tag)
-        for key in keys:
-            out = out & self._mask(key)
-        return out
-
-    def matching(self, chain: tuple[tuple[str, _Compound], ...]) -> NDArray[np.bool_] | None:
-        """Nodes matching a chain of compounds joined by " " and ">", found left to right:
-        the nodes of each compound that are children (">") or descendants (" ") of a node
-        matching the part to its left — exactly CSS's right-to-left search, for all at once."""
-        m = self.model
-        found = self.carrying(chain[-1][1])
-        for k in range(len(chain) - 2, -1, -1):
-            here = self.carrying(chain[k][1])
-            if found is None or here is None or not found.any():
-                return None
-            if chain[k + 1][0] == ">":
-                below = np.zeros(m.n, dtype=bool)
-                below[1:] = found[m.parent[1:]]
-            else:
-                starts = np.flatnonzero(found)
-                below = _range_mask(starts + 1, m.subtree_end[starts], m.n)
-            found = here & below
-        return found

@@ -1,6 +1,6 @@
 """From a response body to the tree a browser would build: the binary-body check, the
 parse (:func:`parse_html`), and the repair of paragraphs libxml2 leaves open
-(:func:`_close_paragraphs`).
+(:func:`close_paragraphs`).
 
 Rules: a parse never fetches anything and never expands entities; a repair reshapes only the
 tree it is given (the page model hands it a copy), and only where HTML's tree construction
@@ -20,7 +20,7 @@ from wisdom_scrapy.page.tags import BLOCK_TAGS
 #: libxml2 knows only the HTML 4 ones, and only when the ``<p>`` is the current node, so it
 #: leaves ``<p>text<figure>…`` or ``<p><span><h5>…`` nested where a browser ends the paragraph.
 #: (The paragraph tags less the document, table-part and legend ones, plus ``search``.)
-_CLOSES_P: frozenset[str] = (
+CLOSES_P: frozenset[str] = (
     BLOCK_TAGS - {"body", "caption", "html", "legend", "tbody", "tfoot", "thead", "tr"}
 ) | {"search"}
 #: Elements that end the "button scope" in which such a start tag finds the open ``<p>`` (and
@@ -108,9 +108,9 @@ def _decode(body: bytes, encoding: str | None) -> str:
         return html_to_unicode(None, body, auto_detect_fun=fallback)[1]
 
 
-def _close_paragraphs(root: etree._Element) -> bool:
+def close_paragraphs(root: etree._Element) -> bool:
     """Reshape ``root``'s tree as HTML's parsing rules build it: a ``<p>`` ends where a block
-    start tag (``_CLOSES_P``) opens inside it, and that block and everything after it up to
+    start tag (``CLOSES_P``) opens inside it, and that block and everything after it up to
     the ``</p>`` follow the paragraph as its siblings, in document order. True if anything
     moved. (A browser also re-opens inline formatting elements cut by the close, and an
     orphan ``</p>`` makes an empty paragraph; neither carries text, so neither is modelled.)
@@ -133,7 +133,7 @@ def _close_paragraphs(root: etree._Element) -> bool:
 def _first_closer(p: etree._Element) -> etree._Element | None:
     """The first descendant of ``p`` whose start tag would close it (None if there is none)."""
     for el in p.iterdescendants():
-        if not isinstance(el.tag, str) or el.tag not in _CLOSES_P:
+        if not isinstance(el.tag, str) or el.tag not in CLOSES_P:
             continue
         up = el.getparent()
         while up is not p and up is not None and up.tag not in _P_SCOPE:

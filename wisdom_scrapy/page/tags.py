@@ -2,7 +2,7 @@
 separate paragraphs, cells or lines, and the separation codes :meth:`PageModel.text_of
 <wisdom_scrapy.page.model.PageModel.text_of>` and the CSS reader share.
 
-Rules: tag names are lower-case local names (:func:`_local_name`); nothing here reads a tree
+Rules: tag names are lower-case local names (:func:`local_name`); nothing here reads a tree
 or a page, so every other module of ``page/`` may import it.
 """
 
@@ -31,23 +31,23 @@ VERBATIM_TAGS: frozenset[str] = frozenset({"pre", "listing", "plaintext", "xmp"}
 
 
 # text_of event codes
-_SPACE, _LINE, _PARA, _PRE_START, _PRE_END = 1, 2, 3, 4, 5
+SPACE, LINE, PARA, PRE_START, PRE_END = 1, 2, 3, 4, 5
 
 
-def _local_name(tag: str) -> str:
+def local_name(tag: str) -> str:
     """``{ns}Name`` → ``name``: XHTML trees and HTML trees get the same tag names."""
     if tag[:1] == "{":
         tag = tag.rpartition("}")[2]
     return tag.lower()
 
 
-def _tag_kind(name: str) -> int:
+def tag_kind(name: str) -> int:
     if name in VERBATIM_TAGS:
-        return _PRE_START
+        return PRE_START
     if name in BLOCK_TAGS:
-        return _PARA
+        return PARA
     if name == "br":
-        return _LINE
+        return LINE
     if name in _SPACED_TAGS:
-        return _SPACE
+        return SPACE
     return 0
