@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-#: CSS ``display`` values → the separation of :meth:`PageModel.text_of`.
+#: CSS ``display`` values → the separation of :meth:`~wisdom_scrapy.page.model.PageModel.text_of`.
 _DISPLAY_KIND: dict[str, int] = {
     **dict.fromkeys(
         ("block", "flex", "grid", "list-item", "table", "flow-root", "table-row",

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 _LINK_SCHEMES = ("http://", "https://")
 #: Longest link URL kept: Scrapy's default ``URLLENGTH_LIMIT`` (the old browsers' limit), so a
 #: link a crawl would refuse to follow is no out-link of the page either. Longer ones are
-#: dropped (:attr:`PageModel.overlong_links`; a crawl counts them).
+#: dropped (:attr:`~wisdom_scrapy.page.model.PageModel.overlong_links`; a crawl counts them).
 MAX_LINK_CHARS = 2083
 
 

@@ -105,11 +105,10 @@ from wisdom_scrapy.page.markup import clean_copy, dropped_positions
 from wisdom_scrapy.page.parse import CLOSES_P, PARSER_MAX_DEPTH, close_paragraphs, parse_html
 from wisdom_scrapy.page.tags import (
     BLOCK_TAGS,
-    DUMMY_TAGS,
     HIDDEN_TAGS,
     VERBATIM_TAGS,
-    local_name,
     tag_kind,
+    tag_tables,
 )
 from wisdom_scrapy.page.text import TextWalk, flat_text, text_in
 from wisdom_scrapy.page.tokens import piece_tokens, term_arrays
@@ -302,17 +301,7 @@ class PageModel:
         tails: list[str | None] = list(map(_TAIL, nodes))
 
         # --- per distinct tag (not per node): element tag ids, hidden / dummy / anchor tags
-        name_code: dict[str, int] = {}
-        ncodes = len(tag_codes) + 1  # + a spare code, so that code tables are never empty
-        code_tid = np.full(ncodes, -1, dtype=np.int32)
-        code_hidden = np.zeros(ncodes, dtype=bool)
-        code_dummy = np.zeros(ncodes, dtype=bool)
-        for code, key in enumerate(tag_codes):  # insertion order == code order
-            if isinstance(key, str):
-                name = local_name(key)
-                code_tid[code] = name_code.setdefault(name, len(name_code))
-                code_hidden[code] = name in HIDDEN_TAGS
-                code_dummy[code] = name in DUMMY_TAGS
+        name_code, code_tid, code_hidden, code_dummy = tag_tables(tag_codes)  # code order
         model.tag_names = list(name_code)
         model._tag_code = name_code
         pos_tid = code_tid[pos_code]

@@ -29,7 +29,7 @@ _ASCII_TOKEN_TABLE = str.maketrans(
 
 @lru_cache(maxsize=WORD_CACHE_SIZE)
 def _word_tokens(word: str) -> tuple[str, ...]:
-    """``text._TOKEN_RE`` tokens of one whitespace-free word (the NUL marker stays itself)."""
+    """``terms._TOKEN_RE`` tokens of one whitespace-free word (the NUL marker stays itself)."""
     if word == "\x00":
         return (word,)
     return tuple(_TOKEN_RE.findall(word))
@@ -56,7 +56,7 @@ def piece_tokens(pieces: list[str], use: NDArray[np.bool_]) -> PieceTokens:
 
     Tokenising dominates, so: ASCII pieces (most of them) are lower-cased and split in C
     with one ``str.translate`` + ``str.split`` over their joined text (NFKC is the identity
-    on ASCII, and ``text._TOKEN_RE`` on ASCII matches exactly the runs of letters and
+    on ASCII, and ``terms._TOKEN_RE`` on ASCII matches exactly the runs of letters and
     digits); the other pieces are NFKC-normalised together and tokenised with
     ``_TOKEN_RE``.
     """
