@@ -183,7 +183,8 @@ def density_breakdown(pages: list[ArticlePage], passes: int = 5) -> dict[str, fl
     import time
 
     from wisdom_scrapy.mining.density import single_page_article
-    from wisdom_scrapy.page.model import PageModel, parse_html
+    from wisdom_scrapy.page.model import PageModel
+    from wisdom_scrapy.page.parse import parse_html
 
     clock = time.process_time
     best = np.full((len(pages), 4), np.inf)

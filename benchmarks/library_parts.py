@@ -1,9 +1,9 @@
 """Issue 34: the page model's three home-made parts against the library made for each job.
 
-1. CSS: :func:`wisdom_scrapy.page.model._display_rules` (the ``display`` rules of a
+1. CSS: :func:`wisdom_scrapy.page.css._display_rules` (the ``display`` rules of a
    ``<style>`` sheet) against the same rules read with ``tinycss2``.
 2. innerText: :meth:`PageModel.text_of` against ``html_text.extract_text``.
-3. Paragraph repair: :func:`_close_paragraphs` (HTML's "a block start tag closes the open
+3. Paragraph repair: :func:`close_paragraphs` (HTML's "a block start tag closes the open
    ``<p>``" on libxml2's tree) against a tree built by an HTML5 parser (``html5lib``, lxml tree
    builder; ``html5-parser`` does not load next to lxml's wheels: different libxml2 builds).
 
@@ -20,6 +20,7 @@ add-on's budget is ≤ 15 ms per page for everything (issue 33). Needs
 from __future__ import annotations
 
 import argparse
+import copy
 import random
 import statistics
 import sys
@@ -34,8 +35,9 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._common import SHARED_DATA, environment, markdown_table, write_json  # noqa: E402
 from benchmarks.dom_speed import cpu_time  # noqa: E402
-from wisdom_scrapy.page import model as pm  # noqa: E402
-from wisdom_scrapy.page.model import PageModel, parse_html  # noqa: E402
+from wisdom_scrapy.page.css import _display_rules  # noqa: E402
+from wisdom_scrapy.page.model import PageModel  # noqa: E402
+from wisdom_scrapy.page.parse import close_paragraphs, parse_html  # noqa: E402
 
 URL = "http://127.0.0.1/page.html"
 
@@ -98,7 +100,7 @@ def sheets_of(root: etree._Element) -> list[str]:
 
 
 def home_rules(sheet: str) -> tuple[tuple[str, str, int], ...]:
-    return pm._display_rules.__wrapped__(sheet)  # uncached: each page pays its own parse
+    return _display_rules.__wrapped__(sheet)  # uncached: each page pays its own parse
 
 
 # ------------------------------------------------------------------ 2. innerText
@@ -143,8 +145,8 @@ def home_repair_ms(root: etree._Element, repeat: int) -> float:
 
     def repair() -> None:
         if model._block_in_paragraph():
-            shaped = pm.copy.deepcopy(root)
-            if pm._close_paragraphs(shaped):
+            shaped = copy.deepcopy(root)
+            if close_paragraphs(shaped):
                 PageModel._from_element(shaped, URL, False)
 
     return cpu_ms(repair, repeat)
@@ -185,8 +187,8 @@ def correctness(pages: list[Path]) -> dict[str, float]:
         plain = PageModel._from_element(root, URL, False)
         if plain._block_in_paragraph():
             counts["p_pages"] += 1
-            shaped = pm.copy.deepcopy(root)
-            pm._close_paragraphs(shaped)
+            shaped = copy.deepcopy(root)
+            close_paragraphs(shaped)
             theirs_p = paragraph_texts(html5_tree(html))
             counts["p_html5_equal"] += paragraph_texts(shaped) == theirs_p
             counts["p_plain_equal"] += paragraph_texts(root) == theirs_p

@@ -129,7 +129,7 @@ def test_real_page_title_is_metadata_not_body() -> None:
 def test_speed_is_of_the_order_of_a_parse() -> None:
     """Loose bound (a timing test must not be flaky): extraction on top of the model costs
     less than 3× lxml's parse of the same pages (the benchmark measures ~0.8×)."""
-    from wisdom_scrapy.page.model import parse_html
+    from wisdom_scrapy.page.parse import parse_html
 
     docs = [benchmark_page(i)[:2] for i in SUBSET[:10]]
     parse = extract_time = 0.0
@@ -415,7 +415,7 @@ def test_trees_keep_their_element_classes() -> None:
     from lxml import etree
     from lxml import html as lxml_html
 
-    from wisdom_scrapy.page.model import parse_html
+    from wisdom_scrapy.page.parse import parse_html
 
     root = parse_html(article_page("PARAGRAPHS"))
     model = PageModel.from_tree(root, "http://example.com/a")
@@ -443,7 +443,7 @@ def test_scrapy_response_tree() -> None:
 def test_subtree_and_xhtml_trees() -> None:
     from lxml import etree
 
-    from wisdom_scrapy.page.model import parse_html
+    from wisdom_scrapy.page.parse import parse_html
 
     root = parse_html(article_page("PARAGRAPHS"))
     wrapper = root.xpath("//div[@class='wrapper']")[0]

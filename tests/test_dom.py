@@ -20,7 +20,10 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from tests.fixtures_data import erikmcclure_blog
-from wisdom_scrapy.page.model import DUMMY_TAGS, HIDDEN_TAGS, Link, PageModel, parse_html
+from wisdom_scrapy.page.links import Link
+from wisdom_scrapy.page.model import PageModel
+from wisdom_scrapy.page.parse import parse_html
+from wisdom_scrapy.page.tags import DUMMY_TAGS, HIDDEN_TAGS
 from wisdom_scrapy.page.terms import count_terms
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pydoc"
@@ -637,9 +640,9 @@ def test_element_finds_every_node_by_its_path_without_listing_the_page() -> None
 
 
 def _blocks_in_paragraphs(root: etree._Element) -> list[str]:
-    from wisdom_scrapy.page.model import _CLOSES_P
+    from wisdom_scrapy.page.parse import CLOSES_P
 
-    return [el.tag for p in root.iter("p") for el in p.iterdescendants() if el.tag in _CLOSES_P]
+    return [el.tag for p in root.iter("p") for el in p.iterdescendants() if el.tag in CLOSES_P]
 
 
 def test_a_block_start_tag_ends_the_paragraph_as_in_a_browser() -> None:

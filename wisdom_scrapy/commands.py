@@ -102,7 +102,7 @@ def _not_a_page(body: bytes, text: str | None, limit: int) -> str:
     """Why the crawl would skip this body instead of analysing it ("" when it would not):
     ``wisdom-show`` refuses what the crawl skips rather than show it as a page. ``limit``:
     ``WISDOM_MAX_PAGE_BYTES``."""
-    from wisdom_scrapy.page.model import looks_binary
+    from wisdom_scrapy.page.parse import looks_binary
 
     if len(body) > limit:
         return f"is larger than WISDOM_MAX_PAGE_BYTES ({len(body):,} > {limit:,} bytes)"

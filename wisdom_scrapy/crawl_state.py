@@ -45,13 +45,9 @@ from wisdom_scrapy.engine.waits import (
 from wisdom_scrapy.engine.worker_pool import WorkerPool
 from wisdom_scrapy.engine.writes import PageUpdate, PageWrites
 from wisdom_scrapy.items import LATE_ITEMS_META, ArticleItem, PageItem, SiteStructureItem, TocItem
-from wisdom_scrapy.page.model import (
-    MAX_LINK_CHARS,
-    PARSER_MAX_DEPTH,
-    PageModel,
-    PageTooComplex,
-    looks_binary,
-)
+from wisdom_scrapy.page.links import MAX_LINK_CHARS
+from wisdom_scrapy.page.model import PageModel, PageTooComplex
+from wisdom_scrapy.page.parse import PARSER_MAX_DEPTH, looks_binary
 from wisdom_scrapy.page.terms import MAX_TERM_CHARS
 from wisdom_scrapy.resume import PendingPages
 from wisdom_scrapy.settings import WisdomSettings, crawl_does_not_start

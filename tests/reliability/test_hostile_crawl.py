@@ -16,7 +16,7 @@ from tests.crawling import REPO, crawl_command, read_result
 from tests.reliability._pages import HTML, LINKED_ONLY, LOSSES, PAGES, index_page
 from tests.reliability._server import serve_pages
 from tests.reliability._shape import check_shape
-from wisdom_scrapy.page.model import MAX_LINK_CHARS
+from wisdom_scrapy.page.links import MAX_LINK_CHARS
 from wisdom_scrapy.page.terms import MAX_TERM_CHARS
 from wisdom_scrapy.store import open_store
 

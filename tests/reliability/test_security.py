@@ -14,7 +14,8 @@ import pytest
 
 from tests.crawling import run_crawl
 from tests.reliability._server import serve_pages
-from wisdom_scrapy.page.model import PageModel, parse_html
+from wisdom_scrapy.page.model import PageModel
+from wisdom_scrapy.page.parse import parse_html
 
 PASSWORD = "s3cr3t-Pa55word"
 SECRET_FILE_TEXT = "TOP-SECRET-FILE-CONTENT"

@@ -31,7 +31,8 @@ from lxml import etree
 
 from wisdom_scrapy.analysis.page_analysis import PageAnalysis, analyze_page
 from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams, node_features
-from wisdom_scrapy.page.model import BLOCK_TAGS, PageModel
+from wisdom_scrapy.page.model import PageModel
+from wisdom_scrapy.page.tags import BLOCK_TAGS
 from wisdom_scrapy.page.urls import host_key
 
 if TYPE_CHECKING:

@@ -141,7 +141,9 @@ from wisdom_scrapy.mining.wisdom import (
     node_features,
     toc_feature,
 )
-from wisdom_scrapy.page.model import Link, PageModel, nearest_marked
+from wisdom_scrapy.page.arrays import nearest_marked
+from wisdom_scrapy.page.links import Link
+from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.page.urls import host_key, page_turn_numbers
 
 if TYPE_CHECKING:

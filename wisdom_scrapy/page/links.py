@@ -1,0 +1,137 @@
+"""A page's out-links: the :class:`Link` record, the document's base URL, and the resolution
+of its ``href``s as a browser does it (whitespace, fragments, schemes), cached per base.
+
+Rules: only http(s) URLs are links; fragments are dropped and URLs percent-encoded as Scrapy
+does for requests; a URL longer than :data:`MAX_LINK_CHARS` is no link (it is counted).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, NamedTuple
+from urllib.parse import urldefrag, urljoin, urlsplit
+
+from w3lib.url import safe_url_string
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from lxml import etree
+
+_LINK_SCHEMES = ("http://", "https://")
+#: Longest link URL kept: Scrapy's default ``URLLENGTH_LIMIT`` (the old browsers' limit), so a
+#: link a crawl would refuse to follow is no out-link of the page either. Longer ones are
+#: dropped (:attr:`~wisdom_scrapy.page.model.PageModel.overlong_links`; a crawl counts them).
+MAX_LINK_CHARS = 2083
+
+
+#: ``rel`` link types of the next and previous document of a series (HTML §4.6.7.15)
+_SERIES_RELS = frozenset({"next", "prev", "previous"})
+
+
+class Link(NamedTuple):
+    """An out-link of a page: absolute URL (no fragment), anchor text, and the ``<a>`` node."""
+
+    url: str
+    text: str
+    node: int
+
+
+def _clean_href(href: str) -> str:
+    """Strip surrounding whitespace and remove tabs/newlines inside, as browsers do."""
+    href = href.strip()
+    if "\n" in href or "\t" in href or "\r" in href:
+        href = href.replace("\n", "").replace("\t", "").replace("\r", "")
+    return href
+
+
+def _defragmented(href: str) -> str:
+    """``href`` with its fragment replaced by a stand-in that resolves alike.
+
+    A resolved link drops its fragment, and what :func:`_resolve_link` makes of the rest
+    depends only on the part before the first ``#`` and on whether a ``#`` and a non-blank
+    fragment follow it (``urldefrag`` re-serialises a URL that holds a ``#``, and ``urljoin``
+    keeps an empty fragment out of its result). So the links of a page to the many fragments of
+    one page (an index, a table of contents) share one cache entry instead of one each.
+    """
+    head, sep, fragment = href.partition("#")
+    if not sep:
+        return href
+    return head + ("#f" if _clean_href(fragment) else "#")
+
+
+@lru_cache(maxsize=1 << 12)  # LRU: the navigation links every page repeats stay in
+def _resolve_link(base: str, href: str) -> str | None:
+    """Absolute, fragment-free, percent-encoded http(s) URL of ``href``, or None to skip it.
+
+    Cached: a site's pages repeat their navigation links, and relative hrefs repeat per base.
+    """
+    href = _clean_href(href)
+    if not href or href.startswith("#"):
+        return None  # in-page navigation (or the page itself), not a link to another page
+    try:
+        url = urldefrag(urljoin(base, href))[0]
+    except ValueError:  # e.g. an invalid IPv6 host
+        return None
+    if not url[:8].lower().startswith(_LINK_SCHEMES):
+        return None  # javascript:, mailto:, tel:, data:, ftp: … are not crawlable pages
+    try:
+        return safe_url_string(url)
+    except ValueError:
+        return None
+
+
+def document_base(root: etree._Element | None, url: str) -> str:
+    """The URL relative links of the document around ``root`` resolve against: ``url`` joined
+    with the document's first ``<base href>`` (HTML's rule), else ``url``."""
+    if root is None:
+        return url
+    doc_root = root.getroottree().getroot()
+    for base in doc_root.iter("base", "{http://www.w3.org/1999/xhtml}base"):
+        href = base.get("href")
+        if href and href.strip():
+            try:
+                return urljoin(url, _clean_href(href))
+            except ValueError:
+                break
+    return url
+
+
+def series_nodes(anchors: list[int], rels: list[str | None]) -> frozenset[int]:
+    """The ``anchors`` whose ``rel`` names the next or previous page of a series."""
+    return frozenset(
+        node for node, rel in zip(anchors, rels, strict=True)
+        if rel and not _SERIES_RELS.isdisjoint(rel.lower().split()))
+
+
+def resolve_links(
+    base: str, anchors: list[int], hrefs: list[str], anchor_text: Callable[[int], str]
+) -> tuple[tuple[Link, ...], int]:
+    """The :class:`Link` of every anchor (node, ``href``) that resolves against ``base``, in
+    order, and how many were dropped for being longer than :data:`MAX_LINK_CHARS`."""
+    # Resolve against the least of the base each href needs, so that the cache of resolved
+    # links serves every page of a folder (or of the site), not only this page.
+    parts = urlsplit(base)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    folder = origin + parts.path[: parts.path.rfind("/") + 1] if parts.path else origin + "/"
+    out = []
+    overlong = 0
+    for node, href in zip(anchors, hrefs, strict=True):
+        if len(href) > MAX_LINK_CHARS and len(href.strip()) > MAX_LINK_CHARS:
+            overlong += 1
+            continue
+        start = href.lstrip()[:8].lower()
+        if start.startswith(_LINK_SCHEMES):
+            context = ""
+        elif start.startswith("/"):
+            context = origin  # "/path" and "//host/path" need only scheme and host
+        elif start.startswith("?"):
+            context = base
+        else:
+            context = folder  # relative paths ("a.html", "../b/") need only the folder
+        url = _resolve_link(context, _defragmented(href))
+        if url is not None and len(url) > MAX_LINK_CHARS:  # grew by percent-encoding
+            overlong += 1
+        elif url is not None:
+            out.append(Link(url, anchor_text(node), node))
+    return tuple(out), overlong
