@@ -64,6 +64,19 @@ def pydoc_pages() -> list[PageSource]:
     return _sources(library, "https://docs.python.org/3.11/library/", first + rest)
 
 
+class _Observing:
+    """The extractor's listener as a crawl's site report is one (the signal's only receiver)."""
+
+    def __init__(self, report: SiteReportData) -> None:
+        self.report = report
+
+    def listening(self) -> bool:
+        return True
+
+    def __call__(self, site: str, analysis: Any) -> None:
+        self.report.observe(analysis)
+
+
 def _replay(
     pages: list[PageSource], workers: int, kill_after: int | None = None, *,
     until_template: bool = True, in_flight: bool = False, handler: Any = analyse_job,
@@ -90,11 +103,9 @@ def _replay(
         pool = WorkerPool(workers, handler) if workers else None
         remote = (RemoteAnalyzer(pool, terms, analyze_page, HEAVY_FIELDS, count=count)
                   if pool is not None else None)  # fmt: skip
-        extractor = Extractor(store, params, analyze_page, count=count, remote=remote,
-                              terms=terms)  # fmt: skip
         report = SiteReportData(SITE)  # as the site report observes the analyses
-        extractor.observers.append(lambda site, analysis: report.observe(analysis))
-        extractor.summarised = lambda site: list(report.redundant)
+        extractor = Extractor(store, params, analyze_page, count=count, remote=remote,
+                              terms=terms, listener=_Observing(report))  # fmt: skip
         items = []
         if feed_first:
             models = [source() for source in pages]

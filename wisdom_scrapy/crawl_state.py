@@ -18,6 +18,7 @@ import sys
 import weakref
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
@@ -51,6 +52,7 @@ from wisdom_scrapy.page.parse import PARSER_MAX_DEPTH, looks_binary
 from wisdom_scrapy.page.terms import MAX_TERM_CHARS
 from wisdom_scrapy.resume import PendingPages
 from wisdom_scrapy.settings import WisdomSettings, crawl_does_not_start
+from wisdom_scrapy.signals import AnalysisSignal
 from wisdom_scrapy.store import StoreError, open_store, redact_uri
 from wisdom_scrapy.store.strings import SeenStrings
 
@@ -78,9 +80,13 @@ EXIT_PAGES_LOST = 1
 
 
 class WisdomRuntime:
-    """The settings, store and stats of one crawler; get it with :meth:`of`."""
+    """The settings, store and stats of one crawler; get it with :meth:`of`. ``site_items``
+    gives the site-level items that leave at close after the pages (:meth:`flush_at_close`),
+    called with the stage ``"close"``."""
 
-    def __init__(self, crawler: Crawler) -> None:
+    def __init__(
+        self, crawler: Crawler, site_items: Callable[[str], list[Any]] = lambda stage: []
+    ) -> None:
         self.crawler = crawler
         self.settings = WisdomSettings.for_crawl(crawler.settings)
         if not self.settings.enabled:
@@ -124,9 +130,7 @@ class WisdomRuntime:
         #: URLs whose PageItem this crawl took: a second one for a URL is dropped (each URL
         #: leaves once, even when Scrapy fetched it twice: a start URL has ``dont_filter``)
         self.taken_urls = SeenStrings()
-        #: Called, in order, with the items leaving at close (:meth:`flush_at_close`); each
-        #: returns them with its own added (site structure, sitemaps) or annotated (focus).
-        self.close_hooks: list[Callable[[list[Any]], list[Any]]] = []
+        self.site_items = site_items  # (class docstring)
         self._losses_logged: set[str] = set()  # kinds of page losses logged (once each)
         params = ExtractionParams(
             warmup_pages=self.settings.warmup_pages,
@@ -153,8 +157,9 @@ class WisdomRuntime:
         #: the crawl's worker analyses (None: in this process); the extractor sees them as its
         #: :class:`~wisdom_scrapy.engine.waits.Offload`, this keeps their pool and close
         self.remote = self._remote(analyze, terms)
-        self.extractor = Extractor(self.store, params, analyze, count=self.inc, sites=self.sites,
-                                   remote=self.remote, terms=terms)  # fmt: skip
+        self.extractor = Extractor(
+            self.store, params, analyze, count=self.inc, sites=self.sites, remote=self.remote,
+            terms=terms, listener=AnalysisSignal(crawler.signals, partial(self.failed, "report")))
         #: pages whose analysis in a worker the crawl does not wait for (:meth:`take`): URL ->
         #: the task submitting it; at most SUBMITTING_PER_WORKER a worker (the crawl waits
         #: past that: each holds its page's model)
@@ -205,14 +210,16 @@ class WisdomRuntime:
     def site_of(self, url: str) -> str:
         return self.settings.site_key(url)
 
-    def failed(self, stage: str, url: str, cause: Exception | None = None) -> None:
-        """Count and log an error of a stage on one page: with its traceback when unexpected,
-        with its ``cause`` alone when that says it all."""
+    def failed(self, stage: str, url: str, cause: Exception | None = None, *,
+               error: BaseException | None = None) -> None:
+        """Count and log an error of a stage on one page: with its traceback when unexpected
+        (the one being handled, or ``error``'s: a signal's receiver), with its ``cause`` alone
+        when that says it all."""
         self.inc(f"wisdom/errors/{stage}")
         if cause is not None:
             logger.error("wisdom_scrapy: %s failed on %s: %s", stage, url, cause)
         else:
-            logger.exception("wisdom_scrapy: %s failed on %s", stage, url)
+            logger.error("wisdom_scrapy: %s failed on %s", stage, url, exc_info=error or True)
 
     def pages_in_flight(self, site: str) -> list[str]:
         """URLs of ``site``'s pages this process has modelled and fed whose responses are still
@@ -570,7 +577,7 @@ class WisdomRuntime:
         (``emit``: :meth:`WisdomItemProcessor.close_spider_async
         <wisdom_scrapy.pipeline.WisdomItemProcessor.close_spider_async>`, before they close),
         each page analysed with what the store knows now (a cold store: single-page mode, the
-        item's ``single_page`` says so), then what the close hooks add; page items counted
+        item's ``single_page`` says so), then the site-level items; page items counted
         under ``wisdom/items/flushed_at_close`` as they leave.
 
         The pages leave one by one, a progress line every tenth of them ("N of M held pages"),
@@ -578,7 +585,7 @@ class WisdomRuntime:
         work, which would otherwise hold the reactor for the whole flush). A page stays pending
         until its item passed the pipelines (:meth:`passed`): if the flush is cut short, the
         pages not emitted are counted and named (:meth:`forced_stop`). Never raises but
-        :class:`asyncio.CancelledError`: a failing hook is counted and logged."""
+        :class:`asyncio.CancelledError`: a failing part is counted and logged."""
         self.closing = True
         built = True
         try:
@@ -609,16 +616,15 @@ class WisdomRuntime:
         self.flushed = built
 
     async def _items_at_close(self) -> list[Any]:
-        """The items still held, pending or ready, page items first, then the close hooks'."""
+        """The items still held, pending or ready, page items first, then the site-level ones."""
         self.writes.flush()
         await self.settle()
         await self.finish_completed()
         items = _pages_first(self.release(await self.extractor.flush()) + self.take_ready())
-        for hook in self.close_hooks:
-            try:
-                items = hook(items)
-            except Exception:
-                self.failed("close", "(close)")
+        try:
+            items += self.site_items("close")
+        except Exception:
+            self.failed("close", "(close)")
         return items
 
     def passed(self, item: Any) -> None:

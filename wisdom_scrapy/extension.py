@@ -8,13 +8,15 @@ without focusing still has it), and is the one component that acts when the craw
 closes:
 
 * at **spider idle** it retries the page updates the store refused, adds each grown site's
-  :class:`~wisdom_scrapy.items.SiteStructureItem` and what the other site-level producers add
-  (the sitemap's :class:`~wisdom_scrapy.items.SitemapItem`: :attr:`site_items`) to the late
-  items, and emits them with the pages still held through the normal item flow;
+  :class:`~wisdom_scrapy.items.SiteStructureItem` and what the receivers of
+  :data:`wisdom_scrapy.signals.site_items` add (the sitemap's
+  :class:`~wisdom_scrapy.items.SitemapItem`) to the late items, and emits them with the pages
+  still held through the normal item flow;
 * at **close** (a spider closed before going idle: ``CLOSESPIDER_*``, Ctrl-C, SIGTERM) the
   same leave through Scrapy's close of the item pipelines (the ``ITEM_PROCESSOR`` the add-on
   sets, :class:`~wisdom_scrapy.pipeline.WisdomItemProcessor`: before the pipelines and the
-  feeds close); then it checks the store, and closes it once the spider's close has finished
+  feeds close); then it checks the store, sends :data:`wisdom_scrapy.signals.store_closing`
+  (the sitemap's files, the site report), and closes the store once the spider's close has finished
   (:meth:`WisdomExtension.on_engine_stopped`: a signal during the close does not cut it short).
   A forced stop (a second signal) names the pages whose items never left
   (:meth:`WisdomRuntime.forced_stop`).
@@ -30,6 +32,7 @@ import logging
 import weakref
 from contextlib import suppress
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,7 +40,6 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
 from scrapy.utils.asyncio import sleep
-from scrapy.utils.defer import ensure_awaitable
 from scrapy.utils.reactor import is_reactor_installed
 
 from wisdom_scrapy.collector import CollectorTuning
@@ -45,10 +47,9 @@ from wisdom_scrapy.crawl_state import WisdomRuntime
 from wisdom_scrapy.engine.link_graph import PageLinks, StructureTracker
 from wisdom_scrapy.items import PageItem, SiteStructureItem
 from wisdom_scrapy.settings import SettingsError
+from wisdom_scrapy.signals import send, send_async, site_items, store_closing
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from numpy.typing import NDArray
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -79,7 +80,7 @@ class WisdomExtension:
 
     def __init__(self, crawler: Crawler) -> None:
         try:
-            self.runtime = runtime = WisdomRuntime(crawler)
+            self.runtime = runtime = WisdomRuntime(crawler, site_items=self._produce)
         except NotConfigured:
             logger.info("wisdom_scrapy: disabled (WISDOM_ENABLED is False)")
             raise
@@ -100,14 +101,6 @@ class WisdomExtension:
         self.linked: weakref.WeakKeyDictionary[Response, LinkedPage] = (
             weakref.WeakKeyDictionary()
         )
-        #: Site-level producers, called at idle and at close (in a distributed crawl, in the
-        #: finaliser only) with the stage ("idle" or "close"); each returns its items for the
-        #: sites that grew since its last call. The site structure is the first.
-        self.site_items: list[Callable[[str], list[Any]]] = [self._structure_items]
-        #: Called at spider close with the reason, after the store was checked (the sitemap's
-        #: files, the site report); an awaitable result is awaited.
-        self.closed_hooks: list[Callable[[str], Any]] = []
-        runtime.close_hooks.append(self._site_items_at_close)
         self.collector = CollectorTuning(crawler) if settings.tune_gc else None
         #: Whether the spider asked for the analysis: it declares ``wisdom_analysis = True``,
         #: or it yielded a PageItem (the feed middleware says so). Until then the add-on
@@ -219,7 +212,7 @@ class WisdomExtension:
 
     # -- idle and close ----------------------------------------------------------------------
 
-    def _structure_items(self, stage: str) -> list[Any]:
+    def _structure_items(self) -> list[Any]:
         items = self.tracker.structure_items()
         if items:
             self.runtime.inc("wisdom/items/site_structure", len(items))
@@ -233,18 +226,21 @@ class WisdomExtension:
             self.runtime.stats.set_value(f"wisdom/structure/{role}_pages", n)
 
     def _produce(self, stage: str) -> list[Any]:
-        """What the site-level producers add now (each failure counted and logged); nothing
-        for a spider that never asked for the analysis (:attr:`asked`). A distributed crawl
-        (its scheduler is wisdom_scrapy's) asked: its finaliser may have seen no page item."""
+        """The site-level items now: the grown sites' structure, then what the receivers of
+        :data:`~wisdom_scrapy.signals.site_items` add, in the order they were connected (each
+        failure counted and logged); nothing for a spider that never asked for the analysis
+        (:attr:`asked`). A distributed crawl (its scheduler is wisdom_scrapy's) asked: its
+        finaliser may have seen no page item."""
         if not (self.asked or self.runtime.distributed) or not self.runtime.may_finalise():
             return []
+        failed = partial(self.runtime.failed, "site_items", f"({stage})")
         items: list[Any] = []
-        for produce in self.site_items:
-            try:
-                items += produce(stage)
-            except Exception:
-                self.runtime.failed("site_items", f"({stage})")
-        return items
+        try:
+            items += self._structure_items()
+        except Exception:
+            failed()
+        produced = send(self.crawler.signals, site_items, failed, stage=stage)
+        return items + [item for more in produced for item in more]
 
     def on_idle(self) -> None:
         """Nothing left to crawl: the site-level items join the late items, which leave with
@@ -255,20 +251,16 @@ class WisdomExtension:
         self.runtime.on_idle()
 
     async def on_closed(self, reason: str) -> None:
-        """The store checked (:meth:`WisdomRuntime.on_closed`), then each close hook; a failing
-        hook is counted and logged, the others still run. Pages whose items never left (the
-        project's own ``ITEM_PROCESSOR`` does not run the close flush) are counted and named."""
+        """The store checked (:meth:`WisdomRuntime.on_closed`), then
+        :data:`~wisdom_scrapy.signals.store_closing` sent; a failing receiver is counted and
+        logged, the others still run. Pages whose items never left (the project's own
+        ``ITEM_PROCESSOR`` does not run the close flush) are counted and named."""
         if not self.runtime.flushed:
             self.runtime.report_unemitted(
                 "the spider closed before going idle and ITEM_PROCESSOR does not emit them")
         self.runtime.on_closed()
-        for hook in self.closed_hooks:
-            try:
-                result = hook(reason)
-                if result is not None:
-                    await ensure_awaitable(result)
-            except Exception:
-                self.runtime.failed("close", f"({reason})")
+        failed = partial(self.runtime.failed, "close", f"({reason})")
+        await send_async(self.crawler.signals, store_closing, failed, reason=reason)
 
     async def on_engine_stopped(self) -> None:
         """The store is closed once the spider's close has finished: a signal during the close
@@ -312,8 +304,3 @@ class WisdomExtension:
 
         with suppress(ValueError, KeyError):  # the shutdown is running it already
             reactor.removeSystemEventTrigger(trigger)  # type: ignore[call-arg,misc]
-
-    def _site_items_at_close(self, items: list[Any]) -> list[Any]:
-        """The items leaving at close with the site-level ones after them
-        (:meth:`WisdomRuntime.flush_at_close`)."""
-        return items + self._produce("close")

@@ -10,14 +10,15 @@ is :mod:`wisdom_scrapy.mining.sitemap`.
   other workers' records and a worker may be killed at any time), so a restarted crawl or another
   process sharing the store builds the sitemap from every page any of them fetched;
 * at spider idle builds each grown site's sitemap from all its records and emits a
-  :class:`~wisdom_scrapy.items.SitemapItem` through the normal item flow (a site-level item of
-  :class:`~wisdom_scrapy.extension.WisdomExtension`: at idle, or at close when the spider closed
-  before going idle);
-* at spider close writes the sitemap to ``WISDOM_SITEMAP_URI``: ``<uri>.xml`` (sitemaps.org
-  ``urlset``: the home page and every entry, ``priority`` falling by level) and ``<uri>.json``
-  (``{"url", "title", "children": [...]}`` from the home page down; a list of such trees when
-  the crawl covered several sites). A plain path is written directly; any other URI goes
-  through the feed storage Scrapy's ``FEED_STORAGES`` names for its scheme.
+  :class:`~wisdom_scrapy.items.SitemapItem` through the normal item flow (a site-level item,
+  :data:`wisdom_scrapy.signals.site_items`: at idle, or at close when the spider closed before
+  going idle);
+* at spider close (:data:`wisdom_scrapy.signals.store_closing`) writes the sitemap to
+  ``WISDOM_SITEMAP_URI``: ``<uri>.xml`` (sitemaps.org ``urlset``: the home page and every entry,
+  ``priority`` falling by level) and ``<uri>.json`` (``{"url", "title", "children": [...]}``
+  from the home page down; a list of such trees when the crawl covered several sites). A plain
+  path is written directly; any other URI goes through the feed storage Scrapy's
+  ``FEED_STORAGES`` names for its scheme.
 
 SEG's complexity cuts are derived from the symbol frequencies of the site's pages seen so far
 (:meth:`~wisdom_scrapy.segment.SegParams.for_background`); they are re-derived whenever the
@@ -38,9 +39,10 @@ from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
 
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import build_from_crawler, load_object
 
+from wisdom_scrapy import signals
 from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.items import SitemapItem, xml_safe
 from wisdom_scrapy.mining.sitemap import PageBlocks, Sitemap, build_sitemap, page_blocks
@@ -103,8 +105,8 @@ class WisdomSitemapMiddleware:
         self._homes: dict[str, str] = {}
         self._pending: dict[str, dict[str, bytes]] = {}  # page records not yet written
         self.sitemaps: dict[str, Sitemap] = {}
-        wisdom.site_items.append(self.site_items)
-        wisdom.closed_hooks.append(self.on_closed)
+        crawler.signals.connect(self.site_items, signal=signals.site_items)
+        crawler.signals.connect(self.on_closed, signal=signals.store_closing)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomSitemapMiddleware:
@@ -193,9 +195,9 @@ class WisdomSitemapMiddleware:
         return out
 
     def site_items(self, stage: str) -> list[SitemapItem]:
-        """SitemapItems of the sites that grew since their last one, at idle and at close (the
-        crawl's :class:`~wisdom_scrapy.extension.WisdomExtension` calls it; in a distributed
-        crawl, in the finaliser only)."""
+        """SitemapItems of the sites that grew since their last one, at idle and at close
+        (:data:`wisdom_scrapy.signals.site_items`; in a distributed crawl, in the finaliser
+        only)."""
         built = self._build_grown(stage)
         if built:
             self.runtime.inc("wisdom/items/sitemap", len(built))
@@ -214,19 +216,19 @@ class WisdomSitemapMiddleware:
             uri=self.uri,
         )
 
-    def on_closed(self, reason: str) -> Any:
+    async def on_closed(self) -> None:
         """Write the sitemaps (building those not built at idle) to ``WISDOM_SITEMAP_URI``
         (in a distributed crawl, the finaliser only)."""
         if not self.runtime.may_finalise():
-            return None
+            return
         self._build_grown("close")
         if not self.uri or not self.sitemaps:
-            return None
+            return
         sitemaps = [self.sitemaps[s] for s in sorted(self.sitemaps)]
         files = {".xml": sitemap_xml(sitemaps), ".json": sitemap_json(sitemaps)}
-        return self._write(files)
+        await self._write(files)
 
-    def _write(self, files: dict[str, bytes]) -> Any:
+    async def _write(self, files: dict[str, bytes]) -> None:
         scheme = urlsplit(self.uri).scheme
         if len(scheme) <= 1:  # a plain path (or a Windows drive letter)
             for suffix, data in files.items():
@@ -235,7 +237,7 @@ class WisdomSitemapMiddleware:
                 path.write_bytes(data)
             self.runtime.inc("wisdom/sitemap/files", len(files))
             logger.info("wisdom_scrapy: sitemap written to %s.{xml,json}", self.uri)
-            return None
+            return
         storages = self.crawler.settings.getwithbase("FEED_STORAGES")
         if scheme not in storages or storages[scheme] is None:
             logger.error(
@@ -243,8 +245,8 @@ class WisdomSitemapMiddleware:
                 self.uri, scheme,
             )
             self.runtime.inc("wisdom/sitemap/write_errors")
-            return None
-        return deferred_from_coro(_store_all(self, load_object(storages[scheme]), files))
+            return
+        await _store_all(self, load_object(storages[scheme]), files)
 
 
 async def _store_all(mw: WisdomSitemapMiddleware, cls: Any, files: dict[str, bytes]) -> None:

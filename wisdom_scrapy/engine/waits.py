@@ -151,6 +151,9 @@ _RECENT_TERM_IDS = 1 << 14
 #: Pages fetched lately whose blocks :attr:`Extractor._fetched_blocks` keeps: a page fed comes
 #: as a page item moments later, or never (then its blocks go, oldest first)
 _FETCHED_BLOCKS = 256
+#: Redundant block paths per site whose sample a worker's analysis brought and later jobs leave
+#: out (:attr:`SiteWaits.sampled`): the site report keeps as many paths (``MAX_PATHS``)
+MAX_SAMPLED_PATHS = 5000
 
 
 class _PageTerms(AbstractSet[str]):
@@ -368,6 +371,10 @@ class SiteWaits:
     repetition_let_go: bool = False
     #: the affixes of its pages' titles, which article titles lose (issue 31)
     titles: SiteTitles = field(default_factory=SiteTitles)
+    #: the redundant block paths whose sample a worker's analysis brought already, in the
+    #: order they came (the list only grows; at most MAX_SAMPLED_PATHS): later jobs leave
+    #: their samples out (:meth:`Extractor._note_samples`)
+    sampled: dict[str, None] = field(default_factory=dict)
 
 
 #: the extractor's part of each site's context
@@ -464,6 +471,21 @@ def _toc_links(
     ]
 
 
+class AnalysisListener(Protocol):
+    """Who hears of each page's final analysis: given to the :class:`Extractor` when it is
+    built (in a crawl, :class:`wisdom_scrapy.signals.AnalysisSignal` sends Scrapy's signal
+    :data:`wisdom_scrapy.signals.page_analysed`; the engine knows nothing of it)."""
+
+    def listening(self) -> bool:
+        """Whether anyone listens now: only then does an analysis in a worker bring the page's
+        redundant blocks (:attr:`RemoteAnalysis.redundant`), which costs the worker time."""
+        ...
+
+    def __call__(self, site: str, analysis: PageAnalysis | RemoteAnalysis) -> None:
+        """The page's final analysis, before its item is made; never raises."""
+        ...
+
+
 class Offload(Protocol):
     """What the extractor asks of the crawl's worker processes (``WISDOM_WORKERS``): a page's
     job, its analysis awaited. :class:`~wisdom_scrapy.engine.offload.RemoteAnalyzer` is the
@@ -519,6 +541,7 @@ class Extractor:
         sites: Sites | None = None,
         remote: Offload | None = None,
         terms: TermIndex | None = None,
+        listener: AnalysisListener | None = None,
     ) -> None:
         self.store = store
         self.sites = sites if sites is not None else Sites(store, count=count)
@@ -530,12 +553,9 @@ class Extractor:
         #: the fetched pages' terms (given: the one ``remote`` was built with, so both sides
         #: of a page's analysis read the same term ids)
         self.terms = terms if terms is not None else TermIndex()
-        #: Called with (site, analysis) for each page's final analysis, before its item is
-        #: made (the site report counts the page's redundant blocks there).
-        self.observers: list[Callable[[str, PageAnalysis | RemoteAnalysis], None]] = []
-        #: The redundant block paths (by site) whose sample the observers have already, in the
-        #: order they got them: a worker leaves their samples out (``redundant_summary``).
-        self.summarised: Callable[[str], Sequence[str]] = lambda site: ()
+        #: told of each page's final analysis, before its item is made (the site report counts
+        #: the page's redundant blocks there)
+        self.listener = listener
         # every page held or pending, oldest first: id(held) -> (site, held); a page leaves it
         # when its item is made (_item, _unanalysed)
         self._waiting: OrderedDict[int, tuple[str, _Held]] = OrderedDict()
@@ -888,10 +908,24 @@ class Extractor:
         snapshot = self._snapshot(site, state)
         if self.remote is not None and not here:
             job = self.remote.job(site, held, snapshot, state.repetition,
-                                  report=bool(self.observers), known=self.summarised(site))
+                                  report=self.listener is not None and self.listener.listening(),
+                                  known=list(state.sampled))  # fmt: skip
             if job is not None:
                 return _Started(site, held, snapshot, job=job)
         return _Started(site, held, snapshot, self._analyse_here(site, held, snapshot))
+
+    @staticmethod
+    def _note_samples(state: SiteWaits, summary: list[tuple[str, int, str, str]]) -> None:
+        """The block paths of a worker's redundant summary have their sample out: a listener
+        keeps a path's first sample (the report does), so later jobs of the site leave the
+        samples of these paths out (finding a block's element and text is most of the summary's
+        work, and a site repeats its blocks on every page). Bounded by MAX_SAMPLED_PATHS: past
+        it, the samples of new paths come every time (the report keeps as many paths)."""
+        sampled = state.sampled
+        for path, *_ in summary:
+            if len(sampled) >= MAX_SAMPLED_PATHS:
+                return
+            sampled.setdefault(path)
 
     def _analysable(self, site: str) -> SiteWaits:
         """The site's state with its repetition (:meth:`_state`); StoreError when the crawl
@@ -1050,8 +1084,10 @@ class Extractor:
         assert analysis is not None
         title = held.title if title is None else title
         extra = held.extra if extra is None else extra
-        for observe in self.observers:
-            observe(site, analysis)
+        if self.listener is not None:
+            self.listener(site, analysis)
+        if isinstance(analysis, RemoteAnalysis) and analysis.redundant:
+            self._note_samples(self._waits(site), analysis.redundant)
         if isinstance(analysis, RemoteAnalysis):
             item = analysis.finished_item(title, extra)
         else:

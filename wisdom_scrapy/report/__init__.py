@@ -23,8 +23,9 @@ Per site it shows
   dropped by focusing, bytes of HTML fed against bytes kept in items (``bytes saved`` = fed −
   kept).
 
-Collection. :class:`WisdomReportExtension` (inserted by the add-on) watches the analysis of each
-page and the items leaving the crawl; at spider close it stores each site's report data in the
+Collection. :class:`WisdomReportExtension` (inserted by the add-on) receives the analysis of each
+page (:data:`wisdom_scrapy.signals.page_analysed`) and the items leaving the crawl; at spider
+close (:data:`wisdom_scrapy.signals.store_closing`) it stores each site's report data in the
 store (``put_records(site, "report", …)``, one JSON blob, so another process or a later
 ``scrapy wisdom-report`` can rebuild the report), and writes the HTML when
 ``WISDOM_REPORT_URI`` is set. Memory per site: one counter and a 160-character sample per
@@ -61,6 +62,7 @@ from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.items import ArticleItem, SitemapItem, SiteStructureItem, TocItem
 from wisdom_scrapy.report.svg import bars_svg, histogram_svg
 from wisdom_scrapy.settings import SettingsError, WisdomSettings
+from wisdom_scrapy.signals import page_analysed, store_closing
 from wisdom_scrapy.store import StoreError, TermStore, redact_uri
 from wisdom_scrapy.store.strings import SeenStrings
 
@@ -524,10 +526,12 @@ class WisdomReportExtension:
         if uri:
             check_report_uri(uri)
         self.sites: dict[str, SiteReportData] = {}
-        # the crawl's WisdomExtension, reachable once every extension is built (attach)
+        # the crawl's runtime, reachable once every extension is built (find_runtime)
         self.runtime: WisdomRuntime = None  # type: ignore[assignment]
-        crawler.signals.connect(self.attach, signal=signals.spider_opened)
+        crawler.signals.connect(self.find_runtime, signal=signals.spider_opened)
+        crawler.signals.connect(self.on_analysis, signal=page_analysed)
         crawler.signals.connect(self.on_item, signal=signals.item_scraped)
+        crawler.signals.connect(self.on_closed, signal=store_closing)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WisdomReportExtension:
@@ -536,14 +540,10 @@ class WisdomReportExtension:
             raise NotConfigured  # bare: the WisdomExtension logs it once
         return cls(crawler, settings.report_uri)
 
-    def attach(self) -> None:
-        """Watch the analysis and close of the crawl's :class:`WisdomExtension` (at spider open,
-        before any page: the extension is reachable once every extension is built)."""
-        wisdom = WisdomExtension.of(self.crawler)
-        self.runtime = wisdom.runtime
-        self.runtime.extractor.observers.append(self.on_analysis)
-        self.runtime.extractor.summarised = lambda site: list(self.data(site).redundant)
-        wisdom.closed_hooks.append(self.on_closed)
+    def find_runtime(self) -> None:
+        """The crawl's runtime, from its :class:`WisdomExtension` (at spider open, before any
+        page: the extension is reachable once every extension is built)."""
+        self.runtime = WisdomExtension.of(self.crawler).runtime
 
     def data(self, site: str) -> SiteReportData:
         found = self.sites.get(site)
@@ -552,10 +552,9 @@ class WisdomReportExtension:
         return found
 
     def on_analysis(self, site: str, analysis: PageAnalysis | RemoteAnalysis) -> None:
-        try:
-            self.data(site).observe(analysis)
-        except Exception:  # the report must never cost the crawl a page
-            self.runtime.failed("report", analysis.url)
+        """A page's final analysis (a failure costs the crawl no page: its sender counts it
+        under ``wisdom/errors/report`` and logs it)."""
+        self.data(site).observe(analysis)
 
     def on_item(self, item: Any) -> None:
         site_key = getattr(item, "site", None) or getattr(item, "url", None)
