@@ -14,7 +14,7 @@ site's URLs).
 Per-page tables keyed by URL (which URLs were taken, a page's packed term or block ids) grow
 with every page. Where nothing needs the URLs back, they keep only the string's 64-bit hash:
 :class:`SeenStrings` (12 bytes a URL where a ``set`` of ``str`` takes about 150 with the string)
-and :class:`StringBytes` (a bytes value per string, 20 bytes over the value where a ``dict``
+and :class:`StringBytes` (a bytes value per string, 24 bytes over the value where a ``dict``
 takes about 190).
 """
 
@@ -50,6 +50,20 @@ def _key(string: str) -> int:
     return hash(string) ^ len(string)
 
 
+def _probe_key(string: str, step: int) -> int:
+    """The key ``string`` takes at ``step`` ≥ 1 of its probe sequence, when the key before it
+    is another string's (a 64-bit collision): the hash of another text, so not the same
+    function of the first hash (which collided)."""
+    return _key(f"{string}\x00{step}")
+
+
+def _check(string: str) -> int:
+    """A 31-bit value of ``string`` independent of its key (the hash of another text), kept by
+    the tables that do not keep the string (:class:`SeenStrings`, :class:`StringBytes`) to
+    tell a colliding key from the string's own."""
+    return hash(f"{string}\x01") & 0x7FFFFFFF
+
+
 def _keys(strings: Sequence[str]) -> NDArray[np.int64]:
     """:func:`_key` of each of ``strings``, at array speed."""
     n = len(strings)
@@ -75,17 +89,19 @@ class StringTable(Sequence[str]):
     :meth:`lookup` and :meth:`get` only look. A string is found by a 64-bit hash (:func:`_key`;
     salted per process, which is fine: ids are this process's own and a pickled table
     rebuilds its index), kept with the ids in a :class:`~wisdom_scrapy.store.counts.KeyValues`.
-    Two distinct strings
-    would share an id, and the second would read as the first, only if their hashes collided:
-    about n²/2⁶⁵ for n strings, 3·10⁻⁸ for a million.
+    A string found is compared with the one asked for, so two strings whose hashes collide
+    (about n²/2⁶⁵ for n strings, 3·10⁻⁸ for a million) never share an id: the second takes the
+    next key of its probe sequence (:func:`_probe_key`); :attr:`collisions` counts them.
     """
 
-    __slots__ = ("_blob", "_index", "_offsets")
+    __slots__ = ("_blob", "_index", "_offsets", "collisions")
 
     def __init__(self) -> None:
         self._blob = bytearray()  # the strings' UTF-8 bytes, one after the other
         self._offsets = array("q", [0])  # string i is _blob[_offsets[i]:_offsets[i + 1]]
-        self._index = KeyValues()  # _key(string) -> id
+        self._index = KeyValues()  # _key(string) (or a later probe key) -> id
+        #: strings whose key was another string's: each took a probe key (none in practice)
+        self.collisions = 0
 
     @classmethod
     def of(cls, strings: Sequence[str]) -> StringTable:
@@ -98,16 +114,22 @@ class StringTable(Sequence[str]):
             sizes = np.fromiter((len(s.encode("utf-8", "surrogatepass")) for s in strings),
                                 np.int64, len(strings))
         table._offsets.frombytes(np.cumsum(sizes).tobytes())
-        try:
-            table._index_all(strings)
-        except ValueError:
-            raise ValueError("StringTable.of: a string is listed twice") from None
+        if len(set(strings)) != len(strings):
+            raise ValueError("StringTable.of: a string is listed twice")
+        table._index_all(strings)
         return table
 
     def _index_all(self, strings: Sequence[str]) -> None:
-        """Index ``strings``, which are every string of the table in id order."""
+        """Index ``strings``, which are every string of the table in id order, all distinct."""
         keys = _keys(strings)
-        self._index = KeyValues.from_arrays(keys, np.arange(len(strings)))
+        try:
+            self._index = KeyValues.from_arrays(keys, np.arange(len(strings)))
+        except ValueError:  # two keys collide: the strings take their keys one by one
+            self._index = KeyValues()
+            for i, string in enumerate(strings):
+                key = self._find(string, int(keys[i]))[1]
+                self._index.put(key, i)
+                self.collisions += key != int(keys[i])
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
@@ -145,29 +167,66 @@ class StringTable(Sequence[str]):
 
     def get(self, string: str) -> int | None:
         """The id of ``string``, or None for a string never given one."""
-        i = self._index.value(_key(string), -1)
+        i = self._find(string, _key(string))[0]
         return None if i < 0 else i
 
     def id(self, string: str) -> int:
         """The id of ``string``, given it if new."""
-        i = self.get(string)
-        return self._add(string, _key(string)) if i is None else i
+        i, key = self._find(string, _key(string))
+        return self._add(string, key) if i < 0 else i
+
+    def _find(self, string: str, key: int) -> tuple[int, int]:
+        """The id of ``string`` (-1 if it has none) and the key it is (or goes) under: its
+        first ``key``, or a later one of its probe sequence when a key is another string's."""
+        step = 0
+        while True:
+            i = self._index.value(key, -1)
+            if i < 0 or self.strings((i,))[0] == string:
+                return i, key
+            step += 1
+            key = _probe_key(string, step)
 
     def lookup(self, strings: Sequence[str]) -> NDArray[np.int32]:
         """The ids of ``strings`` in order, -1 for strings never given one."""
-        return self._lookup(_keys(strings))
+        return self._compared(strings, _keys(strings))
 
     def ids(self, strings: Iterable[str]) -> NDArray[np.int32]:
         """The ids of ``strings`` in order, new strings added."""
         listed = strings if isinstance(strings, Sequence) else list(strings)
-        keys = _keys(listed)
-        out = self._lookup(keys)
-        added: dict[int, int] = {}  # a string listed twice is added by the first
-        for k in np.flatnonzero(out < 0).tolist():
-            key = int(keys[k])
-            i = added.get(key)
-            out[k] = added[key] = self._add(listed[k], key) if i is None else i
+        out = self._compared(listed, _keys(listed))
+        for k in np.flatnonzero(out < 0).tolist():  # a string listed twice: added by the first
+            out[k] = self.id(listed[k])
         return out
+
+    def _compared(self, strings: Sequence[str], keys: NDArray[np.int64]) -> NDArray[np.int32]:
+        """The ids found under ``keys`` for ``strings``, each found one compared with its
+        string, a colliding one looked for along its probe sequence."""
+        out = self._lookup(keys)
+        found = np.flatnonzero(out >= 0)
+        asked = [strings[k] for k in found.tolist()]
+        if asked and not self._holds(out[found], asked):
+            for k, text in zip(found.tolist(), self.strings(out[found].tolist()), strict=True):
+                if text != strings[k]:
+                    out[k] = self._find(strings[k], int(keys[k]))[0]
+        return out
+
+    def _holds(self, ids: NDArray[np.int32], strings: list[str]) -> bool:
+        """Whether the strings of ``ids`` are ``strings``, compared all at once (a third of
+        the time of one by one): the same UTF-8 sizes, and the same bytes joined."""
+        offsets = np.frombuffer(self._offsets, dtype=np.int64)
+        starts = offsets[ids]
+        sizes = offsets[ids + 1] - starts
+        joined = "".join(strings).encode("utf-8", "surrogatepass")
+        if len(joined) != int(sizes.sum()):
+            return False
+        lengths = np.fromiter(map(len, strings), np.int64, len(strings))
+        if len(joined) != int(lengths.sum()):  # not all ASCII: each string's size in bytes
+            lengths = np.fromiter((len(s.encode("utf-8", "surrogatepass")) for s in strings),
+                                  np.int64, len(strings))  # fmt: skip
+        if not np.array_equal(lengths, sizes):
+            return False
+        at = np.arange(len(joined)) + np.repeat(starts - (np.cumsum(sizes) - sizes), sizes)
+        return np.frombuffer(self._blob, dtype=np.uint8)[at].tobytes() == joined
 
     def settle(self) -> None:
         """Merge the strings added since the last merge into the index's arrays, so that the
@@ -182,6 +241,7 @@ class StringTable(Sequence[str]):
         self._blob += string.encode("utf-8", "surrogatepass")
         self._offsets.append(len(self._blob))
         self._index.put(key, i)
+        self.collisions += key != _key(string)
         return i
 
 
@@ -319,15 +379,35 @@ class _ByHash:
     """What :class:`SeenStrings` and :class:`StringBytes` share: an index by the strings'
     salted hashes (:func:`_key`), which mean nothing in another process, so only an empty one
     pickles (a page's block repetition sent to a worker holds one); a copy in the process is
-    a copy of its arrays."""
+    a copy of its arrays.
+
+    The string is not kept, so a key found is told from another string's by a 31-bit check
+    (:func:`_check`) kept with it: two strings are taken for one only if both their key and
+    their check collide (about n²/2⁹⁶ for n strings); a key that is another string's sends the
+    string along its probe sequence (:func:`_probe_key`), as in :class:`StringTable`."""
 
     __slots__ = ("_index",)
 
     def __init__(self) -> None:
-        self._index = KeyValues()  # _key(string) -> 0, or the string's value id
+        self._index = KeyValues()  # _key(string) (or a later probe key) -> value
+
+    def _checked(self, value: int) -> int:
+        """The check of the string whose value in the index is ``value``."""
+        raise NotImplementedError
+
+    def _slot(self, string: str) -> tuple[int, int, int]:
+        """``string``'s value in the index (-1 if it has none), the key it is (or goes)
+        under, and its check."""
+        key, check, step = _key(string), _check(string), 0
+        while True:
+            value = self._index.value(key, -1)
+            if value < 0 or self._checked(value) == check:
+                return value, key, check
+            step += 1
+            key = _probe_key(string, step)
 
     def __contains__(self, value: object) -> bool:
-        return isinstance(value, str) and self._index.value(_key(value), -1) >= 0
+        return isinstance(value, str) and self._slot(value)[0] >= 0
 
     def __len__(self) -> int:
         return len(self._index)
@@ -351,43 +431,49 @@ class _ByHash:
 
 
 class SeenStrings(_ByHash):
-    """Which strings were seen, by their 64-bit hash alone (the :class:`StringTable`'s, with
-    its odds of a collision: 3·10⁻⁸ for a million strings): 12 bytes a string, its text not
-    kept, so it cannot be iterated. The URLs a crawl took or made articles of."""
+    """Which strings were seen, by their 64-bit hash and a 31-bit check (:class:`_ByHash`):
+    12 bytes a string, its text not kept, so it cannot be iterated. The URLs a crawl took or
+    made articles of."""
 
     __slots__ = ()
 
+    def _checked(self, value: int) -> int:
+        return value  # the index keeps each string's check
+
     def add(self, string: str) -> bool:
         """Note ``string``; False when it was seen already."""
-        key = _key(string)
-        if self._index.value(key, -1) >= 0:
+        value, key, check = self._slot(string)
+        if value >= 0:
             return False
-        self._index.put(key, 0)
+        self._index.put(key, check)
         return True
 
 
 class StringBytes(_ByHash):
     """A ``bytes`` value per string, by the string's 64-bit hash (as :class:`SeenStrings`):
-    the values one after the other in a buffer, 20 bytes over a value. A page's packed term or
+    the values one after the other in a buffer, 24 bytes over a value. A page's packed term or
     block ids by URL. A value set again, changed (a page fetched again), leaves its old bytes
     unused in the buffer until they are as many as the values in use: then the buffer is
     packed again."""
 
-    __slots__ = ("_blob", "_live", "_offsets")
+    __slots__ = ("_blob", "_checks", "_live", "_offsets")
 
     def __init__(self) -> None:
         super().__init__()
         self._blob = bytearray()
         self._offsets = array("q", [0])  # value i is _blob[_offsets[i]:_offsets[i + 1]]
+        self._checks = array("i")  # value i's string's check
         self._live = 0  # bytes of the current values
 
+    def _checked(self, value: int) -> int:
+        return self._checks[value]
+
     def get(self, string: str) -> bytes | None:
-        i = self._index.value(_key(string), -1)
+        i = self._slot(string)[0]
         return None if i < 0 else bytes(self._blob[self._offsets[i] : self._offsets[i + 1]])
 
     def __setitem__(self, string: str, value: bytes) -> None:
-        key = _key(string)
-        old = self._index.value(key, -1)
+        old, key, check = self._slot(string)
         if old >= 0:
             start, end = self._offsets[old], self._offsets[old + 1]
             if self._blob[start:end] == value:  # a page fetched again, unchanged
@@ -395,6 +481,7 @@ class StringBytes(_ByHash):
             self._live -= end - start
         self._blob += value
         self._offsets.append(len(self._blob))
+        self._checks.append(check)
         self._index.set(key, len(self._offsets) - 2)
         self._live += len(value)
         if len(self._blob) > 2 * self._live + _PACK_SLACK:
@@ -409,6 +496,7 @@ class StringBytes(_ByHash):
                                                                       ends.tolist(), strict=True))
         self._offsets = array("q", [0])
         self._offsets.frombytes(np.cumsum(ends - starts).tobytes())
+        self._checks = array("i", np.frombuffer(self._checks, dtype=np.int32)[ids].tobytes())
         self._index = KeyValues.from_arrays(keys, np.arange(len(keys)))
 
     def nbytes(self) -> int:
