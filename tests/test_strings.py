@@ -245,7 +245,10 @@ def test_per_page_url_tables_cost_a_fraction_of_a_set_and_a_dict() -> None:
         lambda: _each({}, urls, lambda t, u: t.__setitem__(fresh(u), bytes(bytearray(blob)))))
     assert len(seen) == len(values) == len(plain_set) == len(plain_dict) == len(urls)
     assert seen_bytes < 20 and set_bytes > 5 * seen_bytes
-    assert values_bytes - len(blob) < 30 and dict_bytes - values_bytes > 100
+    # 20 bytes over a value, and up to ~12 more while the index's dict of keys not merged yet
+    # fills (an eighth of them at most): where in that cycle 20,000 keys fall depends on when
+    # the index merged before (26 to 34 bytes over 15,000 to 30,000 keys), not on the table
+    assert values_bytes - len(blob) < 35 and dict_bytes - values_bytes > 100
 
 
 def _each(table: Any, urls: list[str], put: Callable[[Any, str], object]) -> Any:
