@@ -423,6 +423,41 @@ def test_decoded_records_kept_between_analyses_give_the_same_analysis(demo, tmp_
     assert 1 <= len(small) < len(blobs)
 
 
+def test_a_left_sites_decoded_records_go_and_its_analysis_is_the_same(demo, tmp_path):
+    """The decoded records kept between analyses are those of the sites the crawl is crawling:
+    once it has left a site (its horizon passed), the site's records go, the other site's stay,
+    the bytes counted are the remaining entries', and the left site's next analysis, decoding
+    them again, is the one it had before."""
+    site_dir, truth = demo
+    store = open_store(f"sqlite:///{tmp_path / 'r.db'}")
+    horizon = 8
+    sites = Sites(store, horizon=horizon)
+    tracker = StructureTracker(store, sites=sites, min_pages=3)
+    paths = sorted(truth)[: 2 * horizon]
+    other = "other.test"
+    for site in (SITE, other):  # one site, then the other: the first is left
+        for path in paths:
+            model = _model(site_dir, path)
+            feed_model(store, model, site=site)
+            tracker.observe(site, model.url, model)
+            sites.fed(site)
+        if site == SITE:
+            before = tracker.analyse(SITE)
+    assert sites.get(SITE).left and not sites.get(other).left
+    kept = tracker.decoded
+    assert len(kept) == len(paths) and kept.bytes > 0
+    blobs = store.records(SITE, RECORD_KIND)
+    recorder = LINKS.of(sites.get(SITE)).recorder
+    assert all(kept.get(SITE, recorder, blob, url) is None for url, blob in blobs.items())
+    again = tracker.analyse(SITE)
+    assert again.urls == before.urls and again.roles == before.roles
+    for name in ("hub", "authority"):
+        assert np.array_equal(getattr(again, name), getattr(before, name))
+    kept.forget(SITE)
+    kept.forget(other)
+    assert len(kept) == 0 and kept.bytes == 0
+
+
 def test_the_sites_snapshots_keep_within_their_budget(
     demo: tuple[Path, dict[str, Any]],
 ) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from wisdom_scrapy.analysis.page_analysis import analyze_page
 from wisdom_scrapy.mining.fields import (
     ArticleFields,
     SiteTitles,
+    _part_key,
     article_fields,
     iso_date,
     text_language,
@@ -69,6 +71,34 @@ def test_title_site_affix_from_the_site_titles() -> None:
     cold.add("Harbour opens | The Lakeside Courier")
     title = "Harbour opens | The Lakeside Courier"
     assert cold.without_affixes(title) == title
+
+
+def test_site_titles_forget_parts_seen_once_past_their_bound_and_stay_small() -> None:
+    """Past ``max_parts`` distinct parts the ones seen once are forgotten (headlines), the
+    repeated ones stay: each part's count is the one a Counter of (side, part) forgetting the
+    same way keeps, so titles lose the same affixes; and a site of headlines takes a few
+    dozen bytes a part, not a Counter's ~200."""
+    titles, reference = SiteTitles(max_parts=8), Counter()
+    for k in range(60):
+        title = f"Headline {k} | Sports | The Courier" if k % 3 else f"Note {k % 7} | Lake Log"
+        titles.add(title)
+        first, *_, last = (part.strip() for part in title.split("|"))
+        reference.update({("first", first.casefold()): 1, ("last", last.casefold()): 1})
+        if len(reference) > 8:
+            reference = Counter({key: n for key, n in reference.items() if n > 1})
+    assert len(titles.parts) == len(reference) <= 9
+    for (side, part), n in reference.items():
+        assert titles.parts.value(_part_key(side, part), 0) == n
+    assert titles.without_affixes("Another | Sports | THE COURIER") == "Another | Sports"
+    assert titles.without_affixes("Note 3 | Lake Log") == "Note 3"  # 20 of 60, and "Note 3" 3
+    assert titles.without_affixes("Lone | Nowhere") == "Lone | Nowhere"
+    many = SiteTitles()
+    for k in range(2000):
+        many.add(f"Headline number {k} of the day | The Courier")
+    parts = many.parts
+    assert parts._keys.nbytes + parts._values.nbytes + 100 * len(parts._recent) < 20 * 2001
+    assert many.without_affixes("Headline number 7 of the day | The Courier") == (
+        "Headline number 7 of the day")
 
 
 def test_title_without_heading_drops_the_stated_site_name() -> None:

@@ -245,9 +245,13 @@ def test_per_page_url_tables_cost_a_fraction_of_a_set_and_a_dict() -> None:
     dict_bytes, plain_dict = traced(
         lambda: _each({}, urls, lambda t, u: t.__setitem__(fresh(u), bytes(bytearray(blob)))))
     assert len(seen) == len(values) == len(plain_set) == len(plain_dict) == len(urls)
-    assert seen_bytes < 20 and set_bytes > 5 * seen_bytes
-    # 20 bytes of index and offset and 4 of check over a value
-    assert values_bytes - len(blob) < 35 and dict_bytes - values_bytes > 100
+    # 12 bytes a merged key, more while the dict of keys not merged yet (an eighth at most) fills
+    assert seen_bytes < 24 and set_bytes > 5 * seen_bytes
+    # 24 bytes over a value (index, offset, check), and up to ~12 more while the index's dict
+    # of keys not merged yet fills (an eighth of them at most): where in that cycle 20,000 keys
+    # fall depends on when the index merged before, not on the table
+    over = values_bytes - len(blob)
+    assert over < 40 and dict_bytes - len(blob) > 3 * over
 
 
 def _each(table: Any, urls: list[str], put: Callable[[Any, str], object]) -> Any:

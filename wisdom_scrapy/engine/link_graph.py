@@ -116,13 +116,15 @@ Memory
     over its text). The counts of a site the crawl has left are let go and counted again from
     the stored records when it comes back (:meth:`StructureTracker.let_go`,
     :class:`~wisdom_scrapy.engine.sites.Sites`): a broad crawl holds those of the sites it is
-    crawling.
+    crawling. So with the decoded records kept between analyses (:class:`DecodedRecords`): a
+    bounded amount for the crawl, of the sites it has not left.
 """
 
 from __future__ import annotations
 
 import logging
 import struct
+import sys
 import time
 import weakref
 import zlib
@@ -778,10 +780,12 @@ def analyse_site(
     )
 
 
-#: Bytes of decoded page records (and the stored forms they came from) a tracker keeps
-#: between analyses (:class:`DecodedRecords`): ~20 KB a page of the Python docs (12 decoded,
-#: 8.5 stored), so a site of ~800 such pages is decoded once, not at each of its analyses; a
-#: fixed amount for the crawl, not per site, so a broad crawl's memory does not grow with it.
+#: Bytes of decoded page records (and the stored forms they came from, with their objects'
+#: own sizes) a tracker keeps between analyses (:class:`DecodedRecords`): ~20 KB a page of the
+#: Python docs (12 decoded, 8.5 stored), so a site of ~800 such pages is decoded once, not at
+#: each of its analyses; a fixed amount for the crawl, not per site, and only for the sites it
+#: is crawling (a left site's go: :meth:`StructureTracker.let_go`), so a broad crawl's memory
+#: does not grow with its sites, nor hold this much for sites it will not analyse again soon.
 DECODED_RECORD_BYTES = 16 << 20
 
 
@@ -792,7 +796,8 @@ class DecodedRecords:
     An entry is taken only for the same recorder (its URL ids) and the same stored bytes
     (what :meth:`SiteRecorder.decode` would decode now): a record stored again, by this process
     or another, is decoded again, so an analysis sees exactly the records it would decode.
-    Least recently used entries go first past ``max_bytes``.
+    Least recently used entries go first past ``max_bytes``, and a site's all at once when the
+    crawl has left it (:meth:`forget`).
     """
 
     def __init__(self, max_bytes: int = DECODED_RECORD_BYTES) -> None:
@@ -801,6 +806,7 @@ class DecodedRecords:
         self._entries: OrderedDict[
             tuple[str, str], tuple[weakref.ref[SiteRecorder], bytes, PageLinks, int]
         ] = OrderedDict()
+        self._urls: dict[str, set[str]] = {}  # site -> the URLs of its entries
 
     def get(self, site: str, recorder: SiteRecorder, blob: bytes, url: str) -> PageLinks | None:
         """The record decoded from ``blob`` by ``recorder``, if kept."""
@@ -812,21 +818,49 @@ class DecodedRecords:
 
     def put(self, site: str, recorder: SiteRecorder, blob: bytes, record: PageLinks) -> None:
         """Keep ``record`` (what ``recorder`` decodes ``blob`` into), evicting the oldest."""
-        key = (site, record.url)
-        old = self._entries.pop(key, None)
-        if old is not None:
-            self.bytes -= old[3]
-        size = len(blob) + sum(getattr(record, name).nbytes for name in _RECORD_ARRAYS)
+        self._drop(site, record.url)
+        size = _held_bytes(blob, record)
         if size > self.max_bytes:
             return
-        self._entries[key] = (weakref.ref(recorder), blob, record, size)
+        self._entries[site, record.url] = (weakref.ref(recorder), blob, record, size)
+        self._urls.setdefault(site, set()).add(record.url)
         self.bytes += size
         while self.bytes > self.max_bytes:
-            self.bytes -= self._entries.popitem(last=False)[1][3]
+            self._drop(*next(iter(self._entries)))
+
+    def forget(self, site: str) -> None:
+        """Let go of every record of ``site`` (the crawl has left it: its next analysis, if
+        any, is far off, and decodes them again, the same)."""
+        for url in list(self._urls.get(site, ())):
+            self._drop(site, url)
+
+    def _drop(self, site: str, url: str) -> None:
+        entry = self._entries.pop((site, url), None)
+        if entry is None:
+            return
+        self.bytes -= entry[3]
+        urls = self._urls[site]
+        urls.discard(url)
+        if not urls:
+            del self._urls[site]
 
     def __len__(self) -> int:
         return len(self._entries)
 
+
+def _held_bytes(blob: bytes, record: PageLinks) -> int:
+    """What keeping ``record`` and its stored form holds: the arrays and objects with their
+    headers (about 1.5 KB a record over the arrays' data and the stored bytes: a quarter of a
+    small page's, which a count of those alone missed)."""
+    arrays = sum(getattr(record, name).nbytes + _ARRAY_HEADER for name in _RECORD_ARRAYS)
+    return sys.getsizeof(blob) + arrays + sys.getsizeof(record) + _ENTRY_BYTES
+
+
+#: An entry's own objects in :class:`DecodedRecords`: its key and value tuples, the ordered
+#: dict's node and the site's URL set slot.
+_ENTRY_BYTES = 300
+#: An array's own object, besides its data (a view's data is its base's, counted as its own)
+_ARRAY_HEADER = sys.getsizeof(np.zeros(0))
 
 _RECORD_ARRAYS = ("url_id", "slot", "text_key", "url_key", "term_start", "term_ids",
                   "content_ids", "content_tf", "shingles")
@@ -1006,7 +1040,9 @@ class StructureTracker:
         that counting them again from it gives the same statistics; whether they went. Its
         URL table, scores and estimates stay: they are numbered by URL id. In a distributed
         crawl, a record another worker stored again for one of its pages is the one counted
-        back."""
+        back. Its decoded records kept between analyses go in any case
+        (:meth:`DecodedRecords.forget`): a cache, decoded again the same when needed."""
+        self.decoded.forget(context.site)
         state = LINKS.of(context)
         if state is None or state.recorder.counts_let_go:
             return False
