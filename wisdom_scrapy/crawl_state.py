@@ -15,7 +15,6 @@ import atexit
 import logging
 import os
 import sys
-from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -115,7 +114,6 @@ class WisdomRuntime:
         #: late items (pages that left the waits, site-level items), emitted with the next
         #: response's output
         self.ready: list[Any] = []
-        self.fed_sites: Counter[str] = Counter()  # pages fed per site (progress, report)
         self._stopping = False  # the crawl is being stopped: the store is lost
         #: the spider is closing: its last items are leaving, no request can be scheduled
         self.closing = False
@@ -269,7 +267,7 @@ class WisdomRuntime:
             return False
         self.in_flight.fetched(response, model)
         site = self.site_of(response.url)
-        self.fed_sites[site] += 1
+        self.sites.feeding(site)
         update = PageUpdate.of(model, site)
         self._count_losses(model)
         self.inc("wisdom/bytes/fed", len(response.body))

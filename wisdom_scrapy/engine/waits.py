@@ -358,8 +358,6 @@ class SiteWaits:
     pending_tocs: OrderedDict[str, tuple[_Held, list[str]]] = field(default_factory=OrderedDict)
     #: the read of the site context's snapshot last analysed with (SiteContext.reads)
     snapshot_read: int = 0
-    #: the cold-start hold is over (for good): pages are analysed as they arrive
-    released: bool = False
     repetition: BlockRepetition = field(default_factory=BlockRepetition)
     #: store pages the repetition lacked when last merged (pages stored without a blocks
     #: record, by an older wisdom_scrapy): only more than that means other processes' pages
@@ -656,7 +654,8 @@ class Extractor:
         of its pages (with the crawl's settings, no later than the site is warm:
         :meth:`WisdomParams.is_warm <wisdom_scrapy.mining.wisdom.WisdomParams.is_warm>`) or,
         ``until_template``, its template shows."""
-        if state.released:
+        context = self.sites.get(site)
+        if context.is_warm:
             return True
         if state.repetition_let_go:  # not read back (the store failing): a later page judges
             return False
@@ -671,7 +670,7 @@ class Extractor:
         if n < self.params.warmup_pages and not shows_template:
             self.count("wisdom/warmup/held")
             return False
-        state.released = True
+        context.is_warm = True
         logger.info("wisdom_scrapy: site %s warm (%d pages in the store%s)", site, n,
                     ", its template shows" if shows_template else "")  # fmt: skip
         return True
