@@ -97,6 +97,7 @@ class PagesInFlight:
         self.submitting = 0
 
     def __len__(self) -> int:
+        self._prune()
         return len(self._pages)
 
     def __contains__(self, url: str) -> bool:
@@ -211,6 +212,7 @@ class PagesInFlight:
     # -- reading the table --------------------------------------------------------------------
 
     def __iter__(self) -> Iterator[PageInFlight]:
+        self._prune()
         return iter(list(self._pages.values()))  # a response let go may change it meanwhile
 
     def modelled_urls(self) -> list[str]:
