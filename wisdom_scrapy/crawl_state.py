@@ -514,7 +514,7 @@ class WisdomRuntime:
         states the roles of the items the crawl emitted."""
         async with self._cleaned:
             await self._cleaned.wait_for(lambda: not self._cleaning)
-        item.item_roles = dict(self.extractor.item_roles.get(item.site, {}))
+        item.item_roles = self.extractor.item_roles(item.site)
 
     def take_ready(self) -> list[Any]:
         ready, self.ready = self.ready, []

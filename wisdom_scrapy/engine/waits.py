@@ -366,6 +366,8 @@ class SiteWaits:
     repetition_let_go: bool = False
     #: the affixes of its pages' titles, which article titles lose (issue 31)
     titles: SiteTitles = field(default_factory=SiteTitles)
+    #: its page items made, per role (the SiteStructureItem states them: ``item_roles``)
+    item_roles: Counter[str] = field(default_factory=Counter)
 
 
 #: the extractor's part of each site's context
@@ -543,8 +545,6 @@ class Extractor:
         #: a digest of them), taken by their analysis when they come as page items: URL ->
         #: (the id of the page's model, its blocks)
         self._fetched_blocks: OrderedDict[str, tuple[int, NDArray[np.uint64]]] = OrderedDict()
-        #: page items made per site and role (the SiteStructureItem states them: ``item_roles``)
-        self.item_roles: dict[str, Counter[str]] = {}
         self._lock = asyncio.Lock()
 
     # -- pages arriving ---------------------------------------------------------------------
@@ -733,6 +733,12 @@ class Extractor:
     def _store_failed(self, url: str, exc: StoreError) -> None:
         self.count("wisdom/analysis/store_errors")
         logger.warning("wisdom_scrapy: analysis of %s postponed, the store failed: %s", url, exc)
+
+    def item_roles(self, site: str) -> dict[str, int]:
+        """The page items made for ``site`` so far, per role (none for a site never seen)."""
+        context = self.sites.find(site)
+        state = WAITS.of(context) if context is not None else None
+        return {} if state is None else dict(state.item_roles)
 
     def waiting_urls(self) -> dict[str, list[str]]:
         """URLs of the pages held, pending or being analysed, per site."""
@@ -1062,5 +1068,5 @@ class Extractor:
         if isinstance(item, ArticleItem):  # without the affixes the site's titles repeat
             item.title = self._waits(site).titles.without_affixes(item.title)
         self.count(f"wisdom/items/{item.role}")
-        self.item_roles.setdefault(site, Counter())[item.role] += 1
+        self._waits(site).item_roles[item.role] += 1
         return item
