@@ -128,6 +128,7 @@ def test_pages_are_held_until_the_site_is_warm_then_all_come_out(demo):
         out = _items(extractor, _submit(extractor, SITE, model.url, model))
         if i < 7:
             assert out == [], "held while the store knows fewer than 8 pages"
+        assert extractor.sites.get(SITE).is_warm == (i >= 7)  # the site object says so
         emitted.extend(out)
     assert extractor.waiting() == 0
     assert sorted(item.url for item in emitted) == sorted(BASE + p.lstrip("/") for p in articles)
@@ -519,6 +520,18 @@ def test_a_site_is_offered_when_left_and_again_after_a_read_back() -> None:
     assert not kept.may_read("a")
     kept.fed("b")
     assert kept.may_read("a")
+
+
+def test_the_pages_fed_are_counted_on_each_site_object() -> None:
+    """Each site's fed pages live on its context; the most fed come first, the first fed first
+    among equals (as the progress line lists them), and a site only looked up is not fed."""
+    sites = Sites(None)
+    sites.get("z")  # a stage's look-up: no page fed
+    for site in ["b", "a", "a", "c", "b", "z"]:
+        sites.feeding(site)
+    assert [(c.site, c.fed_pages) for c in sites.most_fed(3)] == [("b", 2), ("a", 2), ("c", 1)]
+    assert [c.site for c in sites.most_fed(9)] == ["b", "a", "c", "z"]
+    assert sites.n_fed == 4 and sites.get("q").fed_pages == 0
 
 
 class _BroadCrawl:

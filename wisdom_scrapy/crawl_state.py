@@ -15,8 +15,6 @@ import atexit
 import logging
 import os
 import sys
-import weakref
-from collections import Counter
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -45,6 +43,7 @@ from wisdom_scrapy.engine.waits import (
 )
 from wisdom_scrapy.engine.worker_pool import WorkerPool
 from wisdom_scrapy.engine.writes import PageUpdate, PageWrites
+from wisdom_scrapy.in_flight import PagesInFlight
 from wisdom_scrapy.items import LATE_ITEMS_META, ArticleItem, PageItem, SiteStructureItem, TocItem
 from wisdom_scrapy.page.links import MAX_LINK_CHARS
 from wisdom_scrapy.page.model import PageModel, PageTooComplex
@@ -108,24 +107,18 @@ class WisdomRuntime:
         if warning:
             logger.warning("wisdom_scrapy: %s; pages it loses are found at spider close and "
                            "counted under wisdom/pages_lost", warning)
-        self.models: weakref.WeakKeyDictionary[Response, PageModel] = weakref.WeakKeyDictionary()
+        #: the pages in flight, from the feed's model of their response to their item passing
+        #: the item pipelines: one record each (:mod:`wisdom_scrapy.in_flight`)
+        self.in_flight = PagesInFlight()
         #: late items (pages that left the waits, site-level items), emitted with the next
         #: response's output
         self.ready: list[Any] = []
-        #: the spider's PageItem of each page taken, until the page leaves the waits
-        self.page_items: dict[str, PageItem] = {}
-        #: pages that left the waits, until the item pipeline makes their items (:meth:`clean`)
-        self.tickets: dict[str, ReadyPage] = {}
-        self.fed_sites: Counter[str] = Counter()  # pages fed per site (progress, report)
         self._stopping = False  # the crawl is being stopped: the store is lost
         #: the spider is closing: its last items are leaving, no request can be scheduled
         self.closing = False
         #: the close flush ran to its end (:meth:`flush_at_close`)
         self.flushed = False
         self._closed = False  # the store is closed (:meth:`close`)
-        #: URLs of the pages released from the waits whose items have not passed the item
-        #: pipelines yet (:meth:`passed`): still pending
-        self.leaving: set[str] = set()
         self._late_request_pending = False
         #: URLs whose PageItem this crawl took: a second one for a URL is dropped (each URL
         #: leaves once, even when Scrapy fetched it twice: a start URL has ``dont_filter``)
@@ -160,12 +153,11 @@ class WisdomRuntime:
         self.extractor = Extractor(
             self.store, params, analyze, count=self.inc, sites=self.sites, remote=self.remote,
             terms=terms, listener=AnalysisSignal(crawler.signals, partial(self.failed, "report")))
-        #: pages whose analysis in a worker the crawl does not wait for (:meth:`take`): URL ->
-        #: the task submitting it; at most SUBMITTING_PER_WORKER a worker (the crawl waits
+        #: pages whose analysis in a worker the crawl does not wait for (:meth:`take`, their
+        #: records' ``submitting``): at most SUBMITTING_PER_WORKER a worker (the crawl waits
         #: past that: each holds its page's model)
-        self.submitting: dict[str, asyncio.Future[None]] = {}
         self.max_submitting = SUBMITTING_PER_WORKER * self.settings.workers
-        self._submitted = asyncio.Condition()  # notified as each leaves ``submitting``
+        self._submitted = asyncio.Condition()  # notified as each is submitted
         self._cleaning = 0  # page items being cleaned (:meth:`clean`) ...
         self._cleaned = asyncio.Condition()  # ... notified when none is
         # with JOBDIR, waiting pages are mirrored in the store so a resumed crawl re-fetches them
@@ -224,8 +216,7 @@ class WisdomRuntime:
     def pages_in_flight(self, site: str) -> list[str]:
         """URLs of ``site``'s pages this process has modelled and fed whose responses are still
         being processed (their models are kept until the response is let go)."""
-        urls = [model.url for model in list(self.models.values())]
-        return [url for url in urls if self.site_of(url) == site]
+        return [url for url in self.in_flight.modelled_urls() if self.site_of(url) == site]
 
     def skip(self, reason: str) -> None:
         self.inc(f"wisdom/skipped/{reason}")
@@ -274,9 +265,9 @@ class WisdomRuntime:
         model = self._model(root, response.url)
         if model is None:
             return False
-        self.models[response] = model
+        self.in_flight.fetched(response, model)
         site = self.site_of(response.url)
-        self.fed_sites[site] += 1
+        self.sites.feeding(site)
         update = PageUpdate.of(model, site)
         self._count_losses(model)
         self.inc("wisdom/bytes/fed", len(response.body))
@@ -365,7 +356,7 @@ class WisdomRuntime:
         analysis, those whose items have not passed the item pipelines yet and those fed but
         not written to the store yet."""
         urls = self.extractor.waiting_urls()
-        for url in [*self.submitting, *self.leaving]:
+        for url in self.in_flight.unfinished():
             urls.setdefault(self.site_of(url), []).append(url)
         for site, queued in self.store.queued_urls().items():
             urls[site] = urls.get(site, []) + queued
@@ -393,7 +384,7 @@ class WisdomRuntime:
     async def take(self, response: Response, page: PageItem) -> list[Any]:
         """A page the spider yielded: the page items that can go on to the item pipeline now
         (this one, earlier ones of its site), or none (it waits: :mod:`.extraction`)."""
-        model = self.models.get(response)
+        model = self.in_flight.model(response)
         if model is None or page.url != response.url:
             self.skip("page_item_without_page")
             return [page]
@@ -406,16 +397,17 @@ class WisdomRuntime:
         if not self.taken_urls.add(page.url):
             self.skip("duplicate_url")
             return []
-        self.page_items[page.url] = page
+        self.in_flight.taken(page)
         source = self._source(response)
         if self.extractor.remote is None:
             return await self._submit(site, page, model, source)
         # Analysed in a worker: the response's output does not wait for it (its items leave
         # with a later output, or at idle), unless too many pages are being analysed already.
-        self.submitting[page.url] = asyncio.ensure_future(
-            self._submit_later(site, page, model, source))
+        self.in_flight.submit(page.url, asyncio.ensure_future(
+            self._submit_later(site, page, model, source)))
         async with self._submitted:
-            await self._submitted.wait_for(lambda: len(self.submitting) <= self.max_submitting)
+            await self._submitted.wait_for(
+                lambda: self.in_flight.submitting <= self.max_submitting)
         return []
 
     async def _submit(
@@ -437,17 +429,17 @@ class WisdomRuntime:
                 items = await self._submit(site, page, model, source)
             except Exception:  # never lose the page: it goes on, to be passed unanalysed
                 self.failed("analysis", page.url)
-                items = [self.page_items.pop(page.url, page)]
-            self.ready += items  # before it leaves ``submitting``: settle() then has them
+                items = [self.in_flight.untaken(page.url) or page]
+            self.ready += items  # before it is submitted: settle() then has them
         finally:
-            del self.submitting[page.url]
+            self.in_flight.submitted(page.url)
             async with self._submitted:
                 self._submitted.notify_all()
 
     async def settle(self) -> None:
         """Wait for the pages being submitted in the background (:meth:`take`)."""
-        while self.submitting:
-            await asyncio.wait(list(self.submitting.values()))
+        while tasks := self.in_flight.submitting_tasks():
+            await asyncio.wait(tasks)
 
     def _source(self, response: Response) -> PageSource:
         """What the response's model is rebuilt from as :meth:`feed_response` built it (its
@@ -463,7 +455,7 @@ class WisdomRuntime:
         targets. For Scrapy's tools that take a callback's output before the spider middlewares
         (``scrapy parse``, contracts: :mod:`wisdom_scrapy.contracts`); a crawl does not use it.
         """
-        model = self.models.get(response)
+        model = self.in_flight.model(response)
         cleaned = []
         for obj in output:
             if not (isinstance(obj, PageItem) and not obj.role and model is not None
@@ -495,9 +487,7 @@ class WisdomRuntime:
         """The page items of pages that left the waits, for the item pipeline (:meth:`clean`)."""
         items = []
         for page in ready:
-            self.tickets[page.url] = page
-            self.leaving.add(page.url)
-            item = self.page_items.pop(page.url, None)
+            item = self.in_flight.released(page)
             items.append(item or PageItem(url=page.url, title=page.held.title,
                                           extra=page.held.extra))  # fmt: skip
         return items
@@ -505,7 +495,7 @@ class WisdomRuntime:
     async def clean(self, item: PageItem) -> ArticleItem | TocItem | PageItem:
         """The cleaned item of a page item that left the waits (:meth:`release`), its title and
         own fields as they are now; any other page item unchanged."""
-        ready = self.tickets.pop(item.url, None)
+        ready = self.in_flight.ticket(item.url)
         if ready is None:
             return item
         self._cleaning += 1
@@ -524,7 +514,7 @@ class WisdomRuntime:
         states the roles of the items the crawl emitted."""
         async with self._cleaned:
             await self._cleaned.wait_for(lambda: not self._cleaning)
-        item.item_roles = dict(self.extractor.item_roles.get(item.site, {}))
+        item.item_roles = self.extractor.item_roles(item.site)
 
     def take_ready(self) -> list[Any]:
         ready, self.ready = self.ready, []
@@ -547,7 +537,7 @@ class WisdomRuntime:
         """
         self.writes.flush()
         if self._late_request_pending or not (
-            self.ready or self.extractor.waiting() or self.submitting
+            self.ready or self.extractor.waiting() or self.in_flight.submitting
         ):
             return
         self._late_request_pending = True
@@ -637,15 +627,14 @@ class WisdomRuntime:
         ``item_error`` carry under a project's own ``ITEM_PROCESSOR``. Nothing once the store
         is closed (a forced stop named the pages still leaving)."""
         url = getattr(item, "url", None) if isinstance(item, PAGE_ITEMS) else None
-        if url in self.leaving and not self._closed:
-            self.leaving.discard(url)
+        if isinstance(url, str) and not self._closed and self.in_flight.passed(url):
             self.sync_pending()
 
     def unemitted(self) -> list[str]:
         """URLs of the pages whose items have not passed the item pipelines yet: waiting,
         being analysed in a worker, or released and on their way."""
         urls = [u for waiting in self.extractor.waiting_urls().values() for u in waiting]
-        return list(dict.fromkeys([*urls, *self.submitting, *sorted(self.leaving)]))
+        return list(dict.fromkeys([*urls, *self.in_flight.unfinished()]))
 
     def report_unemitted(self, why: str) -> int:
         """Count under ``wisdom/pages_lost`` and name at ERROR the pages whose items did not

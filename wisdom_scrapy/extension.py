@@ -166,7 +166,7 @@ class WisdomExtension:
         weights and its hub estimate. None for a response the feed did not model. Never
         raises."""
         found = self.linked.get(response)
-        model = self.runtime.models.get(response)
+        model = self.runtime.in_flight.model(response)
         if found is not None or model is None:
             return found
         try:
@@ -207,7 +207,7 @@ class WisdomExtension:
         kept for its item is let go, counted under ``wisdom/skipped/dropped_before_cleaning``."""
         if not isinstance(item, PageItem) or item.role:
             return
-        if self.runtime.tickets.pop(item.url, None) is not None:
+        if self.runtime.in_flight.ticket(item.url) is not None:
             self.runtime.skip("dropped_before_cleaning")
 
     # -- idle and close ----------------------------------------------------------------------

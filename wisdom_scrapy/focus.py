@@ -155,7 +155,7 @@ class WisdomFocusMiddleware:
 
     def _page(self, response: Response) -> _Page | None:
         linked = self.wisdom.linked_page(response)
-        model = self.runtime.models.get(response)
+        model = self.runtime.in_flight.model(response)
         if linked is None or model is None:
             return None
         try:

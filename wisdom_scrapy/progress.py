@@ -90,7 +90,7 @@ class WisdomProgress:
         runtime = self.runtime
         store_pages = 0
         warming = []
-        for site, _ in runtime.fed_sites.most_common(MAX_SITES):
+        for site in (context.site for context in runtime.sites.most_fed(MAX_SITES)):
             try:
                 n = runtime.store.page_count(site)
             except StoreError:
@@ -108,7 +108,7 @@ class WisdomProgress:
         its next page releases them)."""
         context = self.runtime.sites.find(site)
         waits = WAITS.of(context) if context is not None else None
-        return (waits is not None and not waits.released
+        return (waits is not None and context is not None and not context.is_warm
                 and stored < self.runtime.settings.warmup_pages)  # fmt: skip
 
     def log(self, final: bool = False) -> None:
@@ -135,7 +135,7 @@ class WisdomProgress:
             "links dropped %d (deprioritized %d), store %d site(s) %d pages%s",
             fed, rate_text, self._stat("wisdom/items/article"), self._stat("wisdom/items/toc"),
             self._stat("wisdom/items/other"), self._stat("wisdom/focus/dropped"),
-            self._stat("wisdom/focus/deprioritized"), len(self.runtime.fed_sites),
+            self._stat("wisdom/focus/deprioritized"), self.runtime.sites.n_fed,
             store_pages, self._warming_text(warming),
         )  # fmt: skip
 

@@ -115,7 +115,7 @@ class WisdomSitemapMiddleware:
     async def process_spider_output(
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
-        model = self.runtime.models.get(response)
+        model = self.runtime.in_flight.model(response)
         if model is not None:
             try:
                 self._observe(model)

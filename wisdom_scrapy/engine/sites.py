@@ -105,6 +105,14 @@ class SiteContext:
     left: bool = False
     #: the crawl's page count when a read-back of the site last failed (:meth:`Sites.may_read`)
     read_failed_at: int = -1
+    #: pages of the site the crawl fed (:meth:`Sites.feeding`: the progress line, the report)
+    fed_pages: int = 0
+    #: how many sites had pages fed before this one's first (:meth:`Sites.most_fed`)
+    fed_rank: int = -1
+    #: the site's cold start is over, for good: the store knows enough of its pages (or its
+    #: template shows) for them to be analysed as they arrive. The crawl's one notion of a warm
+    #: site (the extractor decides it: :meth:`~wisdom_scrapy.engine.waits.Extractor._hold_over`)
+    is_warm: bool = False
 
     def snapshot(self) -> EntropySnapshot:
         """The entropies the site's pages are analysed with: read from the store the first
@@ -195,6 +203,7 @@ class Sites:
         #: sites holding a snapshot, least recently used first, with its terms
         self._holding: OrderedDict[str, int] = OrderedDict()
         self._held_terms = 0
+        self._fed_sites = 0  # sites with pages fed
 
     def get(self, site: str) -> SiteContext:
         context = self._contexts.get(site)
@@ -220,6 +229,24 @@ class Sites:
         self._arm(context)
         while self._due and self._due[0][0] <= self._fed:
             self._offer(heapq.heappop(self._due)[1])
+
+    def feeding(self, site: str) -> None:
+        """A page of ``site`` is being fed: counted in its :attr:`SiteContext.fed_pages`."""
+        context = self.get(site)
+        if not context.fed_pages:
+            context.fed_rank = self._fed_sites
+            self._fed_sites += 1
+        context.fed_pages += 1
+
+    def most_fed(self, n: int) -> list[SiteContext]:
+        """The ``n`` sites with the most pages fed, among equals the first fed first."""
+        fed = [context for context in self._contexts.values() if context.fed_pages]
+        return heapq.nsmallest(n, fed, key=lambda c: (-c.fed_pages, c.fed_rank))
+
+    @property
+    def n_fed(self) -> int:
+        """Sites with pages fed."""
+        return self._fed_sites
 
     def read_back(self, site: str) -> None:
         """A stage read a part of ``site`` back, maybe without a page of it coming back (its

@@ -361,8 +361,6 @@ class SiteWaits:
     pending_tocs: OrderedDict[str, tuple[_Held, list[str]]] = field(default_factory=OrderedDict)
     #: the read of the site context's snapshot last analysed with (SiteContext.reads)
     snapshot_read: int = 0
-    #: the cold-start hold is over (for good): pages are analysed as they arrive
-    released: bool = False
     repetition: BlockRepetition = field(default_factory=BlockRepetition)
     #: store pages the repetition lacked when last merged (pages stored without a blocks
     #: record, by an older wisdom_scrapy): only more than that means other processes' pages
@@ -375,6 +373,8 @@ class SiteWaits:
     #: order they came (the list only grows; at most MAX_SAMPLED_PATHS): later jobs leave
     #: their samples out (:meth:`Extractor._note_samples`)
     sampled: dict[str, None] = field(default_factory=dict)
+    #: its page items made, per role (the SiteStructureItem states them: ``item_roles``)
+    item_roles: Counter[str] = field(default_factory=Counter)
 
 
 #: the extractor's part of each site's context
@@ -565,8 +565,6 @@ class Extractor:
         #: a digest of them), taken by their analysis when they come as page items: URL ->
         #: (the id of the page's model, its blocks)
         self._fetched_blocks: OrderedDict[str, tuple[int, NDArray[np.uint64]]] = OrderedDict()
-        #: page items made per site and role (the SiteStructureItem states them: ``item_roles``)
-        self.item_roles: dict[str, Counter[str]] = {}
         self._lock = asyncio.Lock()
 
     # -- pages arriving ---------------------------------------------------------------------
@@ -676,7 +674,8 @@ class Extractor:
         of its pages (with the crawl's settings, no later than the site is warm:
         :meth:`WisdomParams.is_warm <wisdom_scrapy.mining.wisdom.WisdomParams.is_warm>`) or,
         ``until_template``, its template shows."""
-        if state.released:
+        context = self.sites.get(site)
+        if context.is_warm:
             return True
         if state.repetition_let_go:  # not read back (the store failing): a later page judges
             return False
@@ -691,7 +690,7 @@ class Extractor:
         if n < self.params.warmup_pages and not shows_template:
             self.count("wisdom/warmup/held")
             return False
-        state.released = True
+        context.is_warm = True
         logger.info("wisdom_scrapy: site %s warm (%d pages in the store%s)", site, n,
                     ", its template shows" if shows_template else "")  # fmt: skip
         return True
@@ -754,6 +753,12 @@ class Extractor:
     def _store_failed(self, url: str, exc: StoreError) -> None:
         self.count("wisdom/analysis/store_errors")
         logger.warning("wisdom_scrapy: analysis of %s postponed, the store failed: %s", url, exc)
+
+    def item_roles(self, site: str) -> dict[str, int]:
+        """The page items made for ``site`` so far, per role (none for a site never seen)."""
+        context = self.sites.find(site)
+        state = WAITS.of(context) if context is not None else None
+        return {} if state is None else dict(state.item_roles)
 
     def waiting_urls(self) -> dict[str, list[str]]:
         """URLs of the pages held, pending or being analysed, per site."""
@@ -1099,5 +1104,5 @@ class Extractor:
         if isinstance(item, ArticleItem):  # without the affixes the site's titles repeat
             item.title = self._waits(site).titles.without_affixes(item.title)
         self.count(f"wisdom/items/{item.role}")
-        self.item_roles.setdefault(site, Counter())[item.role] += 1
+        self._waits(site).item_roles[item.role] += 1
         return item
