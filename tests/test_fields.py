@@ -116,3 +116,26 @@ def test_crawl_feed_shows_the_fields(tmp_path: Path) -> None:
     blog = [i for i in articles if "/blog/" in i["url"]]
     assert len(blog) >= 8
     assert all(i["title"] != "Erik McClure" and i["published"] for i in blog)
+
+
+def test_marked_elements_are_those_of_the_element_tests() -> None:
+    """The marked elements are found through their attributes (``//@itemprop/..``): the same
+    elements, in document order, as testing every element (``*[@itemprop]``, ``a[@rel]``,
+    ``time``), on the vendored pages and on markup that mixes the cases."""
+    from lxml import etree
+    from lxml import html as lxml_html
+
+    from wisdom_scrapy.mining.fields import _MARKED
+
+    by_element = etree.XPath("//*[@itemprop]|//a[@rel]|//time")
+    mixed = (b"<html><head><link rel='author' href='/a'><meta itemprop='name' content='x'>"
+             b"</head><body><a rel='author' itemprop='author' href='/b'>B</a><a href='/c'>C</a>"
+             b"<time datetime='2020-01-02'>then</time><time itemprop='datePublished'>x</time>"
+             b"<div ITEMPROP='articleBody'><a rel=''>e</a><span itemprop=''>s</span></div>"
+             b"<x:a xmlns:x='urn:x' rel='r'>ns</x:a></body></html>")
+    pages = [mixed, *(p.read_bytes() for p in sorted(SITES.rglob("*.html"))[:40])]
+    assert len(pages) > 1
+    for page in pages:
+        doc = lxml_html.fromstring(page).getroottree().getroot()
+        assert _MARKED(doc) == by_element(doc)
+    assert len(_MARKED(lxml_html.fromstring(mixed))) == 7
