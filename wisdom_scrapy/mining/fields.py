@@ -45,7 +45,7 @@ from lxml import etree
 from wisdom_scrapy.page.model import HIDDEN_TAGS
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterable, Iterator, Sequence
 
     from wisdom_scrapy.page.model import PageModel
 
@@ -110,14 +110,17 @@ class _Page:
     def __init__(self, model: PageModel, article: int | None, metadata: Sequence[int]) -> None:
         self.model, self.article = model, article
         self.doc: etree._Element = model.root.getroottree().getroot()  # type: ignore[union-attr]
+        tagged = _by_kind(self.doc)
+        #: the visible headings (``h1``–``h6``), in document order
+        self.headings = [el for el in tagged["heading"] if not _hidden(el)]
         self.meta: dict[str, list[str]] = {}
-        for el in self.doc.iter("meta"):
+        for el in tagged["meta"]:
             key = (el.get("property") or el.get("name") or el.get("itemprop")
                    or el.get("http-equiv") or "").strip().lower()  # fmt: skip
             content = _norm(el.get("content"))
             if key and content:
                 self.meta.setdefault(key, []).append(content)
-        self.ld = list(_ld_objects(self.doc))
+        self.ld = list(_ld_objects(tagged["script"]))
         anchors = ([article] if article is not None else []) + list(metadata)
         #: the article's and its metadata blocks' ancestors-or-self, with their depths
         self.containers: dict[etree._Element, int] = {}
@@ -166,8 +169,7 @@ class _Page:
         stated = [page_title, *self.first_meta(_TITLE_META)]
         sides = [_TitleSides.of(t) for t in stated]
         best: tuple[tuple[bool, int, int, int], str] | None = None
-        headings = [(el, _norm(el.text_content())) for el in self.doc.iter(*_HEADINGS)
-                    if not _hidden(el)]  # fmt: skip
+        headings = [(el, _norm(el.text_content())) for el in self.headings]
         for order, (el, text) in enumerate(headings):
             rank = max(side.match(text) for side in sides)
             if rank:
@@ -251,6 +253,20 @@ class _Page:
         for value in self.first_meta(_LANG_META):
             return value.split(",")[0].strip().replace("_", "-")
         return text_language(self.model.text_of(self.article or 0))
+
+
+#: The kinds of element the fields read from every page, by tag (:func:`_by_kind`).
+_KIND_OF_TAG = {"meta": "meta", "script": "script", **dict.fromkeys(_HEADINGS, "heading")}
+
+
+def _by_kind(doc: etree._Element) -> dict[str, list[etree._Element]]:
+    """The page's ``meta``, ``script`` and heading elements, each kind in document order:
+    one walk of the tree, filtered in C (a walk costs as much on a large page as reading
+    every element found, and each kind had one of its own)."""
+    found: dict[str, list[etree._Element]] = {kind: [] for kind in _KIND_OF_TAG.values()}
+    for el in doc.iter(*_KIND_OF_TAG):
+        found[_KIND_OF_TAG[el.tag.rpartition("}")[2]]].append(el)
+    return found
 
 
 def _hidden(el: etree._Element) -> bool:
@@ -370,10 +386,11 @@ class SiteTitles:
 # ------------------------------------------------------------------ JSON-LD
 
 
-def _ld_objects(doc: etree._Element) -> Iterator[dict[str, Any]]:
-    """The JSON-LD objects of the page that describe a work (with an ``author`` or a
-    ``datePublished``), in document order; unreadable blocks are passed over."""
-    for script in doc.iter("script"):
+def _ld_objects(scripts: Iterable[etree._Element]) -> Iterator[dict[str, Any]]:
+    """The JSON-LD objects of the page's ``scripts`` (its ``<script>`` elements) that describe
+    a work (with an ``author`` or a ``datePublished``), in document order; unreadable blocks
+    are passed over."""
+    for script in scripts:
         if (script.get("type") or "").strip().lower() != "application/ld+json":
             continue
         try:
