@@ -67,25 +67,3 @@ def test_token_terms_of_words_met_in_crawls():
     for word in ["entropies", "python3", "utf8", "the", "a", "x", "running", "42", "Naïve",
                  "ｆｕｌｌ", "数据挖掘", "a" * 65]:
         assert token_terms(word) == tuple(extract_terms(word)), word
-
-
-@given(st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=240),
-       st.booleans())
-def test_cached_terms_of_short_texts_equal_the_computed_terms(text, keep_numbers):
-    """A short text's terms come from a cache (anchor texts recur on every page of a site):
-    the same list as computing them, asked twice, and each call gets a list of its own."""
-    from wisdom_scrapy.page.terms import _text_terms
-
-    first = extract_terms(text, keep_numbers)
-    assert first == _text_terms(text, keep_numbers)
-    first.append("changed by the caller")
-    assert extract_terms(text, keep_numbers) == _text_terms(text, keep_numbers)
-
-
-def test_long_texts_are_not_cached():
-    from wisdom_scrapy.page.terms import CACHED_TEXT_CHARS, _short_text_terms
-
-    before = _short_text_terms.cache_info().currsize
-    long_text = "entropies of the pages " * (CACHED_TEXT_CHARS // 10)
-    assert extract_terms(long_text) == ["entropi", "page"] * (CACHED_TEXT_CHARS // 10)
-    assert _short_text_terms.cache_info().currsize == before

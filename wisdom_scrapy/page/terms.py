@@ -115,38 +115,19 @@ def _segment_han(run: str) -> list[str]:
     return [w for w in _jieba.lcut(run) if w not in _STOP_ZH and w.strip()]
 
 
-#: Texts up to this many characters go through a cache (:func:`_short_text_terms`): anchor
-#: texts and titles, which a site's link lists repeat from page to page (a crawl of the Python
-#: docs asks for the terms of ~60,000 TOC anchors); longer texts (a page's body) rarely recur.
-CACHED_TEXT_CHARS = 200
-
-
 def extract_terms(text: str, keep_numbers: bool = False) -> list[str]:
-    """Return the terms of ``text`` in text order (a new list: the caller may change it).
+    """Return the terms of ``text`` in text order.
 
     Steps: NFKC normalisation (full-width letters and digits become ASCII), lower-casing,
     tokenisation into Han and non-Han runs, then per run: jieba segmentation and Chinese stop
     words (Han), dropping digit-only runs unless ``keep_numbers`` (numbers), or stop words and
-    Porter stemming (words). A short text's terms are cached (:data:`CACHED_TEXT_CHARS`).
+    Porter stemming (words).
 
     >>> extract_terms("The entropies of 2 terms")
     ['entropi', 'term']
     >>> extract_terms("The entropies of 2 terms", keep_numbers=True)
     ['entropi', '2', 'term']
     """
-    if len(text) <= CACHED_TEXT_CHARS:
-        return list(_short_text_terms(text, keep_numbers))
-    return _text_terms(text, keep_numbers)
-
-
-@lru_cache(maxsize=WORD_CACHE_SIZE)
-def _short_text_terms(text: str, keep_numbers: bool) -> tuple[str, ...]:
-    """:func:`_text_terms` of a short text, cached (a tuple: the cache's value is shared)."""
-    return tuple(_text_terms(text, keep_numbers))
-
-
-def _text_terms(text: str, keep_numbers: bool) -> list[str]:
-    """The terms of ``text`` (:func:`extract_terms`), computed."""
     if not text:
         return []
     if not text.isascii():
