@@ -146,3 +146,47 @@ def test_crawl_feed_shows_the_fields(tmp_path: Path) -> None:
     blog = [i for i in articles if "/blog/" in i["url"]]
     assert len(blog) >= 8
     assert all(i["title"] != "Erik McClure" and i["published"] for i in blog)
+
+
+def test_marked_elements_are_those_of_the_element_tests() -> None:
+    """The marked elements are found through their attributes (``//@itemprop/..``): the same
+    elements, in document order, as testing every element (``*[@itemprop]``, ``a[@rel]``,
+    ``time``), on the vendored pages and on markup that mixes the cases."""
+    from lxml import etree
+    from lxml import html as lxml_html
+
+    from wisdom_scrapy.mining.fields import _MARKED
+
+    by_element = etree.XPath("//*[@itemprop]|//a[@rel]|//time")
+    mixed = (b"<html><head><link rel='author' href='/a'><meta itemprop='name' content='x'>"
+             b"</head><body><a rel='author' itemprop='author' href='/b'>B</a><a href='/c'>C</a>"
+             b"<time datetime='2020-01-02'>then</time><time itemprop='datePublished'>x</time>"
+             b"<div ITEMPROP='articleBody'><a rel=''>e</a><span itemprop=''>s</span></div>"
+             b"<x:a xmlns:x='urn:x' rel='r'>ns</x:a></body></html>")
+    pages = [mixed, *(p.read_bytes() for p in sorted(SITES.rglob("*.html"))[:40])]
+    assert len(pages) > 1
+    for page in pages:
+        doc = lxml_html.fromstring(page).getroottree().getroot()
+        assert _MARKED(doc) == by_element(doc)
+    assert len(_MARKED(lxml_html.fromstring(mixed))) == 7
+
+
+def test_one_walk_finds_each_kind_as_its_own_walk() -> None:
+    """The meta, script and heading elements come from one walk of the tree, each kind in
+    document order: the elements separate walks give, headings of every rank interleaved."""
+    from lxml import html as lxml_html
+
+    from wisdom_scrapy.mining.fields import _HEADINGS, _by_kind
+
+    mixed = (b"<html><head><meta name='a' content='1'><script>x</script></head><body>"
+             b"<h2>b</h2><h1>a</h1><script type='application/ld+json'>{}</script><h3>c</h3>"
+             b"<div><meta itemprop='x' content='2'><h6>d</h6></div><h2>e</h2></body></html>")
+    pages = [mixed, *(p.read_bytes() for p in sorted(SITES.rglob("*.html"))[:40])]
+    for page in pages:
+        doc = lxml_html.fromstring(page).getroottree().getroot()
+        found = _by_kind(doc)
+        assert found["meta"] == list(doc.iter("meta"))
+        assert found["script"] == list(doc.iter("script"))
+        assert found["heading"] == list(doc.iter(*_HEADINGS))
+    headings = _by_kind(lxml_html.fromstring(mixed))["heading"]
+    assert [h.text for h in headings] == ["b", "a", "c", "d", "e"]

@@ -43,6 +43,7 @@ from wisdom_scrapy.items import PageItem
 from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.settings import SettingsError, WisdomSettings
 from wisdom_scrapy.store import open_store
+from wisdom_scrapy.store.counts import KeyValues
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -271,6 +272,23 @@ def test_key_counts_answer_as_a_counter() -> None:
         expected = +expected  # zeros forgotten
         assert dict(counts) == dict(expected) and len(counts) == len(expected)
     assert counts[2**62 + 1] == 1 and 2**62 + 2 not in counts
+
+
+def test_key_values_look_up_recent_keys_as_one_at_a_time() -> None:
+    """``values_of`` answers the keys not merged yet (kept in a dict) with one C-level map:
+    the values ``value`` gives one key at a time, for keys in the arrays, in the dict, absent,
+    and a value equal to the ``missing`` marker."""
+    rng = np.random.default_rng(11)
+    values = KeyValues.from_arrays(rng.integers(-(2**62), 2**62, 500), np.arange(500) - 1)
+    recent = rng.integers(-(2**62), 2**62, 40)
+    for k, key in enumerate(recent.tolist()):
+        values.put(key, k - 1)  # value -1 (= missing below) included
+    assert values._recent  # some keys still aside: the path under test
+    query = np.concatenate([values._keys[::7], recent, rng.integers(-(2**62), 2**62, 60)])
+    for missing in (-1, 0, 7):
+        assert values.values_of(query, missing).tolist() == [
+            values.value(k, missing) for k in query.tolist()]
+    assert values.values_of(np.zeros(0, np.int64), -1).tolist() == []
 
 
 def test_template_links_on_python_docs(python_doc_pages: list[tuple[str, bytes]]) -> None:

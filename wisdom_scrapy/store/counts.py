@@ -8,6 +8,7 @@ arrays (12 bytes a key) rather than a ``dict`` (about 100).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from itertools import repeat
 from typing import TYPE_CHECKING, Self
 
 import numpy as np
@@ -62,10 +63,13 @@ class KeyValues:
             at = np.minimum(self._keys.searchsorted(query), len(self._keys) - 1)
             found = self._keys[at] == query
             out[found] = self._values[at[found]]
-        if self._recent and len(query):
-            get = self._recent.get
-            for k in np.flatnonzero(out == missing).tolist():
-                out[k] = get(int(query[k]), missing)
+        if self._recent and len(query):  # the keys not merged yet: one C-level map over
+            # the misses (a page's blocks are mostly new to the site: most queries miss)
+            miss = np.flatnonzero(out == missing)
+            if len(miss):
+                get = self._recent.get
+                out[miss] = np.fromiter(map(get, query[miss].tolist(), repeat(missing)),
+                                        np.int64, len(miss))
         return out
 
     def put(self, key: int, value: int) -> None:
