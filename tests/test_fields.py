@@ -71,6 +71,11 @@ def test_title_site_affix_from_the_site_titles() -> None:
     cold.add("Harbour opens | The Lakeside Courier")
     title = "Harbour opens | The Lakeside Courier"
     assert cold.without_affixes(title) == title
+    # a spider's own title may hold a lone surrogate (from JSON, say): counted, never refused
+    odd = SiteTitles()
+    for name in ("Harbour opens", "Rates rise"):
+        odd.add(f"{name} | The Lakeside Courier \ud83d")
+    assert odd.without_affixes("Fair | The Lakeside Courier \ud83d") == "Fair"
 
 
 def test_site_titles_forget_parts_seen_once_past_their_bound_and_stay_small() -> None:

@@ -44,7 +44,7 @@ import numpy as np
 from lxml import etree
 
 from wisdom_scrapy.page.model import HIDDEN_TAGS
-from wisdom_scrapy.page.terms import stable_hash
+from wisdom_scrapy.page.terms import uncached_hash
 from wisdom_scrapy.store.counts import KeyCounts
 
 if TYPE_CHECKING:
@@ -394,8 +394,9 @@ class SiteTitles:
 
 
 def _part_key(side: str, part: str) -> int:
-    """The count key of a title's ``side`` ("first" or "last") part, whatever its case."""
-    return stable_hash(f"{side}\x00{part.casefold()}")
+    """The count key of a title's ``side`` ("first" or "last") part, whatever its case (not
+    cached: a part seldom repeats within the cache's reach, and would push out the terms)."""
+    return uncached_hash(f"{side}\x00{part.casefold()}")
 
 
 # ------------------------------------------------------------------ JSON-LD

@@ -38,6 +38,7 @@ __all__ = [
     "is_stop_word",
     "stable_hash",
     "token_terms",
+    "uncached_hash",
 ]
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -197,7 +198,14 @@ def stable_hash(text: str) -> int:
 
     Python's ``hash()`` of a string is salted per process; slots, link keys and shingles are
     persisted in the store and compared across processes, so they hash with BLAKE2b instead.
-    Cached: tag names, terms, anchor texts and link targets repeat on every page.
+    Cached: tag names, terms, anchor texts and link targets repeat on every page (use
+    :func:`uncached_hash` for texts that do not). A lone surrogate (a spider's own text may
+    hold one) is hashed as its code, never refused.
     """
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little",
-                          signed=True)
+    return uncached_hash(text)
+
+
+def uncached_hash(text: str) -> int:
+    """:func:`stable_hash` without its cache."""
+    data = text.encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little", signed=True)
