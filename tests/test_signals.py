@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import gc
 import logging
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
 from scrapy.signalmanager import SignalManager
+from twisted.internet.defer import Deferred
 
 from tests.crawling import run_crawl
 from tests.signal_receivers import FAILURE
@@ -43,6 +45,29 @@ def test_send_returns_results_in_connection_order_and_hands_failures_over(
     assert [str(e) for e in errors] == ["b fails"]
     assert errors[0].__traceback__ is not None
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def test_an_async_receiver_of_a_plain_signal_is_a_counted_failure() -> None:
+    """``send`` awaits nothing: an ``async def`` receiver (or one returning a Deferred) would
+    never run its work, so it counts as a failure (its coroutine closed, no warning left)."""
+    manager = SignalManager(object())  # receivers of its own (PyDispatcher's tables are global)
+
+    async def later(stage: str) -> list[str]:
+        return [stage]
+
+    def deferred(stage: str) -> Any:
+        return Deferred()
+
+    for receiver in (later, _Receiver("a"), deferred):
+        manager.connect(receiver, signal=site_items, weak=False)
+    errors: list[BaseException] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "coroutine ... was never awaited" would fail here
+        results = send(manager, site_items, lambda error: errors.append(error), stage="idle")
+        gc.collect()
+    assert results == [["a", "idle"]]
+    assert [type(e) for e in errors] == [TypeError, TypeError]
+    assert "coroutine" in str(errors[0]) and "Deferred" in str(errors[1])
 
 
 def test_analysis_signal_listens_while_a_receiver_is_connected() -> None:

@@ -19,10 +19,12 @@ The engine knows nothing of Scrapy: it is given one :class:`AnalysisSignal` when
 
 from __future__ import annotations
 
+import inspect
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from pydispatch.dispatcher import getAllReceivers, liveReceivers
+from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 if TYPE_CHECKING:
@@ -73,7 +75,19 @@ def send(signals: SignalManager, signal: object, failed: Failed, **kwargs: Any) 
     attached): wisdom_scrapy counts and logs it as the failure of a stage
     (:meth:`WisdomRuntime.failed <wisdom_scrapy.crawl_state.WisdomRuntime.failed>`), so
     Scrapy is told not to log it a second time."""
-    return _results(signals.send_catch_log(signal, dont_log=Exception, **kwargs), failed)
+    sent = signals.send_catch_log(signal, dont_log=Exception, **kwargs)
+    return _results([(receiver, _not_awaitable(result)) for receiver, result in sent], failed)
+
+
+def _not_awaitable(result: Any) -> Any:
+    """``result``, or a TypeError for an awaitable or Deferred (an ``async def`` receiver):
+    nothing would await it, so its work would never run (it is closed)."""
+    if not (inspect.isawaitable(result) or isinstance(result, Deferred)):
+        return result
+    if inspect.iscoroutine(result):
+        result.close()
+    return TypeError(f"a receiver returned {type(result).__name__}: this signal awaits "
+                     "nothing, its receivers must do their work before they return")
 
 
 async def send_async(
@@ -84,11 +98,17 @@ async def send_async(
     return _results(sent, failed)
 
 
-def _results(sent: list[tuple[Any, Any]], failed: Failed) -> list[Any]:
+def _results(sent: list[Any], failed: Failed) -> list[Any]:
     """The receivers' results with their failures (a Failure from a plain send, the exception
     from an asynchronous one) passed to ``failed``."""
     results = []
-    for _, result in sent:
+    for entry in sent:
+        if isinstance(entry, BaseException):  # a receiver cancelled: not a result
+            if not isinstance(entry, Exception):
+                raise entry
+            failed(error=entry)
+            continue
+        result = entry[1]
         if isinstance(result, Failure):
             error = cast("BaseException", result.value)  # a Failure caught holds one
             failed(error=error.with_traceback(result.getTracebackObject()))
