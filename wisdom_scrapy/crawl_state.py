@@ -157,7 +157,7 @@ class WisdomRuntime:
         #: records' ``submitting``): at most SUBMITTING_PER_WORKER a worker (the crawl waits
         #: past that: each holds its page's model)
         self.max_submitting = SUBMITTING_PER_WORKER * self.settings.workers
-        self._submitted = asyncio.Condition()  # notified as each is submitted
+        self._submitted = asyncio.Condition()  # notified as each submission ends
         self._cleaning = 0  # page items being cleaned (:meth:`clean`) ...
         self._cleaned = asyncio.Condition()  # ... notified when none is
         # with JOBDIR, waiting pages are mirrored in the store so a resumed crawl re-fetches them
@@ -430,7 +430,7 @@ class WisdomRuntime:
             except Exception:  # never lose the page: it goes on, to be passed unanalysed
                 self.failed("analysis", page.url)
                 items = [self.in_flight.untaken(page.url) or page]
-            self.ready += items  # before it is submitted: settle() then has them
+            self.ready += items  # before its record's submission ends: settle() then has them
         finally:
             self.in_flight.submitted(page.url)
             async with self._submitted:
