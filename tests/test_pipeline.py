@@ -98,6 +98,7 @@ def test_a_crawl_with_the_addon_cleans_in_the_item_pipeline(
         "WISDOM_FOCUS": "off",
         "ITEM_PIPELINES": {"tests.test_pipeline.RoleSeen": 50,
                            "tests.test_pipeline.DropStoryThree": 60,
+                           "tests.test_pipeline.FailOnStoryFour": 70,
                            "tests.test_pipeline.RoleSeenAfter": 900},
         "DEPTH_LIMIT": 1,
     }
@@ -111,9 +112,11 @@ def test_a_crawl_with_the_addon_cleans_in_the_item_pipeline(
     assert "wisdom_scrapy.pipeline.WisdomPipeline" in _enabled(result.log, "item pipelines")
     assert "wisdom_scrapy.extension.WisdomExtension" in _enabled(result.log, "extensions")
     pages = [i for i in result.items if "role" in i]
-    assert len(pages) == PAGES  # story 3 was dropped before the cleaning: its analysis let go
-    assert not any(i["url"].endswith("/story-3.html") for i in pages)
+    # story 3 was dropped before the cleaning, story 4 failed there: their analyses let go
+    assert len(pages) == PAGES - 1
+    assert not any(i["url"].endswith(("/story-3.html", "/story-4.html")) for i in pages)
     assert result.stats.get("wisdom/skipped/dropped_before_cleaning") == 1
+    assert result.stats.get("wisdom/skipped/failed_before_cleaning") == 1
     # before the cleaning: the spider's PageItem (no role yet); after: the cleaned item's role
     assert {i["seen_before"] for i in pages} == {""}
     assert {i["seen_after"] for i in pages} == {i["role"] for i in pages} - {""}
@@ -144,6 +147,15 @@ class DropStoryThree:
 
         if str(getattr(item, "url", "")).endswith("/story-3.html"):
             raise DropItem("story 3 is not wanted")
+        return item
+
+
+class FailOnStoryFour:
+    """A project's pipeline before WisdomPipeline that fails on one page's PageItem."""
+
+    def process_item(self, item: Any) -> Any:
+        if str(getattr(item, "url", "")).endswith("/story-4.html"):
+            raise ValueError("story 4 breaks this pipeline")
         return item
 
 

@@ -113,6 +113,7 @@ class WisdomExtension:
         crawler.signals.connect(self._on_forced_stop, signal=signals.spider_opened)
         crawler.signals.connect(self.on_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._dropped, signal=signals.item_dropped)
+        crawler.signals.connect(self._failed, signal=signals.item_error)
         for passed in (signals.item_scraped, signals.item_dropped, signals.item_error):
             crawler.signals.connect(runtime.passed, signal=passed)
         crawler.signals.connect(self.on_closed, signal=signals.spider_closed)
@@ -205,10 +206,19 @@ class WisdomExtension:
     def _dropped(self, item: Any) -> None:
         """A page item a pipeline before WisdomPipeline dropped: the analysis (and page model)
         kept for its item is let go, counted under ``wisdom/skipped/dropped_before_cleaning``."""
+        self._let_go(item, "dropped_before_cleaning")
+
+    def _failed(self, item: Any) -> None:
+        """A page item a pipeline before WisdomPipeline failed on (an exception other than
+        DropItem): let go as a dropped one, counted under
+        ``wisdom/skipped/failed_before_cleaning``."""
+        self._let_go(item, "failed_before_cleaning")
+
+    def _let_go(self, item: Any, reason: str) -> None:
         if not isinstance(item, PageItem) or item.role:
             return
         if self.runtime.in_flight.ticket(item.url) is not None:
-            self.runtime.skip("dropped_before_cleaning")
+            self.runtime.skip(reason)
 
     # -- idle and close ----------------------------------------------------------------------
 

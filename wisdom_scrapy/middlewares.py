@@ -105,6 +105,7 @@ class WisdomFeedMiddleware:
             return await self.runtime.take(response, page)
         except Exception:  # never lose the page: it goes on, to be passed unanalysed
             self.runtime.failed("analysis", response.url)
+            self.runtime.in_flight.untaken(page.url)  # its record does not wait for it
             return [page]
 
 
