@@ -292,6 +292,12 @@ class Sites:
             self._contexts[site].release_snapshot()
             self.count("wisdom/snapshots/released")
 
+    def having(self, part: Part[_P]) -> list[tuple[str, _P]]:
+        """Each site that has ``part``, with it (in the order the sites were first seen): the
+        stage's view of its sites, for the stages that act on all of them (at idle, at close)."""
+        return [(context.site, found) for context in self._contexts.values()
+                if (found := part.of(context)) is not None]  # fmt: skip
+
     def find(self, site: str) -> SiteContext | None:
         """The site's context if the crawl has seen the site, else None (nothing created)."""
         return self._contexts.get(site)
