@@ -128,7 +128,7 @@ def test_pages_are_held_until_the_site_is_warm_then_all_come_out(demo):
         out = _items(extractor, _submit(extractor, SITE, model.url, model))
         if i < 7:
             assert out == [], "held while the store knows fewer than 8 pages"
-        assert extractor.sites.get(SITE).is_warm == (i >= 7)  # the site object says so
+        assert extractor.sites.get(SITE).cold_start_over == (i >= 7)  # the site object says so
         emitted.extend(out)
     assert extractor.waiting() == 0
     assert sorted(item.url for item in emitted) == sorted(BASE + p.lstrip("/") for p in articles)

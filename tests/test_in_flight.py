@@ -12,12 +12,14 @@ import sys
 import weakref
 from pathlib import Path
 
+import numpy as np
 import pytest
 from scrapy.http import HtmlResponse
 
 from sample_project.demo_site import build_demo_site
+from wisdom_scrapy.engine.link_graph import PageLinks
 from wisdom_scrapy.engine.waits import ReadyPage, _Held
-from wisdom_scrapy.in_flight import PagesInFlight
+from wisdom_scrapy.in_flight import LinkedPage, PagesInFlight
 from wisdom_scrapy.items import PageItem
 from wisdom_scrapy.page.model import PageModel
 
@@ -48,6 +50,26 @@ def test_the_model_lives_as_long_as_its_response_and_no_longer() -> None:
     assert gone() is None  # the table kept it no longer than its response
     assert table.modelled_urls() == []
     assert len(table) == 0  # the table's next step lets the record go
+
+
+def test_the_linked_page_lives_with_its_model_and_only_for_a_modelled_response() -> None:
+    table = PagesInFlight()
+    response, model = _fetch()
+    other, _ = _fetch()  # the same URL, not modelled: it keeps nothing
+    none = np.zeros(0, np.int64)
+    record = PageLinks(URL, none.astype(np.int32), *[none] * 4, *[none.astype(np.int32)] * 2,
+                       none.astype(np.uint8), none)
+    linked = LinkedPage("site.test", record, np.zeros(0), np.zeros(0, bool), 0.0)
+    assert table.linked(response) is None
+    table.fetched(response, model)
+    assert table.link(response, linked) is linked and table.linked(response) is linked
+    table.link(other, linked)
+    assert table.linked(other) is None
+    gone = weakref.ref(linked.alpha)  # (a slotted LinkedPage takes no weak reference)
+    del response, model, linked
+    gc.collect()
+    assert gone() is None  # let go with its response, as the model
+    assert len(table) == 0
 
 
 def test_two_responses_of_one_url_each_keep_their_own_model() -> None:

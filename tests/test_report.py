@@ -485,3 +485,29 @@ def test_view_strikes_out_what_the_chosen_cleaner_removes(demo: Demo) -> None:
             )
     assert removed["wisdom"] and removed["infodiscoverer"]
     assert removed["wisdom"] != removed["infodiscoverer"]
+
+
+def test_a_sites_report_data_is_its_part_of_the_site_context_for_the_whole_crawl() -> None:
+    """A site's report data is the report's part of the site's context, listed in the order
+    the report made it (not the order the crawl first saw the sites), and leaving the site does
+    not drop it."""
+    from scrapy.utils.test import get_crawler
+
+    from wisdom_scrapy.engine.sites import SITE_HORIZON
+    from wisdom_scrapy.extension import WisdomExtension
+    from wisdom_scrapy.report import REPORT, WisdomReportExtension
+
+    crawler = get_crawler(settings_dict={"WISDOM_STORE_URI": "memory://"})
+    extension = WisdomExtension.from_crawler(crawler)
+    try:
+        report = WisdomReportExtension(crawler, "")
+        report.runtime = extension.runtime
+        sites = extension.runtime.sites
+        sites.get("a.test")  # the crawl sees a.test first, the report b.test
+        b, a = report.data("b.test"), report.data("a.test")
+        assert report.sites() == [b, a] and report.data("a.test") is a
+        for site in ("a.test", "b.test") + ("elsewhere.test",) * (SITE_HORIZON + 1):
+            sites.fed(site)
+        assert REPORT.of(sites.get("a.test")) is a and report.sites() == [b, a]
+    finally:
+        extension.runtime.close()

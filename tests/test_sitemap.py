@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 from tests.crawling import CrawlResult, run_crawl
+from wisdom_scrapy.engine.sites import SITE_HORIZON
 from wisdom_scrapy.mining.lamis import hits, link_weights
 from wisdom_scrapy.mining.sitemap import (
     GAP_EXTEND,
@@ -549,3 +551,43 @@ def test_sitemap_without_the_sitemap_extra_names_the_extra() -> None:
         f"settings: WISDOM_SITEMAP_URI turns the sitemap on, which {extra}",
         f"engine: the sitemap's block alignment {extra}",
     ]
+
+
+def _leave(sites: Any, *names: str) -> None:
+    """The crawl leaves ``names``: a site's pages are fed for longer than their horizon."""
+    for name in names:
+        sites.fed(name)
+    for _ in range(SITE_HORIZON + 1):
+        sites.fed("elsewhere.test")
+
+
+def test_a_sites_sitemap_state_is_its_part_of_the_site_context_for_the_whole_crawl() -> None:
+    """What the middleware keeps of a site (symbols, home, records, last sitemap) is its part of
+    the site's context: the sites' items come in the order their first page was observed (not
+    the order the crawl first saw the sites), and leaving a site does not drop it."""
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.test import get_crawler
+
+    from wisdom_scrapy.extension import WisdomExtension
+    from wisdom_scrapy.page.model import PageModel
+    from wisdom_scrapy.sitemap import SITEMAP, WisdomSitemapMiddleware
+
+    crawler = get_crawler(settings_dict={"WISDOM_STORE_URI": "memory://", "WISDOM_SITEMAP": True})
+    extension = WisdomExtension.from_crawler(crawler)
+    try:
+        middleware = WisdomSitemapMiddleware(crawler, extension)
+        sites = extension.runtime.sites
+        sites.get("a.test")  # the crawl sees a.test first, the sitemap b.test
+        for site in ("b.test", "a.test"):
+            url = f"http://{site}/"
+            body = f"<html><body><h1>{site}</h1><p>words of {site}</p></body></html>"
+            response = HtmlResponse(url, body=body.encode(), encoding="utf-8")
+            middleware._observe(PageModel.from_tree(response.selector.root, url))
+        assert [item.site for item in middleware.site_items("idle")] == ["b.test", "a.test"]
+        part = SITEMAP.of(sites.get("a.test"))
+        assert part is not None and part.home == "http://a.test/" and part.sitemap is not None
+        _leave(sites, "a.test", "b.test")
+        assert SITEMAP.of(sites.get("a.test")) is part  # kept: a left site is not rebuilt
+        assert middleware.site_items("close") == []
+    finally:
+        extension.runtime.close()

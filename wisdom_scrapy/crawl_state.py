@@ -163,7 +163,7 @@ class WisdomRuntime:
         # with JOBDIR, waiting pages are mirrored in the store so a resumed crawl re-fetches them
         self.pending: PendingPages | None = None
         if crawler.settings.get("JOBDIR"):
-            self.pending = PendingPages(self.store, self._unfinished_urls, self.inc)
+            self.pending = PendingPages(self.store, self._unfinished_urls, self.inc, self.sites)
         scheduler = crawler.settings.get("SCHEDULER")
         #: True in a worker of a distributed crawl (:mod:`wisdom_scrapy.distributed`): what
         #: other workers need from a page (its records) must reach the store with the page,

@@ -29,9 +29,7 @@ other extensions) look it up when the spider opens.
 from __future__ import annotations
 
 import logging
-import weakref
 from contextlib import suppress
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -45,12 +43,12 @@ from scrapy.utils.reactor import is_reactor_installed
 from wisdom_scrapy.collector import CollectorTuning
 from wisdom_scrapy.crawl_state import WisdomRuntime
 from wisdom_scrapy.engine.link_graph import PageLinks, StructureTracker
+from wisdom_scrapy.in_flight import LinkedPage
 from wisdom_scrapy.items import PageItem, SiteStructureItem
 from wisdom_scrapy.settings import SettingsError
 from wisdom_scrapy.signals import send, send_async, site_items, store_closing
 
 if TYPE_CHECKING:
-    from numpy.typing import NDArray
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
@@ -62,17 +60,6 @@ logger = logging.getLogger(__name__)
 #: How often :meth:`WisdomExtension.on_engine_stopped` looks whether the spider's close has
 #: finished, when the engine is stopped during it (only then: otherwise it has).
 CLOSE_POLL_SECONDS = 0.05
-
-
-@dataclass(slots=True)
-class LinkedPage:
-    """What the site's link structure learnt of one fed page (the focus decides with it)."""
-
-    site: str
-    record: PageLinks
-    alpha: NDArray[np.float64]  # LAMIS link weight of each link occurrence
-    template: NDArray[np.bool_]  # occurrences in the site's template blocks
-    hub: float  # the page's hub score relative to the site mean (estimated until analysed)
 
 
 class WisdomExtension:
@@ -97,9 +84,6 @@ class WisdomExtension:
             in_flight=runtime.pages_in_flight,
             sites=runtime.sites,
             vocab=runtime.extractor.terms.vocab,  # one vocabulary for the crawl
-        )
-        self.linked: weakref.WeakKeyDictionary[Response, LinkedPage] = (
-            weakref.WeakKeyDictionary()
         )
         self.collector = CollectorTuning(crawler) if settings.tune_gc else None
         #: Whether the spider asked for the analysis: it declares ``wisdom_analysis = True``,
@@ -164,10 +148,12 @@ class WisdomExtension:
         """The fed page of ``response`` in its site's link structure, recorded on the first
         call (by the feed or the focus middleware, whichever sees the spider's output first):
         its record stored, the site analysed again when it grew enough, its links' LAMIS
-        weights and its hub estimate. None for a response the feed did not model. Never
-        raises."""
-        found = self.linked.get(response)
-        model = self.runtime.in_flight.model(response)
+        weights and its hub estimate, kept with the response's model in the table of pages in
+        flight (:meth:`~wisdom_scrapy.in_flight.PagesInFlight.link`). None for a response the
+        feed did not model. Never raises."""
+        in_flight = self.runtime.in_flight
+        found = in_flight.linked(response)
+        model = in_flight.model(response)
         if found is not None or model is None:
             return found
         try:
@@ -183,15 +169,14 @@ class WisdomExtension:
         except Exception:  # the link structure must never cost the spider its page
             self.runtime.failed("structure", model.url)
             return None
-        page = self.linked[response] = LinkedPage(site, record, alpha, template, hub)
-        return page
+        return in_flight.link(response, LinkedPage(site, record, alpha, template, hub))
 
     def _unjudged(self, response: Response, site: str, record: PageLinks) -> LinkedPage:
         """The page recorded, its links not judged (none template, no weight, no hub) and no
         estimate of its targets made: its site's statistics could not be read back."""
         none = np.zeros(len(record))
-        page = self.linked[response] = LinkedPage(site, record, none, none.astype(bool), 0.0)
-        return page
+        linked = LinkedPage(site, record, none, none.astype(bool), 0.0)
+        return self.runtime.in_flight.link(response, linked)
 
     def annotate(self, item: PageItem | ArticleItem | TocItem) -> None:
         """The item's ``hub`` / ``authority``: the scores known now (final at idle and close)."""

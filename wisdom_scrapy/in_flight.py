@@ -6,10 +6,11 @@ A page is in flight while any of these holds:
 
 * **fetched**: a response of it that the feed modelled is still being processed: its
   :class:`~wisdom_scrapy.page.model.PageModel` serves the spider's output (the link structure,
-  the focusing, the sitemap, the page's analysis), so its terms are computed once. The model
-  never outlives its response: the record keeps the response weakly and lets the model go the
-  moment Scrapy lets the response go (a crawl holds the models of the responses in its scraper,
-  not of every page it fetched);
+  the focusing, the sitemap, the page's analysis), so its terms are computed once, and what the
+  site's link structure learnt of it (:class:`LinkedPage`) is judged
+  once for the feed and the focus middleware. Neither outlives its response: the record keeps
+  the response weakly and lets both go the moment Scrapy lets the response go (a crawl holds the
+  models of the responses in its scraper, not of every page it fetched);
 * **taken**: the spider's PageItem of it, until the page leaves the extractor's waits;
 * **submitting**: its analysis runs in a worker process, the crawl not waiting for it;
 * **ticket**: it left the waits, until the item pipeline makes its cleaned item;
@@ -31,22 +32,38 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    import numpy as np
+    from numpy.typing import NDArray
     from scrapy.http import Response
 
+    from wisdom_scrapy.engine.link_graph import PageLinks
     from wisdom_scrapy.engine.waits import ReadyPage
     from wisdom_scrapy.items import PageItem
     from wisdom_scrapy.page.model import PageModel
 
-__all__ = ["PageInFlight", "PagesInFlight"]
+__all__ = ["LinkedPage", "PageInFlight", "PagesInFlight"]
+
+
+@dataclass(slots=True)
+class LinkedPage:
+    """What the site's link structure learnt of one fed page (the focus decides with it): kept
+    with the page's model while its response is (:meth:`PagesInFlight.link`)."""
+
+    site: str
+    record: PageLinks
+    alpha: NDArray[np.float64]  # LAMIS link weight of each link occurrence
+    template: NDArray[np.bool_]  # occurrences in the site's template blocks
+    hub: float  # the page's hub score relative to the site mean (estimated until analysed)
 
 
 @dataclass(slots=True, eq=False)
 class _Fetch:
-    """A response of the page the feed modelled (weakly: it dies with the response) and its
-    model."""
+    """A response of the page the feed modelled (weakly: the entry dies with the response), its
+    model and, once the link structure recorded it, its linked page."""
 
     response: weakref.ref[Response]
     model: PageModel
+    linked: LinkedPage | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -67,10 +84,10 @@ class PageInFlight:
     #: the page left the waits and its item has not passed the item pipelines yet
     leaving: bool = False
 
-    def model_of(self, response: Response) -> PageModel | None:
+    def fetch_of(self, response: Response) -> _Fetch | None:
         for fetch in tuple(self.fetches):  # a response let go meanwhile leaves the list
             if fetch.response() is response:
-                return fetch.model
+                return fetch
         return None
 
     @property
@@ -141,11 +158,29 @@ class PagesInFlight:
             page.fetches = [f for f in page.fetches if f.response is not ref]
             self._let_go.append(url)
 
+    def _fetch(self, response: Response) -> _Fetch | None:
+        page = self._pages.get(response.url)
+        return None if page is None else page.fetch_of(response)
+
     def model(self, response: Response) -> PageModel | None:
         """The model the feed made of ``response``, while Scrapy holds it; None for a response
         it did not model."""
-        page = self._pages.get(response.url)
-        return None if page is None else page.model_of(response)
+        fetch = self._fetch(response)
+        return None if fetch is None else fetch.model
+
+    def linked(self, response: Response) -> LinkedPage | None:
+        """What the link structure learnt of ``response``'s page (:meth:`link`), while Scrapy
+        holds the response; None before, or for a response the feed did not model."""
+        fetch = self._fetch(response)
+        return None if fetch is None else fetch.linked
+
+    def link(self, response: Response, linked: LinkedPage) -> LinkedPage:
+        """``response``'s page recorded in its site's link structure: kept with its model, as
+        long as the response (a response the feed did not model keeps nothing)."""
+        fetch = self._fetch(response)
+        if fetch is not None:
+            fetch.linked = linked
+        return linked
 
     def taken(self, item: PageItem) -> None:
         """The spider's PageItem of the page, held until the page leaves the waits."""

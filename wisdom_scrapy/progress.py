@@ -56,7 +56,8 @@ class WisdomProgress:
         self.runtime: WisdomRuntime = None  # type: ignore[assignment]
         self.interval = interval
         self.task: Any = None
-        self.warm: set[str] = set()
+        #: sites seen no longer holding pages for their warm-up (:meth:`_holding`)
+        self.past_cold_start: set[str] = set()
         self.fed_before = 0
 
     @classmethod
@@ -96,10 +97,10 @@ class WisdomProgress:
             except StoreError:
                 continue
             store_pages += n
-            if site not in self.warm and self._holding(site, n):
+            if site not in self.past_cold_start and self._holding(site, n):
                 warming.append((site, n))
             else:
-                self.warm.add(site)
+                self.past_cold_start.add(site)
         return store_pages, warming
 
     def _holding(self, site: str, stored: int) -> bool:
@@ -108,7 +109,7 @@ class WisdomProgress:
         its next page releases them)."""
         context = self.runtime.sites.find(site)
         waits = WAITS.of(context) if context is not None else None
-        return (waits is not None and context is not None and not context.is_warm
+        return (waits is not None and context is not None and not context.cold_start_over
                 and stored < self.runtime.settings.warmup_pages)  # fmt: skip
 
     def log(self, final: bool = False) -> None:

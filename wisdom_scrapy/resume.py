@@ -12,6 +12,10 @@ crawl reads them at spider open and fetches those pages again (``dont_filter``):
 them unchanged (nothing counted twice) and the extractor emits their items as usual. A record
 stops counting (an empty value: the records API has no delete) when its page's item has left.
 
+What the mirror keeps of a site (the URLs recorded as waiting, the URLs re-scheduled) is its part
+of the site's context (:data:`PENDING`), kept for the whole crawl: a record is cleared whenever
+its page stops waiting, the site left or not.
+
 A record holds only the page URL and the name of the spider callback that received it (JSON):
 nothing from the store is ever unpickled or evaluated, since several processes may write it.
 """
@@ -21,16 +25,18 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 
+from wisdom_scrapy.engine.sites import Part, Sites
 from wisdom_scrapy.store import StoreError, TermStore
 
 if TYPE_CHECKING:
     from scrapy import Spider
 
-__all__ = ["KIND", "RESUMED_META", "PendingPages"]
+__all__ = ["KIND", "PENDING", "RESUMED_META", "PendingPages"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +46,18 @@ KIND = "wisdom_pending"
 RESUMED_META = "wisdom_resumed"
 
 
+@dataclass(slots=True, eq=False)
+class _SitePending:
+    """The mirror's part of one site's context (module docstring)."""
+
+    recorded: set[str] = field(default_factory=set)  # URLs recorded as waiting
+    resuming: set[str] = field(default_factory=set)  # URLs re-scheduled, not fetched yet
+
+
+#: The waiting pages' mirror's part of a site's context.
+PENDING: Part[_SitePending] = Part("pending")
+
+
 class PendingPages:
     """Mirrors the extractor's waiting pages in ``store`` and brings them back on resume.
 
@@ -47,13 +65,12 @@ class PendingPages:
     """
 
     def __init__(self, store: TermStore, waiting: Callable[[], Mapping[str, list[str]]],
-                 count: Callable[..., None]) -> None:
+                 count: Callable[..., None], sites: Sites) -> None:
         self.store = store
+        self.sites = sites
         self.waiting = waiting
         self.count = count
         self._callbacks: dict[str, str | None] = {}  # url -> callback name, while it waits
-        self._recorded: dict[str, set[str]] = {}  # site -> URLs recorded as waiting
-        self._resuming: dict[str, set[str]] = {}  # site -> URLs re-scheduled, not fetched yet
         self._resumed: set[str] = set()  # every URL re-scheduled in this crawl
         self._resumed_received: set[str] = set()
 
@@ -68,7 +85,9 @@ class PendingPages:
             if url in self._resumed_received:
                 return False
             self._resumed_received.add(url)
-        self._resuming.get(site, set()).discard(url)
+        part = PENDING.of(self.sites.get(site))
+        if part is not None:
+            part.resuming.discard(url)
         self.fed(url, callback)
         return True
 
@@ -82,9 +101,11 @@ class PendingPages:
         """Write the pages that started or stopped waiting since the last call (if any)."""
         now = self.waiting()
         keep: set[str] = set()
-        for site in set(now) | set(self._recorded) | set(self._resuming):
-            current = set(now.get(site, ())) | self._resuming.get(site, set())
-            old = self._recorded.get(site, set())
+        parts = dict(self.sites.having(PENDING))
+        for site in set(now) | set(parts):
+            part = parts.get(site) or self._part(site)
+            current = set(now.get(site, ())) | part.resuming
+            old = part.recorded
             keep |= current | old
             if current == old:
                 continue
@@ -96,9 +117,13 @@ class PendingPages:
                 self.count("wisdom/store_errors")
                 logger.warning("wisdom_scrapy: waiting pages of %s not recorded: %s", site, exc)
                 continue
-            self._recorded[site] = current
+            part.recorded = current
         # only the callbacks of waiting pages are needed: memory stays bounded by them
         self._callbacks = {u: c for u, c in self._callbacks.items() if u in keep}
+
+    def _part(self, site: str) -> _SitePending:
+        context = self.sites.get(site)
+        return PENDING.of(context) or PENDING.put(context, _SitePending())
 
     def _record(self, url: str) -> bytes:
         return json.dumps({"callback": self._callbacks.get(url)}).encode()
@@ -117,9 +142,10 @@ class PendingPages:
                 callback = getattr(spider, name, None) if isinstance(name, str) else None
                 schedule(Request(url, callback=callback if callable(callback) else None,
                                  dont_filter=True, meta={RESUMED_META: True}))
-                self._resuming.setdefault(site, set()).add(url)
+                part = self._part(site)
+                part.resuming.add(url)
                 self._resumed.add(url)
-                self._recorded.setdefault(site, set()).add(url)
+                part.recorded.add(url)
                 self._callbacks[url] = name if isinstance(name, str) else None
                 n += 1
         if n:

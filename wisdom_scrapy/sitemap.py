@@ -22,9 +22,12 @@ is :mod:`wisdom_scrapy.mining.sitemap`.
 
 SEG's complexity cuts are derived from the symbol frequencies of the site's pages seen so far
 (:meth:`~wisdom_scrapy.segment.SegParams.for_background`); they are re-derived whenever the
-site's symbols grew by a tenth. Stats: ``wisdom/sitemap/pages``, ``wisdom/sitemap/microseconds``
-(per-page partitioning time), ``wisdom/sitemap/entries``, ``wisdom/items/sitemap``,
-``wisdom/sitemap/files``.
+site's symbols grew by a tenth. What the middleware keeps of a site (those symbol frequencies,
+the records not written yet, its home page, its last sitemap) is its part of the site's context
+(:data:`SITEMAP`, on :class:`~wisdom_scrapy.engine.sites.SiteContext`), kept for the whole crawl:
+a site built once is built again at close only when it grew. Stats: ``wisdom/sitemap/pages``,
+``wisdom/sitemap/microseconds`` (per-page partitioning time), ``wisdom/sitemap/entries``,
+``wisdom/items/sitemap``, ``wisdom/sitemap/files``.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import json
 import logging
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -43,6 +47,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from wisdom_scrapy import signals
+from wisdom_scrapy.engine.sites import Part
 from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.items import SitemapItem, xml_safe
 from wisdom_scrapy.mining.sitemap import PageBlocks, Sitemap, build_sitemap, page_blocks
@@ -57,7 +62,7 @@ if TYPE_CHECKING:
 
     from wisdom_scrapy.page.model import PageModel
 
-__all__ = ["RECORD_KIND", "WisdomSitemapMiddleware", "sitemap_json", "sitemap_xml"]
+__all__ = ["RECORD_KIND", "SITEMAP", "WisdomSitemapMiddleware", "sitemap_json", "sitemap_xml"]
 
 logger = logging.getLogger(__name__)
 #: ``kind`` of the store records holding each page's blocks.
@@ -87,6 +92,26 @@ class _Background:
         return self.params
 
 
+@dataclass(slots=True, eq=False)
+class _SiteSitemap:
+    """The sitemap's part of one site's context (module docstring)."""
+
+    background: _Background = field(default_factory=_Background)
+    #: pages observed since the site's last sitemap; None until the first page was observed
+    #: whole (or the sitemap built): until then the site has no sitemap to build
+    grown: int | None = None
+    #: sites counted before this one (:meth:`WisdomSitemapMiddleware._counted`): the order of
+    #: the sites' items
+    rank: int = -1
+    home: str | None = None
+    pending: dict[str, bytes] = field(default_factory=dict)  # page records not yet written
+    sitemap: Sitemap | None = None
+
+
+#: The sitemap's part of a site's context.
+SITEMAP: Part[_SiteSitemap] = Part("sitemap")
+
+
 class WisdomSitemapMiddleware:
     """Builds and exports the crawled sites' sitemaps; see the module docstring."""
 
@@ -100,11 +125,7 @@ class WisdomSitemapMiddleware:
         self.runtime = runtime
         self.uri = settings.sitemap_uri
         self.levels = settings.sitemap_levels
-        self._backgrounds: dict[str, _Background] = {}
-        self._grown: dict[str, int] = {}  # pages observed since the site's last sitemap
-        self._homes: dict[str, str] = {}
-        self._pending: dict[str, dict[str, bytes]] = {}  # page records not yet written
-        self.sitemaps: dict[str, Sitemap] = {}
+        self._n_counted = 0  # sites whose sitemap is built when they grew (_counted)
         crawler.signals.connect(self.site_items, signal=signals.site_items)
         crawler.signals.connect(self.on_closed, signal=signals.store_closing)
 
@@ -127,31 +148,44 @@ class WisdomSitemapMiddleware:
     def _observe(self, model: PageModel) -> None:
         started = time.perf_counter()
         site = self.runtime.site_of(model.url)
+        part = self._part(site)
         seq = translate(model)
-        params = self._backgrounds.setdefault(site, _Background()).observe(seq.symbols)
+        params = part.background.observe(seq.symbols)
 
         def same_site(url: str) -> bool:
             return self.runtime.site_of(url) == site
 
         record = page_blocks(model, params, same_site, seq)
-        pending = self._pending.setdefault(site, {})
-        pending[model.url] = record.encode()
-        if len(pending) >= (1 if self.runtime.distributed else FLUSH_PAGES):
+        part.pending[model.url] = record.encode()
+        if len(part.pending) >= (1 if self.runtime.distributed else FLUSH_PAGES):
             self._flush(site)
-        if site not in self._homes:
+        if part.home is None:
             stored = self.runtime.store.records(site, HOME_KIND).get("home")
-            self._homes[site] = stored.decode("utf-8") if stored else model.url
+            part.home = stored.decode("utf-8") if stored else model.url
             if not stored:
                 self.runtime.store.put_records(site, HOME_KIND, {"home": model.url.encode()})
-        self._grown[site] = self._grown.get(site, 0) + 1
+        self._counted(part)
+        part.grown = (part.grown or 0) + 1
         self.runtime.inc("wisdom/sitemap/pages")
         self.runtime.inc(
             "wisdom/sitemap/microseconds", round((time.perf_counter() - started) * 1e6)
         )
 
+    def _part(self, site: str) -> _SiteSitemap:
+        context = self.runtime.sites.get(site)
+        return SITEMAP.of(context) or SITEMAP.put(context, _SiteSitemap())
+
+    def _counted(self, part: _SiteSitemap) -> None:
+        """The site's sitemap is built from now on when it grew: its items follow those of the
+        sites counted before it."""
+        if part.grown is None:
+            part.grown, part.rank = 0, self._n_counted
+            self._n_counted += 1
+
     def _flush(self, site: str) -> None:
         """Write the site's pending page records to the store in one atomic write."""
-        pending = self._pending.pop(site, {})
+        part = self._part(site)
+        pending, part.pending = part.pending, {}
         if not pending:
             return
         try:
@@ -169,6 +203,7 @@ class WisdomSitemapMiddleware:
     def build(self, site: str) -> Sitemap:
         """The site's sitemap from every page record the store holds for it."""
         self._flush(site)
+        part = self._part(site)
         blobs = self.runtime.store.records(site, RECORD_KIND)
         records = {url: PageBlocks.decode(blob) for url, blob in blobs.items()}
         snapshot = self.runtime.sites.get(site).current()
@@ -176,23 +211,28 @@ class WisdomSitemapMiddleware:
             records,
             snapshot,
             levels=self.levels,
-            home=self._homes.get(site),
+            home=part.home,
             hits_max_iter=self.runtime.settings.hits_max_iter,
         )
-        self.sitemaps[site] = sitemap
-        self._grown[site] = 0
+        self._counted(part)
+        part.sitemap, part.grown = sitemap, 0
         self.runtime.inc("wisdom/sitemap/entries", sum(sitemap.entries()))
         return sitemap
 
     def _build_grown(self, stage: str) -> list[tuple[str, Sitemap]]:
         out = []
-        for site, grown in list(self._grown.items()):
-            if grown or site not in self.sitemaps:
+        for site, part in self._counted_sites():
+            if part.grown or part.sitemap is None:
                 try:
                     out.append((site, self.build(site)))
                 except Exception:
                     self.runtime.failed("sitemap", f"({stage}: {site})")
         return out
+
+    def _counted_sites(self) -> list[tuple[str, _SiteSitemap]]:
+        """The sites counted (:meth:`_counted`), in the order they were."""
+        having = self.runtime.sites.having(SITEMAP)
+        return sorted([(s, p) for s, p in having if p.grown is not None], key=lambda s: s[1].rank)
 
     def site_items(self, stage: str) -> list[SitemapItem]:
         """SitemapItems of the sites that grew since their last one, at idle and at close
@@ -222,9 +262,11 @@ class WisdomSitemapMiddleware:
         if not self.runtime.may_finalise():
             return
         self._build_grown("close")
-        if not self.uri or not self.sitemaps:
+        built = sorted((site, p.sitemap) for site, p in self.runtime.sites.having(SITEMAP)
+                       if p.sitemap is not None)  # fmt: skip
+        if not self.uri or not built:
             return
-        sitemaps = [self.sitemaps[s] for s in sorted(self.sitemaps)]
+        sitemaps = [sitemap for _, sitemap in built]
         files = {".xml": sitemap_xml(sitemaps), ".json": sitemap_json(sitemaps)}
         await self._write(files)
 

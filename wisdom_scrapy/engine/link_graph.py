@@ -998,8 +998,12 @@ class StructureTracker:
         self.decoded = DecodedRecords()
 
     def warm(self, site: str) -> bool:
-        """Whether the site is warm by the pages this tracker has records of (its own and the
-        store's, :meth:`state`)."""
+        """Whether the site is *warm* (:meth:`WisdomParams.is_warm
+        <wisdom_scrapy.mining.wisdom.WisdomParams.is_warm>`: its entropies mean something, so
+        its links may be weighted and its pages focused on) by the pages this tracker has records
+        of (its own and the store's, :meth:`state`). Not whether its cold-start hold is over
+        (:attr:`SiteContext.cold_start_over <wisdom_scrapy.engine.sites.SiteContext.
+        cold_start_over>`)."""
         return self.params.is_warm(self.state(site).recorder.n_pages)
 
     def link_weights(self, site: str, record: PageLinks) -> NDArray[np.float64]:

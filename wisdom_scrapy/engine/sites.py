@@ -109,10 +109,14 @@ class SiteContext:
     fed_pages: int = 0
     #: how many sites had pages fed before this one's first (:meth:`Sites.most_fed`)
     fed_rank: int = -1
-    #: the site's cold start is over, for good: the store knows enough of its pages (or its
-    #: template shows) for them to be analysed as they arrive. The crawl's one notion of a warm
-    #: site (the extractor decides it: :meth:`~wisdom_scrapy.engine.waits.Extractor._hold_over`)
-    is_warm: bool = False
+    #: Whether the site's cold-start hold is over, for good: may its pages be analysed as they
+    #: arrive, none held for the warm-up (``WISDOM_WARMUP_PAGES``, or until its template
+    #: shows)? The extractor decides it (:meth:`~wisdom_scrapy.engine.waits.Extractor.
+    #: _hold_over`; its log line "site … warm" says so); the progress line reads it. Not
+    #: whether the site's entropies mean something yet: that is *warm*
+    #: (:meth:`WisdomParams.is_warm <wisdom_scrapy.mining.wisdom.WisdomParams.is_warm>`),
+    #: which the hold ends at the latest but may end before.
+    cold_start_over: bool = False
 
     def snapshot(self) -> EntropySnapshot:
         """The entropies the site's pages are analysed with: read from the store the first
@@ -291,6 +295,12 @@ class Sites:
             self._held_terms -= terms
             self._contexts[site].release_snapshot()
             self.count("wisdom/snapshots/released")
+
+    def having(self, part: Part[_P]) -> list[tuple[str, _P]]:
+        """Each site that has ``part``, with it (in the order the sites were first seen): the
+        stage's view of its sites, for the stages that act on all of them (at idle, at close)."""
+        return [(context.site, found) for context in self._contexts.values()
+                if (found := part.of(context)) is not None]  # fmt: skip
 
     def find(self, site: str) -> SiteContext | None:
         """The site's context if the crawl has seen the site, else None (nothing created)."""

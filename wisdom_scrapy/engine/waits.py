@@ -675,7 +675,7 @@ class Extractor:
         :meth:`WisdomParams.is_warm <wisdom_scrapy.mining.wisdom.WisdomParams.is_warm>`) or,
         ``until_template``, its template shows."""
         context = self.sites.get(site)
-        if context.is_warm:
+        if context.cold_start_over:
             return True
         if state.repetition_let_go:  # not read back (the store failing): a later page judges
             return False
@@ -690,7 +690,7 @@ class Extractor:
         if n < self.params.warmup_pages and not shows_template:
             self.count("wisdom/warmup/held")
             return False
-        context.is_warm = True
+        context.cold_start_over = True
         logger.info("wisdom_scrapy: site %s warm (%d pages in the store%s)", site, n,
                     ", its template shows" if shows_template else "")  # fmt: skip
         return True

@@ -28,7 +28,9 @@ page (:data:`wisdom_scrapy.signals.page_analysed`) and the items leaving the cra
 close (:data:`wisdom_scrapy.signals.store_closing`) it stores each site's report data in the
 store (``put_records(site, "report", …)``, one JSON blob, so another process or a later
 ``scrapy wisdom-report`` can rebuild the report), and writes the HTML when
-``WISDOM_REPORT_URI`` is set. Memory per site: one counter and a 160-character sample per
+``WISDOM_REPORT_URI`` is set. A site's report data is the report's part of the site's context
+(:data:`REPORT`, on :class:`~wisdom_scrapy.engine.sites.SiteContext`), kept for the whole
+crawl. Memory per site: one counter and a 160-character sample per
 distinct redundant block path (at most :data:`MAX_PATHS`), two floats per analysed page, the
 link targets of each TOC item (at most :data:`MAX_TOCS`) and the URLs of the article items.
 
@@ -57,6 +59,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from wisdom_scrapy.analysis.annotated import ROLE_COLOURS, redundant_summary
+from wisdom_scrapy.engine.sites import Part
 from wisdom_scrapy.engine.waits import RemoteAnalysis
 from wisdom_scrapy.extension import WisdomExtension
 from wisdom_scrapy.items import ArticleItem, SitemapItem, SiteStructureItem, TocItem
@@ -73,6 +76,7 @@ if TYPE_CHECKING:
     from wisdom_scrapy.crawl_state import WisdomRuntime
 
 __all__ = [
+    "REPORT",
     "REPORT_KIND",
     "SiteReportData",
     "WisdomReportExtension",
@@ -136,6 +140,8 @@ class SiteReportData:
         # gathered during the crawl and summed up by finish(); not stored
         self._toc_targets: dict[str, tuple[float | None, frozenset[str]]] = {}
         self._article_urls = SeenStrings()
+        #: sites whose data the crawl's report made before this one's: its place in the report
+        self.rank = -1
 
     def observe(self, analysis: PageAnalysis | RemoteAnalysis) -> None:
         """Count one analysed page's redundant blocks (once per path and page); a page analysed
@@ -515,6 +521,10 @@ def write_report(uri: str, html: str) -> Path:
 # --------------------------------------------------------------------------------------------
 
 
+#: The report's part of a site's context: the site's report data.
+REPORT: Part[SiteReportData] = Part("report")
+
+
 class WisdomReportExtension:
     """Collects each site's report data during the crawl; at close, stores it and writes the
     report to ``WISDOM_REPORT_URI`` when set (module docstring). Also counts
@@ -525,7 +535,7 @@ class WisdomReportExtension:
         self.uri = uri
         if uri:
             check_report_uri(uri)
-        self.sites: dict[str, SiteReportData] = {}
+        self._n_sites = 0  # sites with report data (their ranks)
         # the crawl's runtime, reachable once every extension is built (find_runtime)
         self.runtime: WisdomRuntime = None  # type: ignore[assignment]
         crawler.signals.connect(self.find_runtime, signal=signals.spider_opened)
@@ -546,10 +556,17 @@ class WisdomReportExtension:
         self.runtime = WisdomExtension.of(self.crawler).runtime
 
     def data(self, site: str) -> SiteReportData:
-        found = self.sites.get(site)
+        context = self.runtime.sites.get(site)
+        found = REPORT.of(context)
         if found is None:
-            found = self.sites[site] = SiteReportData(site)
+            found = REPORT.put(context, SiteReportData(site))
+            found.rank, self._n_sites = self._n_sites, self._n_sites + 1
         return found
+
+    def sites(self) -> list[SiteReportData]:
+        """The sites' report data, in the order the crawl made it."""
+        having = self.runtime.sites.having(REPORT)
+        return sorted((data for _, data in having), key=lambda data: data.rank)
 
     def on_analysis(self, site: str, analysis: PageAnalysis | RemoteAnalysis) -> None:
         """A page's final analysis (a failure costs the crawl no page: its sender counts it
@@ -584,7 +601,8 @@ class WisdomReportExtension:
         crawl = {key: float(stats.get_value(key)) for key, _ in CRAWL_FIGURES
                  if stats.get_value(key) is not None}  # fmt: skip
         finished = time.strftime("%Y-%m-%d %H:%M:%S")
-        for data in self.sites.values():
+        sites = self.sites()
+        for data in sites:
             data.crawl, data.finished = crawl, finished
             data.finish()
             try:
@@ -593,7 +611,7 @@ class WisdomReportExtension:
                 self.runtime.inc("wisdom/store_errors")
                 logger.warning("wisdom_scrapy: report data of %s not stored: %s", data.site, exc)
         if self.uri:
-            html = render_report(self.sites.values(), self.runtime.store)
+            html = render_report(sites, self.runtime.store)
             path = write_report(self.uri, html)
             logger.info("wisdom_scrapy: site report written to %s", path)
 
