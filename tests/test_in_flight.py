@@ -17,6 +17,7 @@ import pytest
 from scrapy.http import HtmlResponse
 
 from sample_project.demo_site import build_demo_site
+from wisdom_scrapy import in_flight
 from wisdom_scrapy.engine.link_graph import PageLinks
 from wisdom_scrapy.engine.waits import ReadyPage, _Held
 from wisdom_scrapy.in_flight import LinkedPage, PagesInFlight
@@ -34,6 +35,30 @@ def _fetch(url: str = URL) -> tuple[HtmlResponse, PageModel]:
 
 def _ready(url: str = URL) -> ReadyPage:
     return ReadyPage("site.test", _Held(url, None, "A"))
+
+
+def test_a_response_let_go_inside_a_step_loses_no_other_models(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A collection may run at any allocation of a step, and let another response of the same
+    URL go then (a URL requested with ``dont_filter``): here while the second response's
+    entry is made. Its model stays; the first one's goes."""
+    table = PagesInFlight()
+    first = [_fetch()]
+    table.fetched(*first[0])
+    gone = weakref.ref(first[0][1])
+    made = in_flight._Fetch
+
+    def collecting(*args: object) -> object:
+        first.clear()
+        gc.collect()
+        return made(*args)
+
+    monkeypatch.setattr(in_flight, "_Fetch", collecting)
+    response, model = _fetch()
+    table.fetched(response, model)
+    assert gone() is None
+    assert table.model(response) is model and table.modelled_urls() == [URL]
 
 
 def test_the_model_lives_as_long_as_its_response_and_no_longer() -> None:

@@ -62,7 +62,7 @@ class _Fetch:
     model and, once the link structure recorded it, its linked page."""
 
     response: weakref.ref[Response]
-    model: PageModel
+    model: PageModel | None  # None: the response was let go, the entry leaves at the next step
     linked: LinkedPage | None = None
 
 
@@ -85,7 +85,7 @@ class PageInFlight:
     leaving: bool = False
 
     def fetch_of(self, response: Response) -> _Fetch | None:
-        for fetch in tuple(self.fetches):  # a response let go meanwhile leaves the list
+        for fetch in self.fetches:
             if fetch.response() is response:
                 return fetch
         return None
@@ -139,6 +139,7 @@ class PagesInFlight:
         while self._let_go:
             page = self._pages.get(self._let_go.pop())
             if page is not None:
+                page.fetches = [fetch for fetch in page.fetches if fetch.model is not None]
                 self._left(page)
 
     # -- the steps of a page's life -----------------------------------------------------------
@@ -151,11 +152,14 @@ class PagesInFlight:
         page.fetches.append(_Fetch(ref, model))
 
     def _response_gone(self, url: str, ref: weakref.ref[Response]) -> None:
-        """The weak reference's callback: the model goes with its response (class docstring:
-        the record leaves at the next step)."""
+        """The weak reference's callback: the model goes with its response; the entry and the
+        record leave at the next step (class docstring). It changes no list: it may run
+        while a step holds one (an ``append`` whose argument's allocation collected)."""
         page = self._pages.get(url)
         if page is not None:
-            page.fetches = [f for f in page.fetches if f.response is not ref]
+            for fetch in page.fetches:
+                if fetch.response is ref:
+                    fetch.model = fetch.linked = None
             self._let_go.append(url)
 
     def _fetch(self, response: Response) -> _Fetch | None:
@@ -252,7 +256,7 @@ class PagesInFlight:
 
     def modelled_urls(self) -> list[str]:
         """URLs of the pages whose responses the feed modelled and Scrapy still holds."""
-        return [page.url for page in self for _ in page.fetches]
+        return [page.url for page in self for fetch in page.fetches if fetch.model is not None]
 
     def unfinished(self) -> list[str]:
         """URLs of the pages whose items have not passed the item pipelines yet though they
