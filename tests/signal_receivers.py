@@ -29,6 +29,8 @@ class ThirdParty:
             crawler.signals.connect(receiver, signal=signal)
             if crawler.settings.getbool("TEST_SIGNALS_FAIL"):
                 crawler.signals.connect(self.fail, signal=signal)
+        if crawler.settings.getbool("TEST_SIGNALS_FAIL"):  # a receiver that forgets to return
+            crawler.signals.connect(self.returns_nothing, signal=signals.site_items)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ThirdParty:
@@ -52,3 +54,7 @@ class ThirdParty:
 
     def fail(self) -> None:
         raise RuntimeError(FAILURE)
+
+    def returns_nothing(self, stage: str) -> None:
+        """Returns None where a list of items is due: a counted failure of its own; the other
+        receivers' items still leave."""

@@ -101,8 +101,8 @@ def test_third_party_receivers_in_a_crawl(tmp_path: Path) -> None:
     """A third party's receivers get each signal: every analysis, the site-level items (its
     item leaves after the site structure, before the sitemap's middleware's), the close with
     the store still open. Its failing receivers are counted under the stage of each signal and
-    logged once, as wisdom_scrapy's own failures are; the crawl's items and report do not
-    suffer."""
+    logged once, as wisdom_scrapy's own failures are, and so is a receiver of site_items that
+    returns no list; the crawl's items and report do not suffer."""
     result = run_crawl(
         "demo",
         tmp_path,
@@ -129,7 +129,10 @@ def test_third_party_receivers_in_a_crawl(tmp_path: Path) -> None:
     assert stats["wisdom/items/article"] == articles > 0
     assert "wisdom_scrapy: site_items failed on (idle)" in result.log
     assert "wisdom_scrapy: close failed on (finished)" in result.log
-    assert result.log.count(FAILURE) == stats["wisdom/errors/report"] + stats[
+    # a receiver returning None where items are due: a failure of its own at each call
+    nothing = result.log.count("returned NoneType, not a list of items")
+    assert nothing >= 1
+    assert result.log.count(FAILURE) + nothing == stats["wisdom/errors/report"] + stats[
         "wisdom/errors/site_items"] + 1  # each failure logged once, with its traceback
     assert "Error caught on signal handler" not in result.log
     assert (tmp_path / "demo-report.html").stat().st_size > 0  # the report's receivers ran

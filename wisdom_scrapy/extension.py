@@ -234,8 +234,13 @@ class WisdomExtension:
             items += self._structure_items()
         except Exception:
             failed()
-        produced = send(self.crawler.signals, site_items, failed, stage=stage)
-        return items + [item for more in produced for item in more]
+        for more in send(self.crawler.signals, site_items, failed, stage=stage):
+            if isinstance(more, list | tuple):
+                items += more
+            else:  # None, say: that receiver's items only are missing
+                failed(error=TypeError(f"a receiver of site_items returned "
+                                       f"{type(more).__name__}, not a list of items"))
+        return items
 
     def on_idle(self) -> None:
         """Nothing left to crawl: the site-level items join the late items, which leave with
