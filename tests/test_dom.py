@@ -8,6 +8,7 @@ real Sphinx pages (tests/fixtures/pydoc), on deep/wide/broken pages and on gener
 from __future__ import annotations
 
 import copy
+import gzip
 import re
 from collections import Counter
 from pathlib import Path
@@ -21,7 +22,7 @@ from lxml import html as lxml_html
 
 from tests.fixtures_data import erikmcclure_blog
 from wisdom_scrapy.page.links import Link
-from wisdom_scrapy.page.model import PageModel
+from wisdom_scrapy.page.model import _PLAIN_STEP, PageModel
 from wisdom_scrapy.page.parse import parse_html
 from wisdom_scrapy.page.tags import DUMMY_TAGS, HIDDEN_TAGS
 from wisdom_scrapy.page.terms import count_terms
@@ -634,6 +635,44 @@ def test_element_finds_every_node_by_its_path_without_listing_the_page() -> None
         assert model._node_list is None and len(listed) == model.n
         assert [model.element(i) for i in range(model.n)] == listed
         assert model._node_list is None
+
+
+def _fixture_pages() -> list[Path]:
+    """Every HTML page vendored under tests/fixtures (plain and gzipped)."""
+    root = Path(__file__).parent / "fixtures"
+    return sorted([*root.rglob("*.html"), *root.rglob("*.html.gz")])
+
+
+@pytest.mark.parametrize("page", _fixture_pages(), ids=lambda p: p.name[:24])
+def test_element_on_html_pages_is_found_by_its_path_without_the_place_check(page: Path) -> None:
+    """On a page whose tags are their own lower-case local names (any HTML parse) the path's
+    query alone names the node: ``element(i)`` is the node at place ``i`` for every node, and
+    the place check never ran (its document offset, computed on first use, is not there)."""
+    body = gzip.decompress(page.read_bytes()) if page.suffix == ".gz" else page.read_bytes()
+    root = parse_html(body, "http://site.test/")
+    model = PageModel.from_tree(root, "http://site.test/")
+    listed = [el for el in model.element(0).iter() if isinstance(el.tag, str)]
+    assert model._tags_plain and model._node_list is None and len(listed) == model.n
+    assert [model.element(i) for i in range(model.n)] == listed
+    assert "_root_before" not in model.__dict__
+    # only a tag name XPath cannot spell (a recovered "<h4...<") sends its nodes to the list
+    spelled = all(map(_PLAIN_STEP.fullmatch, model.tag_names))
+    assert (model._node_list is None) == spelled
+
+
+def test_element_keeps_the_place_check_where_a_name_may_match_other_nodes() -> None:
+    """A namespaced element and an upper-case ``P`` beside ``p`` (a tree built or edited
+    before modelling): XPath's ``p[2]`` or ``svg`` would name another node or none, so the
+    place check runs and the node list decides; every node is still its own."""
+    root = parse_html("<html><body><div><p>a</p><p>b</p><p>c</p></div></body></html>", "http://s/")
+    div = root.find("body/div")
+    div[1].tag = "P"
+    etree.SubElement(div, "{http://www.w3.org/2000/svg}svg").text = "d"
+    model = PageModel.from_tree(root, "http://s/")
+    listed = [el for el in root.iter() if isinstance(el.tag, str)]
+    assert not model._tags_plain and model.tag_names.count("p") == 1
+    assert [model.element(i) for i in range(model.n)] == listed
+    assert "_root_before" in model.__dict__
 
 
 # ------------------------------------------------------------------------------ paragraphs

@@ -107,6 +107,7 @@ from wisdom_scrapy.page.tags import (
     BLOCK_TAGS,
     HIDDEN_TAGS,
     VERBATIM_TAGS,
+    local_name,
     tag_kind,
     tag_tables,
 )
@@ -194,6 +195,7 @@ class PageModel:
     _pos_tid: NDArray[np.int32]
     _hidden_all: NDArray[np.bool_]
     _el_pos: NDArray[np.intp]
+    _tags_plain: bool
     _overlong_tokens: int
     _overlong_links: int
 
@@ -303,6 +305,7 @@ class PageModel:
         # --- per distinct tag (not per node): element tag ids, hidden / dummy / anchor tags
         name_code, code_tid, code_hidden, code_dummy = tag_tables(tag_codes)  # code order
         model.tag_names = list(name_code)
+        model._tags_plain = all(map(_is_plain_tag, tag_codes))
         model._tag_code = name_code
         pos_tid = code_tid[pos_code]
         pos_is_el = pos_tid >= 0
@@ -448,8 +451,14 @@ class PageModel:
         Found by its :meth:`path` with one XPath query when the node list is not at hand:
         listing every node again would create a Python proxy (and run lxml.html's Python class
         lookup) for each node of the page. A step without an index is the first of its tag
-        (``p`` ≡ ``p[1]``, :meth:`path`), so the query names it so; what it finds is taken
-        only at the node's own place in document order (counted in C), else the list decides.
+        (``p`` ≡ ``p[1]``, :meth:`path`), so the query names it so. When every tag of the page
+        is its own lower-case local name (``_tags_plain``: any HTML parse), XPath's name test
+        matches exactly the elements of the model's tag id and counts element siblings only,
+        as :meth:`path`'s ranks do (comments, PIs and entities are neither nodes nor elements),
+        so the query can only find the node itself; on other pages (namespaced XHTML, mixed
+        case) a name may match several tag ids or none, and what the query finds is taken only
+        at the node's own place in document order (counted in C, a cost that grows with the
+        page), else the list decides.
         """
         if self._node_list is None and self._root is not None:
             steps = self.path(node).split("/")
@@ -462,8 +471,9 @@ class PageModel:
                     found = self._root.xpath(expr)
                 except etree.XPathError:  # a tag name XPath cannot spell (o:p, …)
                     found = []
-                if (isinstance(found, list) and len(found) == 1
-                        and _elements_before(found[0]) - self._root_before == node):
+                if (isinstance(found, list) and len(found) == 1 and (
+                        self._tags_plain
+                        or _elements_before(found[0]) - self._root_before == node)):
                     return found[0]
         return self._nodes[self._el_pos[node]]
 
@@ -923,6 +933,12 @@ class PageModel:
 _PLAIN_LOOKUP = etree.ElementDefaultClassLookup()
 
 _ELEMENTS_BEFORE = etree.XPath("count(preceding::*) + count(ancestor::*)")
+
+
+def _is_plain_tag(tag: object) -> bool:
+    """An lxml ``.tag`` that XPath's name test reads as the model does: not an element's
+    (comments, PIs, entities: never matched by a name), or already its lower-case local name."""
+    return not isinstance(tag, str) or tag == local_name(tag)
 
 
 def _elements_before(el: etree._Element) -> int:
