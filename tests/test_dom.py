@@ -660,6 +660,22 @@ def test_element_on_html_pages_is_found_by_its_path_without_the_place_check(page
     assert (model._node_list is None) == spelled
 
 
+@pytest.mark.parametrize("page", _fixture_pages(), ids=lambda p: p.name[:24])
+def test_classes_and_elements_reached_by_child_index_are_the_listed_ones(page: Path) -> None:
+    """The build's ``classes`` and :meth:`PageModel.elements` (child indices from the nearest
+    reached ancestor or earlier sibling) equal reading the listed elements, for every node, in
+    node order, backwards and for every third node."""
+    body = gzip.decompress(page.read_bytes()) if page.suffix == ".gz" else page.read_bytes()
+    model = PageModel.from_tree(parse_html(body, "http://site.test/"), "http://site.test/")
+    listed = [el for el in model.element(0).iter() if isinstance(el.tag, str)]
+    assert model.classes == [el.get("class") for el in listed]
+    assert model.attribute_values("class") == model.classes
+    everything = np.arange(model.n)
+    assert model.elements(everything) == listed
+    assert model.elements(everything[::-1]) == listed[::-1]
+    assert model.elements(everything[1::3]) == listed[1::3]
+
+
 def test_element_keeps_the_place_check_where_a_name_may_match_other_nodes() -> None:
     """A namespaced element and an upper-case ``P`` beside ``p`` (a tree built or edited
     before modelling): XPath's ``p[2]`` or ``svg`` would name another node or none, so the

@@ -133,6 +133,7 @@ _TEXT = attrgetter("text")
 _TAIL = attrgetter("tail")
 _GET_HREF = methodcaller("get", "href")
 _GET_REL = methodcaller("get", "rel")
+_GET_CLASS = methodcaller("get", "class")
 
 class PageTooComplex(ValueError):
     """A page above its budget of elements or distinct words (:meth:`PageModel.from_tree`): its
@@ -151,7 +152,10 @@ class PageModel:
     ``tlen``, ``alen``, ``clen`` (int64): aggregated TLEN_A, ALEN_A, CLEN_A; ``is_anchor`` (bool):
     the node is an ``<a href>``; ``n_anchors`` (int32): ``<a href>`` nodes in the subtree;
     ``hidden`` (bool): text never counts; ``dummy`` (bool): ignored by SII.
-    ``anchor_nodes`` (int32): the ``<a href>`` nodes in order. ``root``: the lxml element of
+    ``anchor_nodes`` (int32): the ``<a href>`` nodes in order. ``classes``: every node's
+    ``class`` attribute (None where absent), a list read in the build walk while each node's
+    proxy is at hand (several stages read it; listing the page again costs a proxy a node).
+    ``root``: the lxml element of
     node 0 (None for an empty model); ``root.iter(*tags)`` lists elements of some tags in node
     order without giving every node a proxy.
     """
@@ -176,6 +180,7 @@ class PageModel:
     clen: NDArray[np.int64]
     n_anchors: NDArray[np.int32]
     anchor_nodes: NDArray[np.int32]
+    classes: list[str | None]
     # private state for the lazy queries; positions index all lxml nodes (comments included)
     _node_list: list[etree._Element] | None
     root: etree._Element | None
@@ -349,6 +354,8 @@ class PageModel:
         model.is_anchor[model.anchor_nodes] = True
         model.in_anchor = range_mask(model.anchor_nodes, subtree_end[model.anchor_nodes], n)
 
+        model.classes = list(map(_GET_CLASS, compress(nodes, pos_is_el.tolist())))
+
         # --- visible text pieces: text(p) belongs to p, tail(p) to p's parent element
         text_mask = np.fromiter(map(bool, texts), bool, N)
         text_mask &= pos_is_el
@@ -493,9 +500,11 @@ class PageModel:
         presentation style needs the display attributes of every node, so this beats
         :meth:`element` per node). The listing uses plain proxies where safe
         (:func:`_all_nodes`), read and dropped here: lxml.html's per-node class lookup would
-        cost more than the reads."""
+        cost more than the reads. ``class`` comes from :attr:`classes` (read in the build)."""
         if self.n == 0:
             return {name: [] for name in names}
+        if all(name == "class" for name in names):
+            return {name: list(self.classes) for name in names}
         nodes = self._node_list
         if nodes is None:
             nodes = _all_nodes(self._root)[0]
@@ -503,6 +512,33 @@ class PageModel:
         for name in names:
             values = np.array(list(map(methodcaller("get", name), nodes)), dtype=object)
             out[name] = values[self._el_pos].tolist()
+        return out
+
+    def elements(self, nodes: Sequence[int] | NDArray[np.integer]) -> list[etree._Element]:
+        """The lxml elements of ``nodes`` (in the order given), each reached from its nearest
+        already reached ancestor by child indices: only the nodes and their ancestors get a
+        Python proxy, not every node of the page as a listing would (for a few hundred nodes
+        of a page of thousands). Proxies are made by the tree's class lookup as it stands, so
+        a caller may read them under a plain lookup and drop them. lxml finds a child by its
+        index from the first child, so a child is reached from the last one reached under the
+        same parent when that is nearer: nodes in ascending order cost linear time however
+        many children a parent has."""
+        if self._root is None:
+            return []
+        parents, ranks = self._child_index
+        reached: dict[int, etree._Element] = {0: self._root}
+        last: dict[int, tuple[int, etree._Element]] = {}  # parent position → (rank, child)
+        out = []
+        for p in self._el_pos[np.asarray(nodes, dtype=np.intp)].tolist():
+            chain = []
+            while p not in reached:
+                chain.append(p)
+                p = parents[p]
+            for q in reversed(chain):
+                reached[q] = _child_at(reached[p], ranks[q], last.get(p))
+                last[p] = (ranks[q], reached[q])
+                p = q
+            out.append(reached[p])
         return out
 
     @property
@@ -939,6 +975,19 @@ def _is_plain_tag(tag: object) -> bool:
     """An lxml ``.tag`` that XPath's name test reads as the model does: not an element's
     (comments, PIs, entities: never matched by a name), or already its lower-case local name."""
     return not isinstance(tag, str) or tag == local_name(tag)
+
+
+def _child_at(
+    parent: etree._Element, rank: int, near: tuple[int, etree._Element] | None
+) -> etree._Element:
+    """Child ``rank`` of ``parent``, walked to from ``near`` (a child before it, with its
+    rank) when that is nearer than the first child."""
+    if near is not None and 0 <= rank - near[0] < rank:
+        el = near[1]
+        for _ in range(rank - near[0]):
+            el = el.getnext()
+        return el
+    return parent[rank]
 
 
 def _elements_before(el: etree._Element) -> int:
