@@ -619,12 +619,14 @@ def test_attributes_of_every_node_match_the_elements() -> None:
 
 def test_element_finds_every_node_by_its_path_without_listing_the_page() -> None:
     """:meth:`PageModel.element` answers from its path's query (``p`` ≡ ``p[1]`` among
-    several ``p``), on a whole page and on a subtree (its own node numbers), beside comments
-    and processing instructions; no node list is built for it."""
+    several ``p``), on a whole page and on a subtree (its own node numbers), beside comments,
+    processing instructions, dummy (``br``, ``hr``) and hidden (``script``, ``template``)
+    siblings; no node list is built for it and no place check runs."""
     html = (
-        "<html><head><title>t</title></head><body><!-- c --><div><p>a</p><p>b<b>x</b></p>"
-        "<?pi x?><p>c</p></div><div><ul><li>1</li><li>2<ul><li>3</li></ul></li></ul>"
-        "<p>d</p></div><p>e</p></body></html>"
+        "<html><head><title>t</title></head><body><!-- c --><div><p>a</p><br><p>b<b>x</b></p>"
+        "<?pi x?><script>s</script><p>c</p><br><!-- d --><br></div><hr><div><ul><li>1</li>"
+        "<template><li>t</li></template><li>2<ul><li>3</li></ul></li></ul>"
+        "<p>d</p></div><hr><p>e</p></body></html>"
     )
     for whole in (True, False):
         root = parse_html(html, "http://site.test/")
@@ -634,7 +636,7 @@ def test_element_finds_every_node_by_its_path_without_listing_the_page() -> None
         listed = [el for el in root.iter() if isinstance(el.tag, str)]
         assert model._node_list is None and len(listed) == model.n
         assert [model.element(i) for i in range(model.n)] == listed
-        assert model._node_list is None
+        assert model._node_list is None and "_root_before" not in model.__dict__
 
 
 def _fixture_pages() -> list[Path]:
