@@ -797,3 +797,26 @@ def test_loose_text_outside_the_run_keeps_the_body_as_it_was() -> None:
     text = seen.text(model)
     assert "Copyright" not in text and "Next page" not in text and "Home" not in text
     assert "the next step runs the program again" in text
+
+
+@pytest.mark.parametrize("name", ["library-zipapp.html", "tutorial-appetite.html"])
+def test_attribute_cues_equal_reading_every_element(name: str) -> None:
+    """The cues from the model's classes and the few elements reached by child index equal
+    the cues read from every tagged element's own attributes."""
+    from operator import methodcaller
+
+    from wisdom_scrapy.mining import density
+
+    path = Path(__file__).parent / "fixtures" / "pydoc" / name
+    html = path.read_bytes().replace(b"<section ", b"<section style='display:none' ", 1)
+    model = PageModel.from_html(html, "http://d/")
+    cues, read, classes = density._attribute_cues(model)
+    els = [model.element(i) for i in read.tolist()]
+    assert classes == [el.get("class") for el in els]
+    expected = np.zeros(model.n, np.int64)
+    for node, el in zip(read.tolist(), els, strict=True):
+        expected[node] = density._name_cue(el.get("class"))
+        for attr, fn, min_len in density._CUE_ATTRIBUTES:
+            if model.tlen[node] >= min_len:
+                expected[node] |= fn(methodcaller("get", attr)(el))
+    assert (cues == expected).all() and (cues & density._HIDE).any()

@@ -8,6 +8,7 @@ real Sphinx pages (tests/fixtures/pydoc), on deep/wide/broken pages and on gener
 from __future__ import annotations
 
 import copy
+import gzip
 import re
 from collections import Counter
 from pathlib import Path
@@ -21,7 +22,7 @@ from lxml import html as lxml_html
 
 from tests.fixtures_data import erikmcclure_blog
 from wisdom_scrapy.page.links import Link
-from wisdom_scrapy.page.model import PageModel
+from wisdom_scrapy.page.model import _PLAIN_STEP, PageModel
 from wisdom_scrapy.page.parse import parse_html
 from wisdom_scrapy.page.tags import DUMMY_TAGS, HIDDEN_TAGS
 from wisdom_scrapy.page.terms import count_terms
@@ -618,12 +619,14 @@ def test_attributes_of_every_node_match_the_elements() -> None:
 
 def test_element_finds_every_node_by_its_path_without_listing_the_page() -> None:
     """:meth:`PageModel.element` answers from its path's query (``p`` ≡ ``p[1]`` among
-    several ``p``), on a whole page and on a subtree (its own node numbers), beside comments
-    and processing instructions; no node list is built for it."""
+    several ``p``), on a whole page and on a subtree (its own node numbers), beside comments,
+    processing instructions, dummy (``br``, ``hr``) and hidden (``script``, ``template``)
+    siblings; no node list is built for it and no place check runs."""
     html = (
-        "<html><head><title>t</title></head><body><!-- c --><div><p>a</p><p>b<b>x</b></p>"
-        "<?pi x?><p>c</p></div><div><ul><li>1</li><li>2<ul><li>3</li></ul></li></ul>"
-        "<p>d</p></div><p>e</p></body></html>"
+        "<html><head><title>t</title></head><body><!-- c --><div><p>a</p><br><p>b<b>x</b></p>"
+        "<?pi x?><script>s</script><p>c</p><br><!-- d --><br></div><hr><div><ul><li>1</li>"
+        "<template><li>t</li></template><li>2<ul><li>3</li></ul></li></ul>"
+        "<p>d</p></div><hr><p>e</p></body></html>"
     )
     for whole in (True, False):
         root = parse_html(html, "http://site.test/")
@@ -633,7 +636,61 @@ def test_element_finds_every_node_by_its_path_without_listing_the_page() -> None
         listed = [el for el in root.iter() if isinstance(el.tag, str)]
         assert model._node_list is None and len(listed) == model.n
         assert [model.element(i) for i in range(model.n)] == listed
-        assert model._node_list is None
+        assert model._node_list is None and "_root_before" not in model.__dict__
+
+
+def _fixture_pages() -> list[Path]:
+    """Every HTML page vendored under tests/fixtures (plain and gzipped)."""
+    root = Path(__file__).parent / "fixtures"
+    return sorted([*root.rglob("*.html"), *root.rglob("*.html.gz")])
+
+
+@pytest.mark.parametrize("page", _fixture_pages(), ids=lambda p: p.name[:24])
+def test_element_on_html_pages_is_found_by_its_path_without_the_place_check(page: Path) -> None:
+    """On a page whose tags are their own lower-case local names (any HTML parse) the path's
+    query alone names the node: ``element(i)`` is the node at place ``i`` for every node, and
+    the place check never ran (its document offset, computed on first use, is not there)."""
+    body = gzip.decompress(page.read_bytes()) if page.suffix == ".gz" else page.read_bytes()
+    root = parse_html(body, "http://site.test/")
+    model = PageModel.from_tree(root, "http://site.test/")
+    listed = [el for el in model.element(0).iter() if isinstance(el.tag, str)]
+    assert model._tags_plain and model._node_list is None and len(listed) == model.n
+    assert [model.element(i) for i in range(model.n)] == listed
+    assert "_root_before" not in model.__dict__
+    # only a tag name XPath cannot spell (a recovered "<h4...<") sends its nodes to the list
+    spelled = all(map(_PLAIN_STEP.fullmatch, model.tag_names))
+    assert (model._node_list is None) == spelled
+
+
+@pytest.mark.parametrize("page", _fixture_pages(), ids=lambda p: p.name[:24])
+def test_classes_and_elements_reached_by_child_index_are_the_listed_ones(page: Path) -> None:
+    """The build's ``classes`` and :meth:`PageModel.elements` (child indices from the nearest
+    reached ancestor or earlier sibling) equal reading the listed elements, for every node, in
+    node order, backwards and for every third node."""
+    body = gzip.decompress(page.read_bytes()) if page.suffix == ".gz" else page.read_bytes()
+    model = PageModel.from_tree(parse_html(body, "http://site.test/"), "http://site.test/")
+    listed = [el for el in model.element(0).iter() if isinstance(el.tag, str)]
+    assert model.classes == [el.get("class") for el in listed]
+    assert model.attribute_values("class") == model.classes
+    everything = np.arange(model.n)
+    assert model.elements(everything) == listed
+    assert model.elements(everything[::-1]) == listed[::-1]
+    assert model.elements(everything[1::3]) == listed[1::3]
+
+
+def test_element_keeps_the_place_check_where_a_name_may_match_other_nodes() -> None:
+    """A namespaced element and an upper-case ``P`` beside ``p`` (a tree built or edited
+    before modelling): XPath's ``p[2]`` or ``svg`` would name another node or none, so the
+    place check runs and the node list decides; every node is still its own."""
+    root = parse_html("<html><body><div><p>a</p><p>b</p><p>c</p></div></body></html>", "http://s/")
+    div = root.find("body/div")
+    div[1].tag = "P"
+    etree.SubElement(div, "{http://www.w3.org/2000/svg}svg").text = "d"
+    model = PageModel.from_tree(root, "http://s/")
+    listed = [el for el in root.iter() if isinstance(el.tag, str)]
+    assert not model._tags_plain and model.tag_names.count("p") == 1
+    assert [model.element(i) for i in range(model.n)] == listed
+    assert "_root_before" in model.__dict__
 
 
 # ------------------------------------------------------------------------------ paragraphs

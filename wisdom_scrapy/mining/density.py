@@ -278,7 +278,7 @@ def _style_cue(value: str | None) -> int:
     return _HIDE if value and _HIDDEN_STYLE.search(value) else 0
 
 
-_GET = {name: methodcaller("get", name) for name in ("class", "id", "itemprop", "style")}
+_GET = {name: methodcaller("get", name) for name in ("id", "itemprop", "style")}
 
 
 # --------------------------------------------------------------------------------------------
@@ -294,24 +294,6 @@ def _root(model: PageModel) -> etree._Element:
     if root is None or not isinstance(root, etree._Element):
         root = model.element(0)
     return root
-
-
-def _elements_of(model: PageModel, nodes: NDArray[np.intp], tags: frozenset[str]) -> list:
-    """The lxml elements of ``nodes`` (all nodes whose tag is in ``tags``, in node order).
-
-    ``root.iter(*tags)`` filters in C, so only the wanted elements get a Python proxy (creating
-    one costs a Python-level class lookup on lxml.html trees). If the tree's tag names do not
-    match the model's (namespaced XHTML), every element is listed instead.
-    """
-    root = _root(model)
-    with _plain_proxies(root):
-        els = list(root.iter(*tags))
-        if len(els) == len(nodes) and (
-            not els or _local(els[0].tag) == model.tag_names[model.tag_id[nodes[0]]]
-        ):
-            return els
-        every = list(root.iter(etree.Element))  # pragma: no cover - XHTML / foreign trees
-        return [every[i] for i in nodes.tolist()]  # pragma: no cover
 
 
 _PLAIN_LOOKUP = etree.ElementDefaultClassLookup()
@@ -345,25 +327,21 @@ def _plain_proxies(root: etree._Element) -> Iterator[None]:
         parser.set_element_class_lookup(lxml_html.HtmlElementClassLookup())
 
 
-def _local(tag: object) -> str:
-    """Local, lower-case name of an lxml tag."""
-    return str(tag).rpartition("}")[2].lower()
-
-
 #: Tags whose class/id/hiding attributes are read (inline formatting and links are not: their
 #: cues add nothing that the surrounding block's do not, and attribute reads cost time).
 _CUE_TAGS = frozenset(
     {"div", "section", "article", "aside", "nav", "header", "footer", "ul", "ol", "li", "p",
      "span", "table", "td", "figure", "main", "form", "body", "blockquote"}
 )  # fmt: skip
-#: (attribute, cue function, minimum TLEN of the nodes it is read on). A hidden or
-#: ``articleBody`` node only matters when it holds some text; class and id are read on all.
+#: (attribute, cue function, minimum TLEN of the nodes it is read on) besides ``class``, read
+#: on every node by the model (:attr:`PageModel.classes`). A hidden or ``articleBody`` node
+#: only matters when it holds some text.
 _CUE_ATTRIBUTES = (
-    ("class", _name_cue, 1),
     ("id", _id_cue, 20),
     ("style", _style_cue, 20),
     ("itemprop", _itemprop_cue, 100),
 )
+_LEAST_CUE_LEN = min(min_len for _, _, min_len in _CUE_ATTRIBUTES)
 
 
 def _attribute_cues(
@@ -372,28 +350,27 @@ def _attribute_cues(
     """Cue bits of every node from its class, id, itemprop and hiding attributes.
 
     Only visible container-like nodes with text are read (``_CUE_TAGS``): a cue on a node
-    without text changes no block value. Returns (cues, the nodes read, their class values).
+    without text changes no block value. The classes come from the model's build walk; the
+    other attributes are read on the elements of the few nodes with enough text for them
+    (:meth:`PageModel.elements`: a proxy for them and their ancestors, not for every tagged
+    node). Returns (cues, the nodes read, their class values).
     """
     n = model.n
     tagged = np.flatnonzero(model.tag_mask(_CUE_TAGS))
-    useful = (model.tlen[tagged] > 0) & ~model.hidden[tagged]
-    read = tagged[useful]
-    k = len(read)
-    sel = list(compress(_elements_of(model, tagged, _CUE_TAGS), useful.tolist()))
+    read = tagged[(model.tlen[tagged] > 0) & ~model.hidden[tagged]]
+    classes = list(map(model.classes.__getitem__, read.tolist()))
+    sel_cues = np.fromiter(map(_name_cue, classes), np.int64, len(read))
     tlen = model.tlen[read]
-    sel_cues = np.zeros(k, np.int64)
-    classes: list[str | None] = []
-    for name, fn, min_len in _CUE_ATTRIBUTES:
-        if min_len <= 1:
-            values = list(map(_GET[name], sel))
-            sel_cues |= np.fromiter(map(fn, values), np.int64, k)
-            if name == "class":
-                classes = values
-            continue
-        some = tlen >= min_len
-        values = list(map(_GET[name], compress(sel, some.tolist())))
-        sel_cues[some] |= np.fromiter(map(fn, values), np.int64, len(values))
-    del sel  # plain proxies (see _plain_proxies): never kept
+    longer = np.flatnonzero(tlen >= _LEAST_CUE_LEN)
+    if len(longer):
+        long_len = tlen[longer]
+        with _plain_proxies(_root(model)):
+            els = model.elements(read[longer])
+            for name, fn, min_len in _CUE_ATTRIBUTES:
+                some = long_len >= min_len
+                values = list(map(_GET[name], compress(els, some.tolist())))
+                sel_cues[longer[some]] |= np.fromiter(map(fn, values), np.int64, len(values))
+            del els  # plain proxies (see _plain_proxies): never kept
     cues = np.zeros(n, np.int64)
     cues[read] = sel_cues
     return cues, read, classes

@@ -107,6 +107,7 @@ from wisdom_scrapy.page.tags import (
     BLOCK_TAGS,
     HIDDEN_TAGS,
     VERBATIM_TAGS,
+    local_name,
     tag_kind,
     tag_tables,
 )
@@ -132,6 +133,7 @@ _TEXT = attrgetter("text")
 _TAIL = attrgetter("tail")
 _GET_HREF = methodcaller("get", "href")
 _GET_REL = methodcaller("get", "rel")
+_GET_CLASS = methodcaller("get", "class")
 
 class PageTooComplex(ValueError):
     """A page above its budget of elements or distinct words (:meth:`PageModel.from_tree`): its
@@ -150,7 +152,10 @@ class PageModel:
     ``tlen``, ``alen``, ``clen`` (int64): aggregated TLEN_A, ALEN_A, CLEN_A; ``is_anchor`` (bool):
     the node is an ``<a href>``; ``n_anchors`` (int32): ``<a href>`` nodes in the subtree;
     ``hidden`` (bool): text never counts; ``dummy`` (bool): ignored by SII.
-    ``anchor_nodes`` (int32): the ``<a href>`` nodes in order. ``root``: the lxml element of
+    ``anchor_nodes`` (int32): the ``<a href>`` nodes in order. ``classes``: every node's
+    ``class`` attribute (None where absent), a list read in the build walk while each node's
+    proxy is at hand (several stages read it; listing the page again costs a proxy a node).
+    ``root``: the lxml element of
     node 0 (None for an empty model); ``root.iter(*tags)`` lists elements of some tags in node
     order without giving every node a proxy.
     """
@@ -175,6 +180,7 @@ class PageModel:
     clen: NDArray[np.int64]
     n_anchors: NDArray[np.int32]
     anchor_nodes: NDArray[np.int32]
+    classes: list[str | None]
     # private state for the lazy queries; positions index all lxml nodes (comments included)
     _node_list: list[etree._Element] | None
     root: etree._Element | None
@@ -194,6 +200,7 @@ class PageModel:
     _pos_tid: NDArray[np.int32]
     _hidden_all: NDArray[np.bool_]
     _el_pos: NDArray[np.intp]
+    _tags_plain: bool
     _overlong_tokens: int
     _overlong_links: int
 
@@ -303,6 +310,7 @@ class PageModel:
         # --- per distinct tag (not per node): element tag ids, hidden / dummy / anchor tags
         name_code, code_tid, code_hidden, code_dummy = tag_tables(tag_codes)  # code order
         model.tag_names = list(name_code)
+        model._tags_plain = all(map(_is_plain_tag, tag_codes))
         model._tag_code = name_code
         pos_tid = code_tid[pos_code]
         pos_is_el = pos_tid >= 0
@@ -345,6 +353,8 @@ class PageModel:
         model.is_anchor = np.zeros(n, dtype=bool)
         model.is_anchor[model.anchor_nodes] = True
         model.in_anchor = range_mask(model.anchor_nodes, subtree_end[model.anchor_nodes], n)
+
+        model.classes = list(map(_GET_CLASS, compress(nodes, pos_is_el.tolist())))
 
         # --- visible text pieces: text(p) belongs to p, tail(p) to p's parent element
         text_mask = np.fromiter(map(bool, texts), bool, N)
@@ -448,8 +458,14 @@ class PageModel:
         Found by its :meth:`path` with one XPath query when the node list is not at hand:
         listing every node again would create a Python proxy (and run lxml.html's Python class
         lookup) for each node of the page. A step without an index is the first of its tag
-        (``p`` ≡ ``p[1]``, :meth:`path`), so the query names it so; what it finds is taken
-        only at the node's own place in document order (counted in C), else the list decides.
+        (``p`` ≡ ``p[1]``, :meth:`path`), so the query names it so. When every tag of the page
+        is its own lower-case local name (``_tags_plain``: any HTML parse), XPath's name test
+        matches exactly the elements of the model's tag id and counts element siblings only,
+        as :meth:`path`'s ranks do (comments, PIs and entities are neither nodes nor elements),
+        so the query can only find the node itself; on other pages (namespaced XHTML, mixed
+        case) a name may match several tag ids or none, and what the query finds is taken only
+        at the node's own place in document order (counted in C, a cost that grows with the
+        page), else the list decides.
         """
         if self._node_list is None and self._root is not None:
             steps = self.path(node).split("/")
@@ -462,8 +478,9 @@ class PageModel:
                     found = self._root.xpath(expr)
                 except etree.XPathError:  # a tag name XPath cannot spell (o:p, …)
                     found = []
-                if (isinstance(found, list) and len(found) == 1
-                        and _elements_before(found[0]) - self._root_before == node):
+                if (isinstance(found, list) and len(found) == 1 and (
+                        self._tags_plain
+                        or _elements_before(found[0]) - self._root_before == node)):
                     return found[0]
         return self._nodes[self._el_pos[node]]
 
@@ -483,9 +500,11 @@ class PageModel:
         presentation style needs the display attributes of every node, so this beats
         :meth:`element` per node). The listing uses plain proxies where safe
         (:func:`_all_nodes`), read and dropped here: lxml.html's per-node class lookup would
-        cost more than the reads."""
+        cost more than the reads. ``class`` comes from :attr:`classes` (read in the build)."""
         if self.n == 0:
             return {name: [] for name in names}
+        if all(name == "class" for name in names):
+            return {name: list(self.classes) for name in names}
         nodes = self._node_list
         if nodes is None:
             nodes = _all_nodes(self._root)[0]
@@ -493,6 +512,33 @@ class PageModel:
         for name in names:
             values = np.array(list(map(methodcaller("get", name), nodes)), dtype=object)
             out[name] = values[self._el_pos].tolist()
+        return out
+
+    def elements(self, nodes: Sequence[int] | NDArray[np.integer]) -> list[etree._Element]:
+        """The lxml elements of ``nodes`` (in the order given), each reached from its nearest
+        already reached ancestor by child indices: only the nodes and their ancestors get a
+        Python proxy, not every node of the page as a listing would (for a few hundred nodes
+        of a page of thousands). Proxies are made by the tree's class lookup as it stands, so
+        a caller may read them under a plain lookup and drop them. lxml finds a child by its
+        index from the first child, so a child is reached from the last one reached under the
+        same parent when that is nearer: nodes in ascending order cost linear time however
+        many children a parent has."""
+        if self._root is None:
+            return []
+        parents, ranks = self._child_index
+        reached: dict[int, etree._Element] = {0: self._root}
+        last: dict[int, tuple[int, etree._Element]] = {}  # parent position → (rank, child)
+        out = []
+        for p in self._el_pos[np.asarray(nodes, dtype=np.intp)].tolist():
+            chain = []
+            while p not in reached:
+                chain.append(p)
+                p = parents[p]
+            for q in reversed(chain):
+                reached[q] = _child_at(reached[p], ranks[q], last.get(p))
+                last[p] = (ranks[q], reached[q])
+                p = q
+            out.append(reached[p])
         return out
 
     @property
@@ -923,6 +969,25 @@ class PageModel:
 _PLAIN_LOOKUP = etree.ElementDefaultClassLookup()
 
 _ELEMENTS_BEFORE = etree.XPath("count(preceding::*) + count(ancestor::*)")
+
+
+def _is_plain_tag(tag: object) -> bool:
+    """An lxml ``.tag`` that XPath's name test reads as the model does: not an element's
+    (comments, PIs, entities: never matched by a name), or already its lower-case local name."""
+    return not isinstance(tag, str) or tag == local_name(tag)
+
+
+def _child_at(
+    parent: etree._Element, rank: int, near: tuple[int, etree._Element] | None
+) -> etree._Element:
+    """Child ``rank`` of ``parent``, walked to from ``near`` (a child before it, with its
+    rank) when that is nearer than the first child."""
+    if near is not None and 0 <= rank - near[0] < rank:
+        el = near[1]
+        for _ in range(rank - near[0]):
+            el = el.getnext()
+        return el
+    return parent[rank]
 
 
 def _elements_before(el: etree._Element) -> int:
