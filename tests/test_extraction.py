@@ -459,6 +459,50 @@ def test_a_left_sites_decoded_records_go_and_its_analysis_is_the_same(demo, tmp_
     assert len(kept) == 0 and kept.bytes == 0
 
 
+def test_a_left_sites_toc_reads_its_page_terms_back_the_same(demo, tmp_path):
+    """The TOC term index keeps the terms of the sites the crawl is crawling: once it has left
+    a site, its pages keep a mark, not their terms (a tenth of the bytes at most), and a TOC
+    page of the site analysed then reads them back from the store (a real SQLite one): the
+    same terms, the same anchor precision, TOC links and blocks as with every page's kept."""
+    site_dir, truth = demo
+    store = open_store(f"sqlite:///{tmp_path / 't.db'}")
+    counts: Counter[str] = Counter()
+    sites = Sites(store, count=lambda name: counts.update([name]), horizon=4)
+    extractor = Extractor(store, ExtractionParams(warmup_pages=0), analyze_page, sites=sites,
+                          count=lambda name: counts.update([name]))
+    kept = TermIndex()
+    paths = sorted(p for p in truth if p != "/index.html")[:40]
+    for path in paths:
+        model = _model(site_dir, path)
+        feed_model(store, model, site=SITE)
+        extractor.page_fetched(SITE, model.url, model)
+        kept.add(model.url, model.vocab)
+        sites.fed(SITE)
+    held = extractor.terms.nbytes()
+    for k in range(5):  # another site's pages: the demo site is left
+        other = PageModel.from_html(b"<p>elsewhere %d</p>" % k, f"http://other.test/{k}")
+        feed_model(store, other, site="other.test")
+        extractor.page_fetched("other.test", other.url, other)
+        sites.fed("other.test")
+    assert sites.get(SITE).left and counts["wisdom/terms/let_go"] == 1
+    assert extractor.terms.nbytes() < held / 10 and len(extractor.terms) == len(paths) + 5
+    home = _model(site_dir, "/index.html")
+    feed_model(store, home, site=SITE)
+    analyses = [analyze_page(None, home.url, store, site=SITE, model=home, target_terms=terms)
+                for terms in (kept.get, extractor.terms.get, None)]
+    assert analyses[0].role == analyses[1].role == "toc" and analyses[0].toc_links
+    assert analyses[1].toc_links == analyses[0].toc_links
+    assert repr(analyses[1].figures) == repr(analyses[0].figures)  # NaN == NaN
+    assert repr(analyses[1].blocks) == repr(analyses[0].blocks)
+    # the terms are used: without them no anchor has a precision
+    assert analyses[2].figures["zero_api_ratio"] > analyses[0].figures["zero_api_ratio"]
+    assert extractor.terms.nbytes() >= held  # read back: the site's pages, in one batch
+    for path in paths:
+        url = BASE + path.lstrip("/")
+        got, want = extractor.terms.get(url), kept.get(url)
+        assert got is not None and want is not None and set(got) == set(want)
+
+
 def test_the_sites_snapshots_keep_within_their_budget(
     demo: tuple[Path, dict[str, Any]],
 ) -> None:

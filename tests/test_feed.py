@@ -135,6 +135,11 @@ def test_write_behind_reads_see_the_queued_pages(python_doc_pages, tmp_path):
     assert len(behind) == 1
     assert behind.records(site, BLOCKS_KIND) == direct.records(site, BLOCKS_KIND)
     assert not len(behind)
+    behind.add(updates[6])  # a site's page terms likewise: its own queued pages written first
+    assert behind.page_terms("other.test") == {} and len(behind) == 1
+    assert ({url: sorted(terms) for url, terms in behind.page_terms(site).items()}
+            == {url: sorted(terms) for url, terms in direct.page_terms(site).items()})
+    assert not len(behind)
     behind.close()
 
 

@@ -322,6 +322,21 @@ def test_changed_page_replaces_its_old_contribution(new_store: Callable[[], Term
     assert dead_tf.tolist() == [0.0, 0.0]
 
 
+def test_page_terms_are_the_last_stored_versions(store: TermStore) -> None:
+    """A page's terms read back (the TOC term index of a site the crawl left): those of its
+    last version with TF > 0, in one batch for the pages asked (all of the site's: None)."""
+    store.add_page(SITE, "u0", {"a": 2, "gone": 1})
+    store.add_page(SITE, "u1", {"b": 1, "a": 1, "zero": 0})
+    store.add_page(SITE, "u2", {})
+    store.add_page("other.example", "u0", {"elsewhere": 1})
+    store.add_page(SITE, "u0", {"a": 3, "c": 1})  # replaced: "gone" goes
+    whole = {url: sorted(terms) for url, terms in store.page_terms(SITE).items()}
+    assert whole == {"u0": ["a", "c"], "u1": ["a", "b"], "u2": []}
+    asked = store.page_terms(SITE, ["u1", "never"])
+    assert asked.keys() == {"u1"} and sorted(asked["u1"]) == ["a", "b"]
+    assert store.page_terms(SITE, []) == {} and store.page_terms("nowhere.example") == {}
+
+
 def test_links_stored_and_replaced(store: TermStore) -> None:
     a = [("https://example.org/a", "Alpha"), ("https://example.org/b", "")]
     b = [("https://example.org/c", "Gamma")]

@@ -184,14 +184,19 @@ class TermIndex:
 
     About 1 byte per distinct term of a page (its sorted ids into the index's vocabulary as
     varint gaps: :func:`_pack_ids`; a Python set of strings would take ~60, an id array 4) and
-    20 per page (:class:`~wisdom_scrapy.store.strings.StringBytes`), so a crawl of 10⁵ pages keeps
-    it in memory; :meth:`get` unpacks a page's ids (a few µs).
+    20 per page (:class:`~wisdom_scrapy.store.strings.StringBytes`); :meth:`get` unpacks a
+    page's ids (a few µs). The pages of a site the crawl has left (:meth:`let_go`) keep only a
+    mark of their site, a few bytes: their terms are read back from the store, the site's
+    pages in one batch, when one of them is looked up again (a TOC page of the site coming
+    back), so what the index holds grows with the sites the crawl is on, not all it met.
     """
 
     def __init__(self, vocab: StringTable | None = None) -> None:
         self.vocab = vocab if vocab is not None else StringTable()
         self._pages = StringBytes()
         self._recent_ids: dict[str, int] = {}  # term -> id, the terms anchors look up lately
+        self._left = StringTable()  # the sites let go: a mark names one by its id here
+        self._store: TermStore | None = None  # where the let-go pages' terms are read back
 
     def term_id(self, term: str) -> int | None:
         """The vocabulary's id of ``term`` (None: never seen). Anchor precision looks up every
@@ -208,16 +213,54 @@ class TermIndex:
         return i
 
     def add(self, url: str, terms: Collection[str]) -> None:
-        self._pages[url] = _pack_ids(np.unique(self.vocab.ids(terms).astype(np.int64)))
+        self._pages[url] = self._packed(terms)
+
+    def _packed(self, terms: Collection[str]) -> bytes:
+        return _pack_ids(np.unique(self.vocab.ids(terms).astype(np.int64)))
 
     def get(self, url: str) -> Collection[str] | None:
         ids = self.ids(url)
         return None if ids is None else _PageTerms(ids, self)
 
     def ids(self, url: str) -> NDArray[np.int64] | None:
-        """The page's term ids (sorted, into :attr:`vocab`), or None for a page not added."""
+        """The page's term ids (sorted, into :attr:`vocab`), or None for a page not added (or
+        let go and no longer in the store). StoreError when a let-go page's read fails."""
         blob = self._pages.get(url)
+        left = None if blob is None else _left_site(blob)
+        if left is not None:
+            self._read_back(left)
+            blob = self._pages.get(url)
+            if blob is None or _left_site(blob) is not None:
+                return None
         return None if blob is None else _unpack_ids(blob)
+
+    def let_go(self, site: str, store: TermStore) -> int:
+        """Let go of the terms of ``site``'s pages that ``store`` holds as they are here (the
+        crawl left the site: :attr:`Sites.on_left <wisdom_scrapy.engine.sites.Sites.on_left>`),
+        each kept as a mark of its site, so that they are read back the same (:meth:`ids`);
+        how many went. A page stored in another version stays (one another process stored
+        again meanwhile reads its new terms back, as the store has them). StoreError: none
+        went."""
+        stored = store.page_terms(site)
+        mark = _left_mark(self._left.id(site))
+        went = 0
+        for url, terms in stored.items():
+            blob = self._pages.get(url)
+            if blob is not None and _left_site(blob) is None and self._packed(terms) == blob:
+                self._pages[url] = mark
+                went += 1
+        if went:
+            self._store = store
+        return went
+
+    def _read_back(self, site_id: int) -> None:
+        """The terms of a let-go site's pages, read back from the store in one batch."""
+        assert self._store is not None
+        mark = _left_mark(site_id)
+        stored = self._store.page_terms(self._left.strings([site_id])[0])
+        for url, terms in stored.items():
+            if self._pages.get(url) == mark:
+                self._pages[url] = self._packed(terms)
 
     def __contains__(self, url: str) -> bool:
         return url in self._pages
@@ -226,8 +269,22 @@ class TermIndex:
         return len(self._pages)
 
     def nbytes(self) -> int:
-        """Bytes of the pages' packed ids (what the index holds per page, besides URLs)."""
+        """Bytes of the pages' packed ids and marks (what the index holds per page, besides
+        URLs)."""
         return self._pages.nbytes()
+
+
+def _left_mark(site_id: int) -> bytes:
+    """What a let-go page keeps (:meth:`TermIndex.let_go`): its site's id as a varint and a
+    byte 0x80, which no packing ends with (:func:`_pack_ids`: a varint's last byte is < 0x80)."""
+    return _pack_ids(np.array([site_id], np.int64)) + b"\x80"
+
+
+def _left_site(blob: bytes) -> int | None:
+    """The site id of a let-go page's mark (:func:`_left_mark`), None for packed ids."""
+    if not blob or blob[-1] != 0x80:
+        return None
+    return int(_unpack_ids(blob[:-1])[0])
 
 
 def run_sync(step: Coroutine[Any, Any, Any]) -> Any:
@@ -546,6 +603,7 @@ class Extractor:
         self.store = store
         self.sites = sites if sites is not None else Sites(store, count=count)
         self.sites.on_left.append(self.let_go)
+        self.sites.on_left.append(self._let_terms_go)
         self.params = params
         self.analyze = analyze
         self.count = count
@@ -863,6 +921,19 @@ class Extractor:
         state.repetition_let_go = True
         self.count("wisdom/repetition/let_go")
         return True
+
+    def _let_terms_go(self, context: SiteContext) -> bool:
+        """Let go of a left site's pages' terms (:meth:`TermIndex.let_go`); whether any went.
+        A store failure keeps them (counted, logged: tried again when the site is left next)."""
+        try:
+            went = self.terms.let_go(context.site, self.store)
+        except StoreError as exc:
+            self.count("wisdom/store_errors")
+            logger.warning("wisdom_scrapy: page terms of %s not read: %s", context.site, exc)
+            return False
+        if went:
+            self.count("wisdom/terms/let_go")
+        return bool(went)
 
     def _all_waits(self) -> list[tuple[str, SiteWaits]]:
         return [(c.site, waits) for c in self.sites if (waits := WAITS.of(c)) is not None]

@@ -157,10 +157,10 @@ class WriteBehind(TermStore):
     Every read goes to ``store`` and sees the queued pages as if written: the queue is written
     first, except for :meth:`page_count`, answered as the store's count plus the queued pages
     it does not hold yet (the analysis reads it per page: a batch per page would undo the
-    batching), for a site's block records while no page of the site is queued (a broad
-    crawl reads those of the sites it left: :class:`~wisdom_scrapy.engine.sites.Sites`), and for one
-    page's block record (the queued page's, else the store's). Writes (a
-    retry's) go after the queued pages, so a page's last version wins.
+    batching), for a site's block records and page terms while no page of the site is queued
+    (a broad crawl reads those of the sites it left: :class:`~wisdom_scrapy.engine.sites.Sites`),
+    and for one page's block record (the queued page's, else the store's). Writes (a retry's)
+    go after the queued pages, so a page's last version wins.
 
     Each batch's outcome goes to ``report`` with its updates: the pages' results, or the
     :class:`StoreError` that stored none of them (SQLite rolls the whole batch back).
@@ -265,6 +265,12 @@ class WriteBehind(TermStore):
     def links(self, site: str) -> dict[str, list[Link]]:
         self.flush()
         return self.store.links(site)
+
+    def page_terms(self, site: str,
+                   urls: Sequence[str] | None = None) -> dict[str, list[str]]:
+        if any(s == site for s, _ in self._queue):  # the site's only, as for its records
+            self.flush()
+        return self.store.page_terms(site, urls)
 
     def missing_pages(self, site: str, urls: Iterable[str]) -> list[str]:
         self.flush()

@@ -312,6 +312,14 @@ class TermStore(ABC):
         """Every site key with at least one page."""
 
     @abstractmethod
+    def page_terms(self, site: str,
+                   urls: Sequence[str] | None = None) -> dict[str, list[str]]:
+        """The terms (TF > 0) of those of ``urls`` (None: every page) stored for ``site``, as
+        last stored, by URL: what a
+        crawl keeps of its pages' terms in memory can go when it leaves the site and be read
+        back here in one batch when it needs them again."""
+
+    @abstractmethod
     def put_records(self, site: str, kind: str, records: Mapping[str, bytes]) -> None:
         """Store (or replace) keyed blobs of one ``kind`` for ``site``, all in one atomic write.
 

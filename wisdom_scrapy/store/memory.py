@@ -88,6 +88,12 @@ class MemoryStore(TermStore):
         data = self._sites.get(site, _Site())
         return {url: list(page[2]) for url, page in data.pages.items()}
 
+    def page_terms(self, site: str,
+                   urls: Sequence[str] | None = None) -> dict[str, list[str]]:
+        pages = self._sites.get(site, _Site()).pages
+        wanted = pages if urls is None else [url for url in urls if url in pages]
+        return {url: list(pages[url][1]) for url in wanted}
+
     def sites(self) -> list[str]:
         return [name for name, data in self._sites.items() if data.pages]
 

@@ -525,6 +525,23 @@ class RedisStore(TermStore):
             urls, blobs = pipe.execute()
         return {url.decode(): decode_links(blobs.get(url)) for url in urls}
 
+    def page_terms(self, site: str,
+                   urls: Sequence[str] | None = None) -> dict[str, list[str]]:
+        k = self._keys(site)
+        with self._errors("page_terms"), self._client.pipeline(transaction=True) as pipe:
+            if urls is None:
+                pipe.hgetall(k["pages"])
+            else:
+                pipe.hmget(k["pages"], list(urls) or [""])
+            pipe.hgetall(k["ids"])  # term -> id: no reverse map is kept
+            records, ids = pipe.execute()
+        if urls is not None:
+            records = dict(zip(urls, records, strict=False))
+        names = {int(v): t.decode() for t, v in ids.items()}
+        return {url if isinstance(url, str) else url.decode():
+                [names[i] for i in decode_page_record(record)[1].tolist()]
+                for url, record in records.items() if record is not None}
+
     def sites(self) -> list[str]:
         with self._errors("sites"):
             members = cast("set[bytes]", self._client.smembers(self._sites_key))

@@ -540,6 +540,39 @@ class SQLiteStore(TermStore):
                     f"SELECT url FROM pages WHERE site = ? AND url IN ({marks})", (sid, *chunk)))
         return [url for url in wanted if url not in found]
 
+    def page_terms(self, site: str,
+                   urls: Sequence[str] | None = None) -> dict[str, list[str]]:
+        names: dict[int, str] = {}
+        with self._transaction("DEFERRED") as db:
+            sid = self._site_id(db, site, create=False)
+            if sid is None:
+                return {}
+            if urls is None:
+                rows: Iterable[tuple[str, bytes]] = db.execute(
+                    "SELECT url, record FROM pages WHERE site = ?", (sid,)).fetchall()
+            else:
+                rows = self._page_rows(db, sid, urls)
+            records = {url: decode_record(record)[0] for url, record in rows}
+            wanted = np.unique(np.concatenate([np.zeros(0, np.int64), *records.values()]))
+            for i in range(0, len(wanted), _CHUNK):
+                chunk_ids = wanted[i : i + _CHUNK].tolist()
+                marks = ",".join("?" * len(chunk_ids))
+                names.update(db.execute(f"SELECT id, term FROM terms WHERE id IN ({marks})",
+                                        chunk_ids))
+        return {url: [names[i] for i in ids.tolist()] for url, ids in records.items()}
+
+    @staticmethod
+    def _page_rows(db: sqlite3.Connection, sid: int,
+                   urls: Sequence[str]) -> list[tuple[str, bytes]]:
+        """(URL, record) of those of ``urls`` stored for the site ``sid``."""
+        rows = []
+        for i in range(0, len(urls), _CHUNK):
+            chunk = list(urls[i : i + _CHUNK])
+            marks = ",".join("?" * len(chunk))
+            rows += db.execute(f"SELECT url, record FROM pages WHERE site = ? AND url IN ({marks})",
+                               (sid, *chunk)).fetchall()
+        return rows
+
     def sites(self) -> list[str]:
         with self._transaction("DEFERRED") as db:
             return [r[0] for r in db.execute("SELECT name FROM sites WHERE pages > 0")]
