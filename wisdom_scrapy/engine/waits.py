@@ -184,7 +184,7 @@ class TermIndex:
 
     About 1 byte per distinct term of a page (its sorted ids into the index's vocabulary as
     varint gaps: :func:`_pack_ids`; a Python set of strings would take ~60, an id array 4) and
-    20 per page (:class:`~wisdom_scrapy.store.strings.StringBytes`); :meth:`get` unpacks a
+    24 per page (:class:`~wisdom_scrapy.store.strings.StringBytes`); :meth:`get` unpacks a
     page's ids (a few µs). The pages of a site the crawl has left (:meth:`let_go`) keep only a
     mark of their site, a few bytes: their terms are read back from the store, the site's
     pages in one batch, when one of them is looked up again (a TOC page of the site coming
