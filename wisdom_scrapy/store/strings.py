@@ -64,6 +64,16 @@ def _check(string: str) -> int:
     return hash(f"{string}\x01") & 0x7FFFFFFF
 
 
+def _utf8_sizes(strings: Sequence[str], total: int) -> NDArray[np.int64]:
+    """Each string's size in UTF-8 bytes, ``total`` being their sum: their lengths when all
+    are ASCII (the sums agree), else each one encoded."""
+    sizes = np.fromiter(map(len, strings), np.int64, len(strings))
+    if int(sizes.sum()) != total:
+        sizes = np.fromiter((len(s.encode("utf-8", "surrogatepass")) for s in strings),
+                            np.int64, len(strings))  # fmt: skip
+    return sizes
+
+
 def _keys(strings: Sequence[str]) -> NDArray[np.int64]:
     """:func:`_key` of each of ``strings``, at array speed."""
     n = len(strings)
@@ -109,10 +119,7 @@ class StringTable(Sequence[str]):
         the time of :meth:`ids` on an empty table). Raises ValueError on a repeated string."""
         table = cls()
         table._blob[:] = "".join(strings).encode("utf-8", "surrogatepass")
-        sizes = np.fromiter(map(len, strings), np.int64, len(strings))
-        if len(table._blob) != int(sizes.sum()):  # not all ASCII: sizes in bytes differ
-            sizes = np.fromiter((len(s.encode("utf-8", "surrogatepass")) for s in strings),
-                                np.int64, len(strings))
+        sizes = _utf8_sizes(strings, len(table._blob))
         table._offsets.frombytes(np.cumsum(sizes).tobytes())
         if len(set(strings)) != len(strings):
             raise ValueError("StringTable.of: a string is listed twice")
@@ -219,11 +226,7 @@ class StringTable(Sequence[str]):
         joined = "".join(strings).encode("utf-8", "surrogatepass")
         if len(joined) != int(sizes.sum()):
             return False
-        lengths = np.fromiter(map(len, strings), np.int64, len(strings))
-        if len(joined) != int(lengths.sum()):  # not all ASCII: each string's size in bytes
-            lengths = np.fromiter((len(s.encode("utf-8", "surrogatepass")) for s in strings),
-                                  np.int64, len(strings))  # fmt: skip
-        if not np.array_equal(lengths, sizes):
+        if not np.array_equal(_utf8_sizes(strings, len(joined)), sizes):
             return False
         at = np.arange(len(joined)) + np.repeat(starts - (np.cumsum(sizes) - sizes), sizes)
         return np.frombuffer(self._blob, dtype=np.uint8)[at].tobytes() == joined
