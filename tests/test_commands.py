@@ -1,6 +1,6 @@
 """The ``scrapy`` commands as a user runs them, in a project made in a temporary folder: what
-``scrapy version`` loads, ``scrapy wisdom-settings`` with the add-on, a misspelled ``WISDOM_*`` setting,
-where ``wisdom-show`` writes its file."""
+``scrapy version`` loads, ``scrapy wisdom-settings`` with the add-on, a misspelled ``WISDOM_*``
+setting, where ``wisdom-show`` writes its file."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from wisdom_scrapy.engine.link_graph import (
     SiteRecorder,
     StructureTracker,
 )
-from wisdom_scrapy.engine.sites import Sites
+from wisdom_scrapy.engine.sites import SiteContext, Sites
 from wisdom_scrapy.engine.waits import (
     WAITS,
     ExtractionParams,
@@ -441,7 +441,7 @@ def test_a_left_sites_decoded_records_go_and_its_analysis_is_the_same(demo, tmp_
             model = _model(site_dir, path)
             feed_model(store, model, site=site)
             tracker.observe(site, model.url, model)
-            sites.fed(site)
+            sites.fed(site, (tracker,))
         if site == SITE:
             before = tracker.analyse(SITE)
     assert sites.get(SITE).left and not sites.get(other).left
@@ -477,13 +477,13 @@ def test_a_left_sites_toc_reads_its_page_terms_back_the_same(demo, tmp_path):
         feed_model(store, model, site=SITE)
         extractor.page_fetched(SITE, model.url, model)
         kept.add(model.url, model.vocab)
-        sites.fed(SITE)
+        sites.fed(SITE, (extractor,))
     held = extractor.terms.nbytes()
     for k in range(5):  # another site's pages: the demo site is left
         other = PageModel.from_html(b"<p>elsewhere %d</p>" % k, f"http://other.test/{k}")
         feed_model(store, other, site="other.test")
         extractor.page_fetched("other.test", other.url, other)
-        sites.fed("other.test")
+        sites.fed("other.test", (extractor,))
     assert sites.get(SITE).left and counts["wisdom/terms/let_go"] == 1
     assert extractor.terms.nbytes() < held / 10 and len(extractor.terms) == len(paths) + 5
     home = _model(site_dir, "/index.html")
@@ -542,19 +542,26 @@ def test_a_site_is_offered_when_left_and_again_after_a_read_back() -> None:
     sites = Sites(None, horizon=2)
     offered: list[tuple[str, int]] = []
     answer = {"a": False}
-    sites.on_left.append(lambda context: offered.append((context.site, sites._fed)) or
-                         answer.get(context.site, True))  # fmt: skip
+
+    class Stage:
+        """A stage that lets go of its part of a site when ``answer`` says so."""
+
+        def let_go(self, context: SiteContext) -> bool:
+            offered.append((context.site, sites._fed))
+            return answer.get(context.site, True)
+
+    stages = (Stage(),)
     for site in ["a", "b", "b", "b"]:
-        sites.fed(site)
+        sites.fed(site, stages)
     assert offered == [("a", 3)] and not sites.get("a").left  # kept: nothing let go
     sites.read_back("a")  # read back (or kept) by a stage: armed again
-    sites.fed("b")
-    sites.fed("b")
+    sites.fed("b", stages)
+    sites.fed("b", stages)
     assert offered == [("a", 3), ("a", 6)]
     answer["a"] = True
     sites.read_back("a")
     for site in ["b", "b", "a"]:
-        sites.fed(site)
+        sites.fed(site, stages)
     assert offered[-1] == ("a", 8) and sites.get("a").horizon == 4  # left, then back
     assert ("b", 8) not in offered
     # never left (horizon 0), a site's part can still need a read-back (a page that came back
@@ -607,7 +614,7 @@ class _BroadCrawl:
         self.seen[f"{site} {model.url}"] = mask.tolist()
         self.items += _items(self.extractor, _fetched(self.extractor, site, model.url, model))
         self.items += _items(self.extractor, _submit(self.extractor, site, model.url, model))
-        self.sites.fed(site)
+        self.sites.fed(site, (self.extractor, self.tracker))
 
 
 def _interleaved_replay(
@@ -693,7 +700,7 @@ def test_a_site_lets_go_only_of_counts_the_store_holds(
     held = _model(site_dir, paths[1])
     assert _submit(extractor, "c.example", held.url, held) == []  # held: warm-up
     for site in [*SITES, "d.example", "d.example"]:
-        sites.fed(site)
+        sites.fed(site, (extractor, tracker))
     assert counts["wisdom/sites/left"] == 3  # a and b let go of one part only
     a, b, c = (sites.get(site) for site in SITES)
     assert WAITS.of(a) and not WAITS.of(a).repetition_let_go
@@ -728,7 +735,7 @@ def test_pages_that_waited_read_a_left_site_back_and_it_lets_go_again(
             feed_model(store, model, site=site)
             _items(extractor, _fetched(extractor, site, model.url, model))
             _items(extractor, _submit(extractor, site, model.url, model))
-            sites.fed(site)
+            sites.fed(site, (extractor,))
     assert counts["wisdom/held/released_early"] >= 4, counts  # TOC pages pushed out
     assert counts["wisdom/repetition/read_back"] >= 2, counts
     assert counts["wisdom/repetition/let_go"] > len(names) - 1, counts  # some again
@@ -888,7 +895,7 @@ def test_a_page_fetched_again_once_its_site_was_left_keeps_its_first_counts(
             for path in paths:
                 model = _model(site_dir, path)
                 tracker.observe(site, model.url, model)
-                sites.fed(site)
+                sites.fed(site, (tracker,))
         assert sites.get(SITES[0]).left == bool(horizon)
         html = (site_dir / paths[0].lstrip("/")).read_text()
         again = PageModel.from_html(html.replace("</body>", '<a href="/new.html">New</a></body>'),

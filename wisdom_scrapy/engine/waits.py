@@ -236,7 +236,7 @@ class TermIndex:
 
     def let_go(self, site: str, store: TermStore) -> int:
         """Let go of the terms of ``site``'s pages that ``store`` holds as they are here (the
-        crawl left the site: :attr:`Sites.on_left <wisdom_scrapy.engine.sites.Sites.on_left>`),
+        crawl left the site: :meth:`Extractor.let_go`),
         each kept as a mark of its site, so that they are read back the same (:meth:`ids`);
         how many went. A page stored in another version stays (one another process stored
         again meanwhile reads its new terms back, as the store has them). StoreError: none
@@ -602,8 +602,6 @@ class Extractor:
     ) -> None:
         self.store = store
         self.sites = sites if sites is not None else Sites(store, count=count)
-        self.sites.on_left.append(self.let_go)
-        self.sites.on_left.append(self._let_terms_go)
         self.params = params
         self.analyze = analyze
         self.count = count
@@ -902,8 +900,13 @@ class Extractor:
         return WAITS.of(self.sites.get(site)) or self._state(site)
 
     def let_go(self, context: SiteContext) -> bool:
-        """Let a left site's block repetition go (:attr:`Sites.on_left
-        <wisdom_scrapy.engine.sites.Sites.on_left>`) when the store holds exactly the pages it
+        """Let go of what a left site holds here that the store can give back exactly: its
+        block repetition and its pages' terms (:meth:`Sites.fed
+        <wisdom_scrapy.engine.sites.Sites.fed>` offers it); whether any went."""
+        return any([self._let_repetition_go(context), self._let_terms_go(context)])
+
+    def _let_repetition_go(self, context: SiteContext) -> bool:
+        """Let a left site's block repetition go when the store holds exactly the pages it
         counts, so that reading it back (:meth:`_state`) gives the same counts; whether it went. Its
         pages waiting here need not stay: each analysis reads the state when it starts."""
         state, site = WAITS.of(context), context.site
