@@ -29,8 +29,8 @@ from wisdom_scrapy.engine.waits import (
     WAITS,
     ExtractionParams,
     Extractor,
-    ReadyPage,
     TermIndex,
+    WaitingPage,
     run_sync,
 )
 from wisdom_scrapy.engine.writes import feed_model
@@ -89,7 +89,7 @@ def test_term_index_holds_about_a_byte_per_term_of_a_page():
         assert all(t in got for t in pages[url]) and "own1x0" not in got
 
 
-def _items(extractor: Extractor, ready: list[ReadyPage]) -> list[Any]:
+def _items(extractor: Extractor, ready: list[WaitingPage]) -> list[Any]:
     """The items of the pages that left the waits, made as the item pipeline makes them."""
     return [run_sync(extractor.item(page)) for page in ready]
 
@@ -98,11 +98,11 @@ def _submit(extractor: Extractor, *args: Any, **kwargs: Any) -> list[Any]:
     return run_sync(extractor.submit(*args, **kwargs))
 
 
-def _flush(extractor: Extractor) -> list[ReadyPage]:
+def _flush(extractor: Extractor) -> list[WaitingPage]:
     return run_sync(extractor.flush())
 
 
-def _fetched(extractor: Extractor, site: str, url: str, model: PageModel) -> list[ReadyPage]:
+def _fetched(extractor: Extractor, site: str, url: str, model: PageModel) -> list[WaitingPage]:
     """Record a fetched page, and the pending TOC pages it completes, analysed (as the crawl's
     spider middleware does)."""
     extractor.page_fetched(site, url, model)
@@ -229,34 +229,61 @@ def test_a_crawl_into_an_earlier_crawls_store_takes_changed_pages_blocks_back(de
     assert "wisdom/repetition/read_back" not in second.stats
 
 
-def test_toc_page_waits_for_its_link_targets(demo):
+def _warm_home(demo: tuple[Path, dict]) -> tuple[Extractor, list[str]]:
+    """An extractor of a warm store of the demo site (its template known) and the URLs the
+    home page's TOC links go to."""
     site_dir, truth = demo
     store = open_store("memory://")
     extractor = Extractor(store, ExtractionParams(warmup_pages=0), analyze_page)
-    for path in list(truth)[:40]:  # a warm store: the template is known
+    for path in list(truth)[:40]:
         feed_model(store, _model(site_dir, path), site=SITE)
     home = _model(site_dir, "/index.html")
     feed_model(store, home, site=SITE)
+    links = analyze_page(None, home.url, store, site=SITE, model=home).toc_links
+    return extractor, [url for url, _ in links]
+
+
+def _fetch_until_released(
+    extractor: Extractor, site_dir: Path, urls: list[str]
+) -> tuple[list[Any], int]:
+    """Fetch ``urls`` in turn until pending pages leave: their items, and the pages fetched."""
+    for fetched, url in enumerate(urls, 1):
+        model = _model(site_dir, url[len(BASE) - 1 :])
+        released = _items(extractor, _fetched(extractor, SITE, url, model))
+        if released:
+            return released, fetched
+    return [], len(urls)
+
+
+def test_toc_page_waits_for_its_link_targets(demo):
+    site_dir, truth = demo
+    extractor, waited_for = _warm_home(demo)
+    home = _model(site_dir, "/index.html")
     assert _submit(extractor, SITE, home.url, home) == []  # waiting for its articles
     assert extractor.waiting() == 1
-    waited_for = [
-        url for url, _ in analyze_page(None, home.url, store, site=SITE, model=home).toc_links
-    ]
     stories = {BASE + p.lstrip("/") for p in truth["/index.html"]["links"]}
     # The home page's story list is (mostly) among its TOC links.
     assert len(stories & set(waited_for)) >= 0.8 * len(stories)
-    released = []
-    fetched = 0
-    for url in waited_for:
-        fetched += 1
-        path = url[len(BASE) - 1 :]
-        released += _items(extractor, _fetched(extractor, SITE, url, _model(site_dir, path)))
-        if released:
-            break
+    released, fetched = _fetch_until_released(extractor, site_dir, waited_for)
     assert fetched >= 5  # released once enough of its TOC links were fetched, not at once
     assert len(released) == 1 and isinstance(released[0], TocItem)
     assert extractor.waiting() == 0
     assert len(stories & {link["url"] for link in released[0].links}) >= 0.8 * len(stories)
+
+
+def test_two_fetches_of_one_toc_page_wait_and_leave_each(demo):
+    """A TOC page fetched twice (``dont_filter``) waits twice: each record waits for its
+    targets and leaves on its own (pending TOC pages were a table by URL, where the second
+    took the first's place and the first never left, not even at flush)."""
+    site_dir = demo[0]
+    extractor, waited_for = _warm_home(demo)
+    url = BASE + "index.html"
+    for _ in range(2):
+        assert _submit(extractor, SITE, url, _model(site_dir, "/index.html")) == []
+    assert extractor.waiting() == 2 and extractor.waiting_urls() == {SITE: [url] * 2}
+    released, _ = _fetch_until_released(extractor, site_dir, waited_for)
+    assert [type(item) for item in released] == [TocItem, TocItem]
+    assert extractor.waiting() == 0 and _flush(extractor) == []
 
 
 def test_demo_articles_leave_ads_and_orphan_headings_out(demo) -> None:

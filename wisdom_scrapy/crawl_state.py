@@ -38,8 +38,8 @@ from wisdom_scrapy.engine.waits import (
     ExtractionParams,
     Extractor,
     PageSource,
-    ReadyPage,
     TermIndex,
+    WaitingPage,
     run_sync,
 )
 from wisdom_scrapy.engine.worker_pool import WorkerPool
@@ -499,13 +499,13 @@ class WisdomRuntime:
             self.inc("wisdom/store_errors")
             logger.error("wisdom_scrapy: cannot read the pages left waiting: %s", exc)
 
-    def release(self, ready: list[ReadyPage]) -> list[PageItem]:
+    def release(self, ready: list[WaitingPage]) -> list[PageItem]:
         """The page items of pages that left the waits, for the item pipeline (:meth:`clean`)."""
         items = []
         for page in ready:
             item = self.in_flight.released(page)
-            items.append(item or PageItem(url=page.url, title=page.held.title,
-                                          extra=page.held.extra))  # fmt: skip
+            items.append(item or PageItem(url=page.url, title=page.title,
+                                          extra=page.extra))  # fmt: skip
         return items
 
     async def clean(self, item: PageItem) -> ArticleItem | TocItem | PageItem:
