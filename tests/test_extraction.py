@@ -272,9 +272,10 @@ def test_toc_page_waits_for_its_link_targets(demo):
 
 
 def test_two_fetches_of_one_toc_page_wait_and_leave_each(demo):
-    """A TOC page fetched twice (``dont_filter``) waits twice: each record waits for its
-    targets and leaves on its own (pending TOC pages were a table by URL, where the second
-    took the first's place and the first never left, not even at flush)."""
+    """A TOC page submitted twice to the engine waits twice: each record waits for its targets
+    and leaves on its own (pending TOC pages were a table by URL, where the second took the
+    first's place and the first no longer waited for its targets). A crawl never submits a
+    URL twice (its second PageItem is a ``duplicate_url``): this is the engine's API."""
     site_dir = demo[0]
     extractor, waited_for = _warm_home(demo)
     url = BASE + "index.html"
@@ -596,7 +597,7 @@ def test_a_site_is_offered_when_left_and_again_after_a_read_back() -> None:
     kept = Sites(None, horizon=0)
     kept.read_failed("a")
     assert not kept.may_read("a")
-    kept.fed("b")
+    kept.fed("b", ())
     assert kept.may_read("a")
 
 

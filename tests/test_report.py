@@ -487,6 +487,16 @@ def test_view_strikes_out_what_the_chosen_cleaner_removes(demo: Demo) -> None:
     assert removed["wisdom"] != removed["infodiscoverer"]
 
 
+def _a_page_linked(runtime: Any, site: str) -> None:
+    """One page of ``site`` recorded in the crawl's link structure, so that the site has a
+    part the crawl lets go of when it leaves the site."""
+    from wisdom_scrapy.page.model import PageModel
+
+    html = b"<html><body><p>words</p><a href='/next'>next</a></body></html>"
+    model = PageModel.from_html(html, f"http://{site}/")
+    runtime.tracker.observe(site, model.url, model)
+
+
 def test_a_sites_report_data_is_its_part_of_the_site_context_for_the_whole_crawl() -> None:
     """A site's report data is the report's part of the site's context, listed in the order
     the report made it (not the order the crawl first saw the sites), and leaving the site does
@@ -506,8 +516,10 @@ def test_a_sites_report_data_is_its_part_of_the_site_context_for_the_whole_crawl
         sites.get("a.test")  # the crawl sees a.test first, the report b.test
         b, a = report.data("b.test"), report.data("a.test")
         assert report.sites() == [b, a] and report.data("a.test") is a
+        _a_page_linked(extension.runtime, "a.test")  # a part the crawl lets go when it leaves
         for site in ("a.test", "b.test") + ("elsewhere.test",) * (SITE_HORIZON + 1):
             sites.fed(site, extension.runtime.letting_go)
+        assert sites.get("a.test").left  # left: the link structure let go of its counts
         assert REPORT.of(sites.get("a.test")) is a and report.sites() == [b, a]
     finally:
         extension.runtime.close()

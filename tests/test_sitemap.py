@@ -583,11 +583,14 @@ def test_a_sites_sitemap_state_is_its_part_of_the_site_context_for_the_whole_cra
             url = f"http://{site}/"
             body = f"<html><body><h1>{site}</h1><p>words of {site}</p></body></html>"
             response = HtmlResponse(url, body=body.encode(), encoding="utf-8")
-            middleware._observe(PageModel.from_tree(response.selector.root, url))
+            model = PageModel.from_tree(response.selector.root, url)
+            middleware._observe(model)
+            extension.runtime.tracker.observe(site, url, model)  # a part the crawl lets go
         assert [item.site for item in middleware.site_items("idle")] == ["b.test", "a.test"]
         part = SITEMAP.of(sites.get("a.test"))
         assert part is not None and part.home == "http://a.test/" and part.sitemap is not None
         _leave(sites, extension.runtime.letting_go, "a.test", "b.test")
+        assert sites.get("a.test").left  # left: the link structure let go of its counts
         assert SITEMAP.of(sites.get("a.test")) is part  # kept: a left site is not rebuilt
         assert middleware.site_items("close") == []
     finally:

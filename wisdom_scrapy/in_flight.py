@@ -209,12 +209,12 @@ class PagesInFlight:
     def submitting_tasks(self) -> list[asyncio.Future[None]]:
         return [p.submitting for p in list(self._pages.values()) if p.submitting is not None]
 
-    def released(self, ready: WaitingPage) -> PageItem | None:
-        """The page left the waits (``ready``): it is leaving, its ticket kept for the item
+    def released(self, ticket: WaitingPage) -> PageItem | None:
+        """The page left the waits (``ticket``): it is leaving, its ticket kept for the item
         pipeline; the spider's PageItem it was taken with, no longer held (None: none was)."""
-        page = self._record(ready.url)
+        page = self._record(ticket.url)
         item, page.item = page.item, None
-        page.ticket = ready
+        page.ticket = ticket
         page.leaving = True
         return item
 

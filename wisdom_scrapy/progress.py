@@ -102,8 +102,9 @@ class WisdomProgress:
     def _holding(self, site: str, stored: int) -> bool:
         """Whether the extractor still holds the site's pages for its warm-up (it logs "site
         … warm" when it stops): not once the store knows the pages it waits for (``stored``;
-        its next page releases them). Once false it stays false (the site's flag never goes
-        back, the store's pages only grow), so the progress keeps no set of its own."""
+        its next page releases them). The extractor's own condition, read each time: the
+        progress keeps no set of sites of its own (the site's flag never goes back; should the
+        store lose pages, the line says what the extractor then does)."""
         context = self.runtime.sites.find(site)
         waits = WAITS.of(context) if context is not None else None
         return (waits is not None and context is not None and not context.cold_start_over

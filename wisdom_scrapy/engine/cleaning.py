@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from wisdom_scrapy.page.model import PageModel
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
-__all__ = ["CLEANER", "Cleaners"]
+__all__ = ["CLEANER", "Cleaners", "SiteCleaning"]
 
 logger = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from wisdom_scrapy.store.base import EntropyMirror
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Sequence
 
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
@@ -238,9 +238,11 @@ class Sites:
             )
         return context
 
-    def fed(self, site: str, stages: Iterable[LetsGoOfSites] = ()) -> None:
+    def fed(self, site: str, stages: Sequence[LetsGoOfSites]) -> None:
         """A page of ``site`` was fed: the crawl's page count goes on, and the sites it left are
-        offered to each of ``stages`` (a heap entry per site: O(log sites) a page)."""
+        offered to each of ``stages`` (a heap entry per site: O(log sites) a page). Every stage
+        holding parts it can let go must be named: a site offered to none is not offered again
+        before its next page."""
         self._fed += 1  # whatever the horizon: a failed read-back is tried again by it
         if not self.horizon:
             return
@@ -294,7 +296,7 @@ class Sites:
             context.armed = True
             heapq.heappush(self._due, (context.last_fed + context.horizon, context.site))
 
-    def _offer(self, site: str, stages: Iterable[LetsGoOfSites]) -> None:
+    def _offer(self, site: str, stages: Sequence[LetsGoOfSites]) -> None:
         """``site``'s horizon may be over: offer it to each of ``stages`` if so."""
         context = self._contexts[site]
         context.armed = False

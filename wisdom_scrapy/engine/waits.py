@@ -860,7 +860,8 @@ class Extractor:
         return urls
 
     def waiting(self) -> int:
-        """Pages held or pending: what :meth:`flush` would emit."""
+        """Pages held, pending or being analysed (what :meth:`flush` would emit, and those on
+        their way)."""
         return len(self._waiting)
 
     # -- site state ----------------------------------------------------------------------------
