@@ -785,6 +785,35 @@ def test_the_page_css_separates_inline_elements_it_displays_as_boxes() -> None:
     assert model.page_counts() == plain.page_counts()
 
 
+_STYLED_BY_PREDICATE = etree.XPath("descendant-or-self::*[contains(@style, 'display')]")
+
+
+@pytest.mark.parametrize(
+    "page", [None, *_fixture_pages()], ids=lambda p: p.name[:24] if p else "hand"
+)
+def test_styled_elements_through_the_attribute_axis_are_the_predicates(page: Path | None) -> None:
+    """The CSS reader finds the elements whose ``style`` names ``display`` through the
+    attribute axis (issue 33): the same elements, in the same order, as the predicate tested
+    on every element, on a hand page (the root itself styled, a ``style`` without ``display``,
+    an empty one, a subtree's root) and on every vendored fixture page."""
+    from wisdom_scrapy.page.css import _STYLED
+
+    if page is None:
+        html = (
+            '<html style="display:block"><body><p style="color:red">a<b style="">b</b>'
+            '<span style="DISPLAY:block">c</span><i style="x;display : inline">d</i></p>'
+            '<div><span style="display:flex">e</span></div></body></html>'
+        )
+        root = parse_html(html, "http://site.test/")
+        roots = [root, root.find("body/div"), root.find("body/div/span")]
+        assert [el.tag for el in _STYLED(root)] == ["html", "i", "span"]
+    else:
+        body = gzip.decompress(page.read_bytes()) if page.suffix == ".gz" else page.read_bytes()
+        roots = [parse_html(body, "http://site.test/")]
+    for root in roots:
+        assert _STYLED(root) == _STYLED_BY_PREDICATE(root)
+
+
 def test_demo_site_advertisement_label_is_its_own_line() -> None:
     """The demo's ``.ad .ad-label{display:block}``: the label no longer glues to the ad's
     headline ("AdvertisementSpring sale"), nor the tagline to the site name."""
