@@ -678,6 +678,28 @@ def test_classes_and_elements_reached_by_child_index_are_the_listed_ones(page: P
     assert model.elements(everything[1::3]) == listed[1::3]
 
 
+def test_the_element_bound_counts_elements_not_listed_nodes() -> None:
+    """``max_nodes`` bounds elements (issue 33: counted only when the listing passes the
+    bound): comments beyond the bound do not refuse a page, one element too many does, with
+    the count in its message, and no plain proxy of the refused listing stays behind."""
+    from wisdom_scrapy.page.model import PageTooComplex
+
+    def page(elements: int, comments: int) -> etree._Element:
+        body = "<p>x</p>" * (elements - 2) + "<!-- c -->" * comments  # and html, body
+        root = parse_html(f"<html><body>{body}</body></html>", "http://site.test/")
+        assert int(root.xpath("count(//*)")) == elements
+        return root
+
+    kept = PageModel.from_tree(page(50, 30), "http://site.test/", max_nodes=50)
+    assert kept.n == 50 and len(list(kept.element(0).iter())) == 80
+    assert kept.text_of(0) == PageModel.from_tree(page(50, 30), "http://site.test/").text_of(0)
+    for comments in (0, 30):
+        root = page(51, comments)
+        with pytest.raises(PageTooComplex, match=r"^51 elements > 50$"):
+            PageModel.from_tree(root, "http://site.test/", max_nodes=50)
+        assert all(isinstance(el, lxml_html.HtmlElement) for el in root.iter("p"))
+
+
 def test_element_keeps_the_place_check_where_a_name_may_match_other_nodes() -> None:
     """A namespaced element and an upper-case ``P`` beside ``p`` (a tree built or edited
     before modelling): XPath's ``p[2]`` or ``svg`` would name another node or none, so the
