@@ -700,6 +700,23 @@ def test_the_element_bound_counts_elements_not_listed_nodes() -> None:
         assert all(isinstance(el, lxml_html.HtmlElement) for el in root.iter("p"))
 
 
+def test_attributes_read_alike_from_plain_and_html_proxies() -> None:
+    """The build reads ``class``, ``href`` and ``rel`` with lxml's ``get`` called unbound on
+    the plain proxies of a private parser's tree (issue 33), and through each element's own
+    class on a shared parser's tree: the same values (a proxy alive before the build, the root,
+    is an ``HtmlElement`` in the plain listing too)."""
+    html = (
+        "<html><body class='a b'><!-- c --><p class=n>y <a href='/x' rel='next'>x</a>"
+        "<a name=top>t</a><a href=''>e</a></p><form class=f><input class=i value=v></form>"
+        "</body></html>"
+    )
+    private = PageModel.from_tree(parse_html(html, "http://site.test/"), "http://site.test/")
+    shared = PageModel.from_tree(lxml_html.fromstring(html), "http://site.test/")
+    assert private.classes == shared.classes == [None, "a b", "n", None, None, None, "f", "i"]
+    assert private._hrefs == shared._hrefs == ["/x", ""]
+    assert private.series_anchors() == shared.series_anchors() == frozenset({3})
+
+
 def test_element_keeps_the_place_check_where_a_name_may_match_other_nodes() -> None:
     """A namespaced element and an upper-case ``P`` beside ``p`` (a tree built or edited
     before modelling): XPath's ``p[2]`` or ``svg`` would name another node or none, so the
