@@ -701,12 +701,13 @@ def test_the_element_bound_counts_elements_not_listed_nodes() -> None:
 
 
 def test_attributes_read_alike_from_plain_and_html_proxies() -> None:
-    """The build reads ``class``, ``href`` and ``rel`` with lxml's ``get`` called unbound on
-    the plain proxies of a private parser's tree (issue 33), and through each element's own
-    class on a shared parser's tree: the same values (a proxy alive before the build, the root,
-    is an ``HtmlElement`` in the plain listing too)."""
+    """The build reads ``class``, ``href``, ``rel`` and tails with lxml's own ``get`` and
+    ``tail`` getter called straight on the plain proxies of a private parser's tree (issue
+    33), and through each node's own class on a shared parser's tree: the same values (a proxy
+    alive before the build, the root, is an ``HtmlElement`` in the plain listing too)."""
     html = (
-        "<html><body class='a b'><!-- c --><p class=n>y <a href='/x' rel='next'>x</a>"
+        "<html><body class='a b'><!-- c -->after c<?pi x?>after pi<p class=n>y <a href='/x'"
+        " rel='next'>x</a>"
         "<a name=top>t</a><a href=''>e</a></p><form class=f><input class=i value=v></form>"
         "</body></html>"
     )
@@ -715,6 +716,8 @@ def test_attributes_read_alike_from_plain_and_html_proxies() -> None:
     assert private.classes == shared.classes == [None, "a b", "n", None, None, None, "f", "i"]
     assert private._hrefs == shared._hrefs == ["/x", ""]
     assert private.series_anchors() == shared.series_anchors() == frozenset({3})
+    assert private._tails == shared._tails and "after c" in private._tails
+    assert "after pi" in private._tails
 
 
 def test_element_keeps_the_place_check_where_a_name_may_match_other_nodes() -> None:
