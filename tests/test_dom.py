@@ -701,10 +701,11 @@ def test_the_element_bound_counts_elements_not_listed_nodes() -> None:
 
 
 def test_attributes_read_alike_from_plain_and_html_proxies() -> None:
-    """The build reads ``class``, ``href``, ``rel`` and tails with lxml's own ``get`` and
-    ``tail`` getter called straight on the plain proxies of a private parser's tree (issue
-    33), and through each node's own class on a shared parser's tree: the same values (a proxy
-    alive before the build, the root, is an ``HtmlElement`` in the plain listing too)."""
+    """The build reads ``class``, ``href``, ``rel``, texts and tails with lxml's own ``get``
+    and getters called straight on the plain proxies of a private parser's tree (issue 33),
+    and through each node's own class on a shared parser's tree: the same values (a proxy
+    alive before the build, the root, is an ``HtmlElement`` in the plain listing too), but
+    for a comment's text, which nothing reads."""
     html = (
         "<html><body class='a b'><!-- c -->after c<?pi x?>after pi<p class=n>y <a href='/x'"
         " rel='next'>x</a>"
@@ -718,6 +719,9 @@ def test_attributes_read_alike_from_plain_and_html_proxies() -> None:
     assert private.series_anchors() == shared.series_anchors() == frozenset({3})
     assert private._tails == shared._tails and "after c" in private._tails
     assert "after pi" in private._tails
+    elements = private._el_pos.tolist()
+    assert [private._texts[p] for p in elements] == [shared._texts[p] for p in elements]
+    assert private.text_of(0) == shared.text_of(0) and "c" not in private.text_of(0).split()
 
 
 def test_element_keeps_the_place_check_where_a_name_may_match_other_nodes() -> None:

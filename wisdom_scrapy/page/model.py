@@ -139,6 +139,9 @@ _PLAIN_GET = etree._Element.get
 # processing instructions included), called on them straight: 0.45-0.50 -> 0.24-0.28 ms a
 # pydoc page against ``attrgetter("tail")``'s attribute look-up a node
 _PLAIN_TAIL = vars(etree._Element)["tail"].__get__
+# and of its ``text``, which is an element's text (0.51-0.62 -> 0.27-0.37 ms a pydoc page);
+# a comment's or PI's class has its own, read nowhere: for them this one gives None
+_PLAIN_TEXT = vars(etree._Element)["text"].__get__
 
 class PageTooComplex(ValueError):
     """A page above its budget of elements or distinct words (:meth:`PageModel.from_tree`): its
@@ -193,6 +196,8 @@ class PageModel:
     _tag_code: dict[str, int]
     _hrefs: list[str]
     _series: frozenset[int]
+    # per position: an element's .text; a comment's or PI's own text is never read (they are
+    # skipped), and where the build read plain proxies (:func:`_all_nodes`) it is None here
     _texts: list[str | None]
     _tails: list[str | None]
     _pieces: list[str]
@@ -299,8 +304,8 @@ class PageModel:
 
         "Positions" index ``nodes`` (elements, comments and PIs); "nodes" index elements only.
         ``plain``: the elements are lxml's plain ``_Element`` proxies (:func:`_all_nodes`),
-        whose attributes and tails are read with lxml's own ``get`` and ``tail`` getter
-        called straight (no subclass to defer to)."""
+        whose attributes, texts and tails are read with lxml's own ``get`` and getters called
+        straight (no subclass to defer to; a comment's text is then None: never read)."""
 
         def attribute(name: str, elements: Iterable[etree._Element]) -> list[str | None]:
             if plain:
@@ -318,7 +323,7 @@ class PageModel:
         tag_codes: defaultdict[object, int] = defaultdict(count().__next__)
         pos_code = np.fromiter(map(tag_codes.__getitem__, map(_TAG, nodes)), np.intp, N)
         nchild = np.fromiter(map(len, nodes), np.intp, N)
-        texts: list[str | None] = list(map(_TEXT, nodes))
+        texts: list[str | None] = list(map(_PLAIN_TEXT if plain else _TEXT, nodes))
         tails: list[str | None] = list(map(_PLAIN_TAIL if plain else _TAIL, nodes))
 
         # --- per distinct tag (not per node): element tag ids, hidden / dummy / anchor tags
