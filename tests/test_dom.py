@@ -678,6 +678,52 @@ def test_classes_and_elements_reached_by_child_index_are_the_listed_ones(page: P
     assert model.elements(everything[1::3]) == listed[1::3]
 
 
+def test_the_element_bound_counts_elements_not_listed_nodes() -> None:
+    """``max_nodes`` bounds elements (issue 33: counted only when the listing passes the
+    bound): comments beyond the bound do not refuse a page, one element too many does, with
+    the count in its message, and no plain proxy of the refused listing stays behind."""
+    from wisdom_scrapy.page.model import PageTooComplex
+
+    def page(elements: int, comments: int) -> etree._Element:
+        body = "<p>x</p>" * (elements - 2) + "<!-- c -->" * comments  # and html, body
+        root = parse_html(f"<html><body>{body}</body></html>", "http://site.test/")
+        assert int(root.xpath("count(//*)")) == elements
+        return root
+
+    kept = PageModel.from_tree(page(50, 30), "http://site.test/", max_nodes=50)
+    assert kept.n == 50 and len(list(kept.element(0).iter())) == 80
+    assert kept.text_of(0) == PageModel.from_tree(page(50, 30), "http://site.test/").text_of(0)
+    for comments in (0, 30):
+        root = page(51, comments)
+        with pytest.raises(PageTooComplex, match=r"^51 elements > 50$"):
+            PageModel.from_tree(root, "http://site.test/", max_nodes=50)
+        assert all(isinstance(el, lxml_html.HtmlElement) for el in root.iter("p"))
+
+
+def test_attributes_read_alike_from_plain_and_html_proxies() -> None:
+    """The build reads ``class``, ``href``, ``rel``, texts and tails with lxml's own ``get``
+    and getters called straight on the plain proxies of a private parser's tree (issue 33),
+    and through each node's own class on a shared parser's tree: the same values (a proxy
+    alive before the build, the root, is an ``HtmlElement`` in the plain listing too), but
+    for a comment's text, which nothing reads."""
+    html = (
+        "<html><body class='a b'><!-- c -->after c<?pi x?>after pi<p class=n>y <a href='/x'"
+        " rel='next'>x</a>"
+        "<a name=top>t</a><a href=''>e</a></p><form class=f><input class=i value=v></form>"
+        "</body></html>"
+    )
+    private = PageModel.from_tree(parse_html(html, "http://site.test/"), "http://site.test/")
+    shared = PageModel.from_tree(lxml_html.fromstring(html), "http://site.test/")
+    assert private.classes == shared.classes == [None, "a b", "n", None, None, None, "f", "i"]
+    assert private._hrefs == shared._hrefs == ["/x", ""]
+    assert private.series_anchors() == shared.series_anchors() == frozenset({3})
+    assert private._tails == shared._tails and "after c" in private._tails
+    assert "after pi" in private._tails
+    elements = private._el_pos.tolist()
+    assert [private._texts[p] for p in elements] == [shared._texts[p] for p in elements]
+    assert private.text_of(0) == shared.text_of(0) and "c" not in private.text_of(0).split()
+
+
 def test_element_keeps_the_place_check_where_a_name_may_match_other_nodes() -> None:
     """A namespaced element and an upper-case ``P`` beside ``p`` (a tree built or edited
     before modelling): XPath's ``p[2]`` or ``svg`` would name another node or none, so the
@@ -783,6 +829,35 @@ def test_the_page_css_separates_inline_elements_it_displays_as_boxes() -> None:
     plain = PageModel.from_html(html.replace("display", "color"), HAND_URL)
     assert "Advertisement\n\nSpring" not in plain.text_of(0)
     assert model.page_counts() == plain.page_counts()
+
+
+_STYLED_BY_PREDICATE = etree.XPath("descendant-or-self::*[contains(@style, 'display')]")
+
+
+@pytest.mark.parametrize(
+    "page", [None, *_fixture_pages()], ids=lambda p: p.name[:24] if p else "hand"
+)
+def test_styled_elements_through_the_attribute_axis_are_the_predicates(page: Path | None) -> None:
+    """The CSS reader finds the elements whose ``style`` names ``display`` through the
+    attribute axis (issue 33): the same elements, in the same order, as the predicate tested
+    on every element, on a hand page (the root itself styled, a ``style`` without ``display``,
+    an empty one, a subtree's root) and on every vendored fixture page."""
+    from wisdom_scrapy.page.css import _STYLED
+
+    if page is None:
+        html = (
+            '<html style="display:block"><body><p style="color:red">a<b style="">b</b>'
+            '<span style="DISPLAY:block">c</span><i style="x;display : inline">d</i></p>'
+            '<div><span style="display:flex">e</span></div></body></html>'
+        )
+        root = parse_html(html, "http://site.test/")
+        roots = [root, root.find("body/div"), root.find("body/div/span")]
+        assert [el.tag for el in _STYLED(root)] == ["html", "i", "span"]
+    else:
+        body = gzip.decompress(page.read_bytes()) if page.suffix == ".gz" else page.read_bytes()
+        roots = [parse_html(body, "http://site.test/")]
+    for root in roots:
+        assert _STYLED(root) == _STYLED_BY_PREDICATE(root)
 
 
 def test_demo_site_advertisement_label_is_its_own_line() -> None:

@@ -36,6 +36,7 @@ from wisdom_scrapy.engine.waits import (
 from wisdom_scrapy.engine.writes import feed_model
 from wisdom_scrapy.items import ArticleItem, PageItem, TocItem
 from wisdom_scrapy.mining.repetition import BlockRepetition, page_blocks
+from wisdom_scrapy.mining.wisdom import anchor_precision
 from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.store.redis import RedisStore
 from wisdom_scrapy.testing import serve_directory
@@ -87,6 +88,48 @@ def test_term_index_holds_about_a_byte_per_term_of_a_page():
         got = index.get(url)
         assert got is not None and set(got) == pages[url] and len(got) == len(pages[url])
         assert all(t in got for t in pages[url]) and "own1x0" not in got
+
+
+def test_term_index_holds_a_page_without_terms():
+    index = TermIndex()
+    index.add("http://a/empty", [])
+    got = index.get("http://a/empty")
+    assert got is not None and len(got) == 0 and "alpha" not in got and list(got) == []
+
+
+PYDOC_FIXTURES = sorted((Path(__file__).parent / "fixtures" / "pydoc").glob("*.html"))
+
+
+@pytest.mark.parametrize("page", PYDOC_FIXTURES, ids=lambda p: p.stem)
+def test_anchor_precision_over_the_term_index_is_that_over_plain_sets(page: Path):
+    """Issue 33: anchor precision searches all (anchor, term) pairs in the index's ids at once
+    when every linked page's terms come from one TermIndex; the figures are those of asking
+    plain sets pair by pair, and of a mix (one target from another index: pair by pair)."""
+    model = PageModel.from_html(page.read_bytes(), "https://docs.python.org/3/" + page.name)
+    rng = np.random.default_rng(7)
+    vocab = model.vocab
+    urls = list(dict.fromkeys(link.url for link in model.links()))
+    assert len(urls) > 10
+    index, other, plain = TermIndex(), TermIndex(), {}
+    index.add("http://unrelated/", ["zzz", *vocab[:50]])  # ids of terms no anchor holds
+    for k, url in enumerate(urls):
+        if k % 5 == 4:
+            continue  # not fetched: unknown
+        terms = [] if k % 7 == 3 else [*rng.choice(vocab, min(len(vocab), 40)).tolist(), "q1"]
+        index.add(url, terms)
+        plain[url] = frozenset(terms)
+    other.add(urls[0], list(plain[urls[0]]))
+    entropy = rng.random(len(vocab))
+
+    def mixed(url: str) -> Any:
+        return other.get(url) if url == urls[0] else index.get(url)
+
+    want = anchor_precision(model, entropy, plain.get, n_pages=64)
+    assert want[1].any() and (want[0] > 0).any()
+    for targets in (index.get, mixed):
+        got = anchor_precision(model, entropy, targets, n_pages=64)
+        assert np.array_equal(got[1], want[1])
+        assert np.array_equal(got[0], want[0])  # the same sums, in the same order
 
 
 def _items(extractor: Extractor, ready: list[WaitingPage]) -> list[Any]:

@@ -82,6 +82,7 @@ from wisdom_scrapy.mining.repetition import (
     page_blocks,
     repeated_blocks,
 )
+from wisdom_scrapy.mining.wisdom import TermIds
 from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.page.terms import extract_terms
 from wisdom_scrapy.store import StoreError
@@ -144,13 +145,14 @@ def _pack_ids(ids: NDArray[np.int64]) -> bytes:
 def _unpack_ids(blob: bytes) -> NDArray[np.int64]:
     """The ids :func:`_pack_ids` packed."""
     data = np.frombuffer(blob, dtype=np.uint8)
+    if not data.size:
+        return np.zeros(0, dtype=np.int64)
     last = (data & 0x80) == 0  # the last byte of each gap
     owner = np.cumsum(last) - last  # which gap each byte belongs to
     first = np.flatnonzero(np.concatenate([[True], last[:-1]]))
     shift = (np.arange(len(data)) - first[owner]) * 7
-    gaps = np.zeros(int(last.sum()), dtype=np.int64)
-    np.add.at(gaps, owner, (data & 0x7F).astype(np.int64) << shift)
-    return np.cumsum(gaps)
+    # each gap's bytes are one run: summed by runs (np.add.at, unbuffered, cost 3x as much)
+    return np.cumsum(np.add.reduceat((data & 0x7F).astype(np.int64) << shift, first))
 
 
 #: most term ids :meth:`TermIndex.term_id` keeps at hand (a site's anchor vocabulary fits)
@@ -163,27 +165,15 @@ _FETCHED_BLOCKS = 256
 MAX_SAMPLED_PATHS = 5000
 
 
-class _PageTerms(AbstractSet[str]):
-    """The set of a fetched page's terms, compact: sorted ids into a shared vocabulary."""
+class _PageTerms(TermIds):
+    """The set of a fetched page's terms, compact: sorted ids into the index's vocabulary
+    (anchor precision tests a page's anchor terms against many of them at once)."""
 
-    __slots__ = ("_ids", "_index")
-
-    def __init__(self, ids: np.ndarray, index: TermIndex) -> None:
-        self._ids = ids
-        self._index = index
-
-    def __contains__(self, term: object) -> bool:
-        i = self._index.term_id(term) if isinstance(term, str) else None
-        if i is None:
-            return False
-        at = int(np.searchsorted(self._ids, i))
-        return at < self._ids.size and int(self._ids[at]) == i
-
-    def __len__(self) -> int:
-        return int(self._ids.size)
+    __slots__ = ()
+    space: TermIndex
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._index.vocab.strings(self._ids.tolist()))
+        return iter(self.space.vocab.strings(self.ids.tolist()))
 
 
 class TermIndex:

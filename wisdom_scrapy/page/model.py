@@ -73,7 +73,7 @@ import copy
 import re
 from collections import Counter, defaultdict
 from functools import cached_property
-from itertools import chain, compress, count, repeat
+from itertools import chain, compress, count, islice, repeat
 from operator import attrgetter, is_not, methodcaller
 from typing import TYPE_CHECKING, cast
 
@@ -131,9 +131,19 @@ __all__ = [
 _TAG = attrgetter("tag")
 _TEXT = attrgetter("text")
 _TAIL = attrgetter("tail")
-_GET_HREF = methodcaller("get", "href")
-_GET_REL = methodcaller("get", "rel")
-_GET_CLASS = methodcaller("get", "class")
+_GET = {name: methodcaller("get", name) for name in ("href", "rel", "class")}
+# lxml's own ``get``, called unbound on the plain proxies of :func:`_all_nodes`: no method
+# look-up a node (a third of a pydoc page's ``class`` read, 0.68-0.82 -> 0.43-0.52 ms)
+_PLAIN_GET = etree._Element.get
+# and the getter of lxml's ``tail`` (which no node class of lxml overrides, comments and
+# processing instructions included), called on them straight: 0.45-0.50 -> 0.24-0.28 ms a
+# pydoc page against ``attrgetter("tail")``'s attribute look-up a node
+_PLAIN_TAIL = getattr(vars(etree._Element).get("tail"), "__get__", _TAIL)
+# and of its ``text``, which is an element's text (0.51-0.62 -> 0.27-0.37 ms a pydoc page);
+# a comment's or PI's class has its own, read nowhere: for them this one gives None
+_PLAIN_TEXT = getattr(vars(etree._Element).get("text"), "__get__", _TEXT)
+# (an lxml whose class declares them elsewhere gets the attribute reads: the same values)
+
 
 class PageTooComplex(ValueError):
     """A page above its budget of elements or distinct words (:meth:`PageModel.from_tree`): its
@@ -188,6 +198,8 @@ class PageModel:
     _tag_code: dict[str, int]
     _hrefs: list[str]
     _series: frozenset[int]
+    # per position: an element's .text; a comment's or PI's own text is never read (they are
+    # skipped), and where the build read plain proxies (:func:`_all_nodes`) it is None here
     _texts: list[str | None]
     _tails: list[str | None]
     _pieces: list[str]
@@ -238,8 +250,9 @@ class PageModel:
         """Model the subtree of ``root`` (e.g. Scrapy's ``response.selector.root``).
 
         ``max_nodes`` bounds the page's cost: a tree of more elements raises
-        :class:`PageTooComplex` before it is modelled (counted in C), and so does reading the
-        terms of a page of more than ``max_nodes // 4`` distinct words, numbers aside
+        :class:`PageTooComplex` before it is modelled (:func:`_all_nodes` lists at most
+        ``max_nodes + 1`` nodes, and counts the elements in C only past that), and so does
+        reading the terms of a page of more than ``max_nodes // 4`` distinct words, numbers aside
         (:attr:`max_words`; a distinct word costs about four elements' time: its terms are
         derived once each).
 
@@ -253,11 +266,7 @@ class PageModel:
             root = root.getroot()
         if root is None or not isinstance(root.tag, str):
             return cls.empty(url, keep_numbers=keep_numbers)
-        if max_nodes is not None:
-            elements = int(root.xpath("count(descendant-or-self::*)"))
-            if elements > max_nodes:
-                raise PageTooComplex(f"{elements:,} elements > {max_nodes:,}")
-        model = cls._from_element(root, url, keep_numbers)
+        model = cls._from_element(root, url, keep_numbers, max_nodes)
         if model._block_in_paragraph():
             # model the page as a browser builds it, from a copy: the caller's tree stays as is
             base_url = model.base_url
@@ -270,9 +279,11 @@ class PageModel:
         return model
 
     @classmethod
-    def _from_element(cls, root: etree._Element, url: str, keep_numbers: bool) -> PageModel:
-        nodes, plain = _all_nodes(root)
-        model = cls._build(nodes, url, keep_numbers)
+    def _from_element(
+        cls, root: etree._Element, url: str, keep_numbers: bool, max_nodes: int | None = None
+    ) -> PageModel:
+        nodes, plain = _all_nodes(root, max_nodes)
+        model = cls._build(nodes, url, keep_numbers, plain)
         if plain:  # let the plain proxies go: element() re-creates the tree's own ones lazily
             model._node_list = None
         return model
@@ -288,11 +299,21 @@ class PageModel:
         return bool((inside & np.isin(self.tag_id, closers)).any())
 
     @classmethod
-    def _build(cls, nodes: list[etree._Element], url: str, keep_numbers: bool) -> PageModel:
+    def _build(
+        cls, nodes: list[etree._Element], url: str, keep_numbers: bool, plain: bool = False
+    ) -> PageModel:
         """Fill every array from ``nodes`` = ``list(root.iter())`` (all lxml nodes, pre-order).
 
         "Positions" index ``nodes`` (elements, comments and PIs); "nodes" index elements only.
-        """
+        ``plain``: the elements are lxml's plain ``_Element`` proxies (:func:`_all_nodes`),
+        whose attributes, texts and tails are read with lxml's own ``get`` and getters called
+        straight (no subclass to defer to; a comment's text is then None: never read)."""
+
+        def attribute(name: str, elements: Iterable[etree._Element]) -> list[str | None]:
+            if plain:
+                return list(map(_PLAIN_GET, elements, repeat(name)))
+            return list(map(_GET[name], elements))
+
         model = cls.__new__(cls)
         model.url = url
         model.keep_numbers = keep_numbers
@@ -304,8 +325,8 @@ class PageModel:
         tag_codes: defaultdict[object, int] = defaultdict(count().__next__)
         pos_code = np.fromiter(map(tag_codes.__getitem__, map(_TAG, nodes)), np.intp, N)
         nchild = np.fromiter(map(len, nodes), np.intp, N)
-        texts: list[str | None] = list(map(_TEXT, nodes))
-        tails: list[str | None] = list(map(_TAIL, nodes))
+        texts: list[str | None] = list(map(_PLAIN_TEXT if plain else _TEXT, nodes))
+        tails: list[str | None] = list(map(_PLAIN_TAIL if plain else _TAIL, nodes))
 
         # --- per distinct tag (not per node): element tag ids, hidden / dummy / anchor tags
         name_code, code_tid, code_hidden, code_dummy = tag_tables(tag_codes)  # code order
@@ -344,17 +365,17 @@ class PageModel:
         a_tid = name_code.get("a", -2)
         a_nodes = np.flatnonzero(model.tag_id == a_tid)
         anchors = list(map(nodes.__getitem__, el_pos[a_nodes].tolist()))
-        hrefs = list(map(_GET_HREF, anchors))
+        hrefs = attribute("href", anchors)
         has_href = np.fromiter(map(is_not, hrefs, repeat(None)), bool, len(hrefs))
-        rels = list(map(_GET_REL, anchors))
+        rels = attribute("rel", anchors)
         model._series = series_nodes(a_nodes.tolist(), rels)
-        model._hrefs = list(compress(hrefs, has_href))
+        model._hrefs = cast("list[str]", list(compress(hrefs, has_href)))
         model.anchor_nodes = a_nodes[has_href].astype(np.int32)
         model.is_anchor = np.zeros(n, dtype=bool)
         model.is_anchor[model.anchor_nodes] = True
         model.in_anchor = range_mask(model.anchor_nodes, subtree_end[model.anchor_nodes], n)
 
-        model.classes = list(map(_GET_CLASS, compress(nodes, pos_is_el.tolist())))
+        model.classes = attribute("class", compress(nodes, pos_is_el.tolist()))
 
         # --- visible text pieces: text(p) belongs to p, tail(p) to p's parent element
         text_mask = np.fromiter(map(bool, texts), bool, N)
@@ -995,8 +1016,11 @@ def _elements_before(el: etree._Element) -> int:
     return int(_ELEMENTS_BEFORE(el))
 
 
-def _all_nodes(root: etree._Element) -> tuple[list[etree._Element], bool]:
-    """``list(root.iter())``, avoiding lxml.html's per-node Python class lookup when safe.
+def _all_nodes(
+    root: etree._Element, max_nodes: int | None = None
+) -> tuple[list[etree._Element], bool]:
+    """``list(root.iter())``, avoiding lxml.html's per-node Python class lookup when safe;
+    :class:`PageTooComplex` for a tree of more than ``max_nodes`` elements (:func:`_listed`).
 
     Creating a proxy for an ``lxml.html`` node calls ``HtmlElementClassLookup.lookup``, a Python
     method: about as much time as the rest of the iteration (and 1/4 of a page parse). Scrapy's
@@ -1015,10 +1039,30 @@ def _all_nodes(root: etree._Element) -> tuple[list[etree._Element], bool]:
     ):
         parser.set_element_class_lookup(_PLAIN_LOOKUP)
         try:
-            return list(root.iter()), True
+            return _listed(root, max_nodes), True
         finally:
             parser.set_element_class_lookup(lxml_html.HtmlElementClassLookup())
-    return list(root.iter()), False
+    return _listed(root, max_nodes), False
+
+
+def _listed(root: etree._Element, max_nodes: int | None) -> list[etree._Element]:
+    """``list(root.iter())``, or :class:`PageTooComplex` when the tree holds more than
+    ``max_nodes`` elements. Every element is a node of the listing (comments and processing
+    instructions are too), so a listing of at most ``max_nodes`` nodes needs no count: only
+    past that are the elements counted (in C, an XPath ``count``), and a page refused has had
+    no more than ``max_nodes + 1`` nodes listed. Saves the count on every other page (0.37 ms
+    a pydoc page). No proxy listed outlives a refusal (they may be plain ones)."""
+    nodes_it = root.iter()
+    if max_nodes is None:
+        return list(nodes_it)
+    nodes = list(islice(nodes_it, max_nodes + 1))
+    if len(nodes) > max_nodes:
+        elements = int(root.xpath("count(descendant-or-self::*)"))
+        if elements > max_nodes:
+            del nodes, nodes_it  # the traceback keeps this frame: no listed proxy with it
+            raise PageTooComplex(f"{elements:,} elements > {max_nodes:,}")
+        nodes += nodes_it
+    return nodes
 
 # One step of PageModel.path that is safe to put in an XPath expression: a plain tag name and
 # an optional position.
