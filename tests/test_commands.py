@@ -1,6 +1,6 @@
 """The ``scrapy`` commands as a user runs them, in a project made in a temporary folder: what
-``scrapy version`` loads, ``scrapy settings`` with the add-on, a misspelled ``WISDOM_*`` setting,
-where ``wisdom-show`` writes its file."""
+``scrapy version`` loads, ``scrapy wisdom-settings`` with the add-on, a misspelled ``WISDOM_*``
+setting, where ``wisdom-show`` writes its file."""
 
 from __future__ import annotations
 
@@ -101,12 +101,14 @@ def test_the_addon_imports_neither_stemmer_nor_segmenter() -> None:
 
 
 @pytest.mark.crawl
-def test_scrapy_settings_shows_what_the_crawl_uses(project: Path) -> None:
-    """``scrapy settings`` applies the project's add-ons as a crawl does: the values printed
-    are the crawl's (issue 35 item 3), and a value set by the project or ``-s`` still wins."""
+def test_wisdom_settings_shows_what_the_crawl_uses(project: Path) -> None:
+    """``scrapy wisdom-settings`` applies the project's add-ons as a crawl does: the values
+    printed are the crawl's (issue 35 item 3), and a value set by the project or ``-s`` still
+    wins. Scrapy's own ``scrapy settings`` is not replaced (issue 34): it still prints the
+    settings before any add-on ran."""
 
-    def get(name: str, *args: str) -> str:
-        done = scrapy(project, "settings", "--get", name, *args)
+    def get(name: str, *args: str, command: str = "wisdom-settings") -> str:
+        done = scrapy(project, command, "--get", name, *args)
         assert done.returncode == 0, done.stderr[-2000:]
         return done.stdout.strip()
 
@@ -117,6 +119,8 @@ def test_scrapy_settings_shows_what_the_crawl_uses(project: Path) -> None:
     assert get("DOWNLOAD_MAXSIZE", "-s", "DOWNLOAD_MAXSIZE=77") == "77"
     assert get("DOWNLOAD_MAXSIZE", "-s", "ADDONS={}") == str(1024**3)  # Scrapy's own default
     assert "WisdomFeedMiddleware" in get("SPIDER_MIDDLEWARES")
+    assert get("DOWNLOAD_MAXSIZE", command="settings") == str(1024**3)  # Scrapy's, untouched
+    assert get("WISDOM_FOCUS", command="settings") == "None"
     with (project / "userproject" / "settings.py").open("a") as settings:
         settings.write("LOG_FORMATTER = 'scrapy.logformatter.LogFormatter'\n")
     assert get("LOG_FORMATTER") == "scrapy.logformatter.LogFormatter"  # the project's own

@@ -24,13 +24,13 @@ from wisdom_scrapy.engine.link_graph import (
     SiteRecorder,
     StructureTracker,
 )
-from wisdom_scrapy.engine.sites import Sites
+from wisdom_scrapy.engine.sites import SiteContext, Sites
 from wisdom_scrapy.engine.waits import (
     WAITS,
     ExtractionParams,
     Extractor,
-    ReadyPage,
     TermIndex,
+    WaitingPage,
     run_sync,
 )
 from wisdom_scrapy.engine.writes import feed_model
@@ -115,7 +115,7 @@ def test_term_index_reads_marked_pages_back_the_same_past_its_working_set(tmp_pa
     assert index.get("http://a.example/none") is None
 
 
-def _items(extractor: Extractor, ready: list[ReadyPage]) -> list[Any]:
+def _items(extractor: Extractor, ready: list[WaitingPage]) -> list[Any]:
     """The items of the pages that left the waits, made as the item pipeline makes them."""
     return [run_sync(extractor.item(page)) for page in ready]
 
@@ -124,11 +124,11 @@ def _submit(extractor: Extractor, *args: Any, **kwargs: Any) -> list[Any]:
     return run_sync(extractor.submit(*args, **kwargs))
 
 
-def _flush(extractor: Extractor) -> list[ReadyPage]:
+def _flush(extractor: Extractor) -> list[WaitingPage]:
     return run_sync(extractor.flush())
 
 
-def _fetched(extractor: Extractor, site: str, url: str, model: PageModel) -> list[ReadyPage]:
+def _fetched(extractor: Extractor, site: str, url: str, model: PageModel) -> list[WaitingPage]:
     """Record a fetched page, and the pending TOC pages it completes, analysed (as the crawl's
     spider middleware does)."""
     extractor.page_fetched(site, url, model)
@@ -255,34 +255,61 @@ def test_a_crawl_into_an_earlier_crawls_store_takes_changed_pages_blocks_back(de
     assert "wisdom/repetition/read_back" not in second.stats
 
 
-def test_toc_page_waits_for_its_link_targets(demo):
+def _warm_home(demo: tuple[Path, dict]) -> tuple[Extractor, list[str]]:
+    """An extractor of a warm store of the demo site (its template known) and the URLs the
+    home page's TOC links go to."""
     site_dir, truth = demo
     store = open_store("memory://")
     extractor = Extractor(store, ExtractionParams(warmup_pages=0), analyze_page)
-    for path in list(truth)[:40]:  # a warm store: the template is known
+    for path in list(truth)[:40]:
         feed_model(store, _model(site_dir, path), site=SITE)
     home = _model(site_dir, "/index.html")
     feed_model(store, home, site=SITE)
+    links = analyze_page(None, home.url, store, site=SITE, model=home).toc_links
+    return extractor, [url for url, _ in links]
+
+
+def _fetch_until_released(
+    extractor: Extractor, site_dir: Path, urls: list[str]
+) -> tuple[list[Any], int]:
+    """Fetch ``urls`` in turn until pending pages leave: their items, and the pages fetched."""
+    for fetched, url in enumerate(urls, 1):
+        model = _model(site_dir, url[len(BASE) - 1 :])
+        released = _items(extractor, _fetched(extractor, SITE, url, model))
+        if released:
+            return released, fetched
+    return [], len(urls)
+
+
+def test_toc_page_waits_for_its_link_targets(demo):
+    site_dir, truth = demo
+    extractor, waited_for = _warm_home(demo)
+    home = _model(site_dir, "/index.html")
     assert _submit(extractor, SITE, home.url, home) == []  # waiting for its articles
     assert extractor.waiting() == 1
-    waited_for = [
-        url for url, _ in analyze_page(None, home.url, store, site=SITE, model=home).toc_links
-    ]
     stories = {BASE + p.lstrip("/") for p in truth["/index.html"]["links"]}
     # The home page's story list is (mostly) among its TOC links.
     assert len(stories & set(waited_for)) >= 0.8 * len(stories)
-    released = []
-    fetched = 0
-    for url in waited_for:
-        fetched += 1
-        path = url[len(BASE) - 1 :]
-        released += _items(extractor, _fetched(extractor, SITE, url, _model(site_dir, path)))
-        if released:
-            break
+    released, fetched = _fetch_until_released(extractor, site_dir, waited_for)
     assert fetched >= 5  # released once enough of its TOC links were fetched, not at once
     assert len(released) == 1 and isinstance(released[0], TocItem)
     assert extractor.waiting() == 0
     assert len(stories & {link["url"] for link in released[0].links}) >= 0.8 * len(stories)
+
+
+def test_two_fetches_of_one_toc_page_wait_and_leave_each(demo):
+    """A TOC page fetched twice (``dont_filter``) waits twice: each record waits for its
+    targets and leaves on its own (pending TOC pages were a table by URL, where the second
+    took the first's place and the first never left, not even at flush)."""
+    site_dir = demo[0]
+    extractor, waited_for = _warm_home(demo)
+    url = BASE + "index.html"
+    for _ in range(2):
+        assert _submit(extractor, SITE, url, _model(site_dir, "/index.html")) == []
+    assert extractor.waiting() == 2 and extractor.waiting_urls() == {SITE: [url] * 2}
+    released, _ = _fetch_until_released(extractor, site_dir, waited_for)
+    assert [type(item) for item in released] == [TocItem, TocItem]
+    assert extractor.waiting() == 0 and _flush(extractor) == []
 
 
 def test_demo_articles_leave_ads_and_orphan_headings_out(demo) -> None:
@@ -467,7 +494,7 @@ def test_a_left_sites_decoded_records_go_and_its_analysis_is_the_same(demo, tmp_
             model = _model(site_dir, path)
             feed_model(store, model, site=site)
             tracker.observe(site, model.url, model)
-            sites.fed(site)
+            sites.fed(site, (tracker,))
         if site == SITE:
             before = tracker.analyse(SITE)
     assert sites.get(SITE).left and not sites.get(other).left
@@ -503,13 +530,13 @@ def test_a_left_sites_toc_reads_its_page_terms_back_the_same(demo, tmp_path):
         feed_model(store, model, site=SITE)
         extractor.page_fetched(SITE, model.url, model)
         kept.add(model.url, model.vocab)
-        sites.fed(SITE)
+        sites.fed(SITE, (extractor,))
     held = extractor.terms.nbytes()
     for k in range(5):  # another site's pages: the demo site is left
         other = PageModel.from_html(b"<p>elsewhere %d</p>" % k, f"http://other.test/{k}")
         feed_model(store, other, site="other.test")
         extractor.page_fetched("other.test", other.url, other)
-        sites.fed("other.test")
+        sites.fed("other.test", (extractor,))
     assert sites.get(SITE).left and counts["wisdom/terms/let_go"] == 1
     assert extractor.terms.nbytes() < held / 10 and len(extractor.terms) == len(paths) + 5
     home = _model(site_dir, "/index.html")
@@ -599,19 +626,26 @@ def test_a_site_is_offered_when_left_and_again_after_a_read_back() -> None:
     sites = Sites(None, horizon=2)
     offered: list[tuple[str, int]] = []
     answer = {"a": False}
-    sites.on_left.append(lambda context: offered.append((context.site, sites._fed)) or
-                         answer.get(context.site, True))  # fmt: skip
+
+    class Stage:
+        """A stage that lets go of its part of a site when ``answer`` says so."""
+
+        def let_go(self, context: SiteContext) -> bool:
+            offered.append((context.site, sites._fed))
+            return answer.get(context.site, True)
+
+    stages = (Stage(),)
     for site in ["a", "b", "b", "b"]:
-        sites.fed(site)
+        sites.fed(site, stages)
     assert offered == [("a", 3)] and not sites.get("a").left  # kept: nothing let go
     sites.read_back("a")  # read back (or kept) by a stage: armed again
-    sites.fed("b")
-    sites.fed("b")
+    sites.fed("b", stages)
+    sites.fed("b", stages)
     assert offered == [("a", 3), ("a", 6)]
     answer["a"] = True
     sites.read_back("a")
     for site in ["b", "b", "a"]:
-        sites.fed(site)
+        sites.fed(site, stages)
     assert offered[-1] == ("a", 8) and sites.get("a").horizon == 4  # left, then back
     assert ("b", 8) not in offered
     # never left (horizon 0), a site's part can still need a read-back (a page that came back
@@ -666,7 +700,7 @@ class _BroadCrawl:
         self.seen[f"{site} {model.url}"] = mask.tolist()
         self.items += _items(self.extractor, _fetched(self.extractor, site, model.url, model))
         self.items += _items(self.extractor, _submit(self.extractor, site, model.url, model))
-        self.sites.fed(site)
+        self.sites.fed(site, (self.extractor, self.tracker))
 
 
 def _interleaved_replay(
@@ -804,7 +838,7 @@ def test_a_site_lets_go_only_of_counts_the_store_holds(
     held = _model(site_dir, paths[1])
     assert _submit(extractor, "c.example", held.url, held) == []  # held: warm-up
     for site in [*SITES, "d.example", "d.example"]:
-        sites.fed(site)
+        sites.fed(site, (extractor, tracker))
     assert counts["wisdom/sites/left"] == 3  # a and b let go of one part only
     a, b, c = (sites.get(site) for site in SITES)
     assert WAITS.of(a) and not WAITS.of(a).repetition_let_go
@@ -839,7 +873,7 @@ def test_pages_that_waited_read_a_left_site_back_and_it_lets_go_again(
             feed_model(store, model, site=site)
             _items(extractor, _fetched(extractor, site, model.url, model))
             _items(extractor, _submit(extractor, site, model.url, model))
-            sites.fed(site)
+            sites.fed(site, (extractor,))
     assert counts["wisdom/held/released_early"] >= 4, counts  # TOC pages pushed out
     assert counts["wisdom/repetition/read_back"] >= 2, counts
     assert counts["wisdom/repetition/let_go"] > len(names) - 1, counts  # some again
@@ -1009,7 +1043,7 @@ def test_a_page_fetched_again_once_its_site_was_left_keeps_its_first_counts(
             for path in paths:
                 model = _model(site_dir, path)
                 tracker.observe(site, model.url, model)
-                sites.fed(site)
+                sites.fed(site, (tracker,))
         assert sites.get(SITES[0]).left == bool(horizon)
         html = (site_dir / paths[0].lstrip("/")).read_text()
         again = PageModel.from_html(html.replace("</body>", '<a href="/new.html">New</a></body>'),

@@ -19,7 +19,7 @@ from scrapy.http import HtmlResponse
 from sample_project.demo_site import build_demo_site
 from wisdom_scrapy import in_flight
 from wisdom_scrapy.engine.link_graph import PageLinks
-from wisdom_scrapy.engine.waits import ReadyPage, _Held
+from wisdom_scrapy.engine.waits import WaitingPage
 from wisdom_scrapy.in_flight import LinkedPage, PagesInFlight
 from wisdom_scrapy.items import PageItem
 from wisdom_scrapy.page.model import PageModel
@@ -33,8 +33,8 @@ def _fetch(url: str = URL) -> tuple[HtmlResponse, PageModel]:
     return response, PageModel.from_tree(response.selector.root, url)
 
 
-def _ready(url: str = URL) -> ReadyPage:
-    return ReadyPage("site.test", _Held(url, None, "A"))
+def _ready(url: str = URL) -> WaitingPage:
+    return WaitingPage("site.test", url, None, "A")
 
 
 def test_a_response_let_go_inside_a_step_loses_no_other_models(

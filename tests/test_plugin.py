@@ -269,9 +269,9 @@ def test_scrapy_check_contracts_test_the_cleaned_item(project, crawl):
 
 
 @pytest.mark.crawl
-def test_scrapy_settings_shows_the_defaults_and_keeps_the_users(project):
+def test_wisdom_settings_shows_the_defaults_and_keeps_the_users(project):
     def get(name: str, *args: str) -> str:
-        proc = project.scrapy("settings", "--get", name, *args)
+        proc = project.scrapy("wisdom-settings", "--get", name, *args)
         assert proc.returncode == 0, proc.stderr[-2000:]
         return proc.stdout.strip()
 

@@ -507,7 +507,7 @@ def test_a_sites_report_data_is_its_part_of_the_site_context_for_the_whole_crawl
         b, a = report.data("b.test"), report.data("a.test")
         assert report.sites() == [b, a] and report.data("a.test") is a
         for site in ("a.test", "b.test") + ("elsewhere.test",) * (SITE_HORIZON + 1):
-            sites.fed(site)
+            sites.fed(site, extension.runtime.letting_go)
         assert REPORT.of(sites.get("a.test")) is a and report.sites() == [b, a]
     finally:
         extension.runtime.close()

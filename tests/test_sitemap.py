@@ -553,12 +553,13 @@ def test_sitemap_without_the_sitemap_extra_names_the_extra() -> None:
     ]
 
 
-def _leave(sites: Any, *names: str) -> None:
-    """The crawl leaves ``names``: a site's pages are fed for longer than their horizon."""
+def _leave(sites: Any, stages: Any, *names: str) -> None:
+    """The crawl leaves ``names``: a site's pages are fed for longer than their horizon, the
+    crawl's stages offered each site left."""
     for name in names:
-        sites.fed(name)
+        sites.fed(name, stages)
     for _ in range(SITE_HORIZON + 1):
-        sites.fed("elsewhere.test")
+        sites.fed("elsewhere.test", stages)
 
 
 def test_a_sites_sitemap_state_is_its_part_of_the_site_context_for_the_whole_crawl() -> None:
@@ -586,7 +587,7 @@ def test_a_sites_sitemap_state_is_its_part_of_the_site_context_for_the_whole_cra
         assert [item.site for item in middleware.site_items("idle")] == ["b.test", "a.test"]
         part = SITEMAP.of(sites.get("a.test"))
         assert part is not None and part.home == "http://a.test/" and part.sitemap is not None
-        _leave(sites, "a.test", "b.test")
+        _leave(sites, extension.runtime.letting_go, "a.test", "b.test")
         assert SITEMAP.of(sites.get("a.test")) is part  # kept: a left site is not rebuilt
         assert middleware.site_items("close") == []
     finally:

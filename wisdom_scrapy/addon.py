@@ -24,7 +24,8 @@ It also registers, at the add-on priority (so a value the project, the spider or
 line sets always wins):
 
 * every ``WISDOM_*`` setting's default (:data:`wisdom_scrapy.settings.DEFAULTS`; the store URI
-  resolved in the project data directory), so ``scrapy settings --get WISDOM_FOCUS`` shows it;
+  resolved in the project data directory), so ``scrapy wisdom-settings --get WISDOM_FOCUS``
+  shows it;
 * ``LOG_FORMATTER = "wisdom_scrapy.logformatter.WisdomLogFormatter"`` (items logged as a
   summary, not in full);
 * ``FEED_EXPORTERS["csv"] = "wisdom_scrapy.exporters.WisdomCsvItemExporter"``: one CSV of all
@@ -119,7 +120,7 @@ class Addon:
 
     @classmethod
     def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
-        """Before any crawler (so ``scrapy settings`` shows them too): the defaults, and the
+        """Before any crawler (so ``scrapy wisdom-settings`` shows them too): the defaults, and the
         contract ``scrapy check`` reads from the process' settings."""
         register_defaults(settings)
         # after Scrapy's UrlContract (order 1), so it takes the name "url"

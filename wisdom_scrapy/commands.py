@@ -1,5 +1,5 @@
-"""Scrapy commands ``wisdom-show``, ``wisdom-report``, ``wisdom-stats`` and ``wisdom-parse``;
-``settings``.
+"""Scrapy commands ``wisdom-show``, ``wisdom-report``, ``wisdom-stats``, ``wisdom-parse`` and
+``wisdom-settings``.
 
 They are registered through the package's entry points (``[project.entry-points."scrapy.commands"]``
 in ``pyproject.toml``; Scrapy loads every command of that group), so any project — or no project
@@ -8,10 +8,10 @@ project's ``WISDOM_STORE_URI`` and prints what it wrote; none opens a browser.
 
 ``wisdom-parse`` is Scrapy's ``parse`` printing the cleaned items when wisdom_scrapy runs in
 the crawl (:mod:`wisdom_scrapy.contracts`); Scrapy's own ``parse`` is left as it is and prints
-what the callback yields. ``settings`` is the one Scrapy command replaced, with one change: it
-shows the values a crawl uses, the project's add-ons applied (the ``WISDOM_*``
-defaults, ``DOWNLOAD_MAXSIZE``, ``LOG_FORMATTER`` …), which Scrapy's command, creating no
-crawler, leaves out (see :class:`SettingsCommand`).
+what the callback yields. ``wisdom-settings`` is Scrapy's ``settings`` showing the values a
+crawl uses, the project's add-ons applied (the ``WISDOM_*`` defaults, ``DOWNLOAD_MAXSIZE``,
+``LOG_FORMATTER`` …), which Scrapy's command, creating no crawler, leaves out (see
+:class:`SettingsCommand`). No Scrapy command is replaced: Scrapy's own stay as they are.
 """
 
 from __future__ import annotations
@@ -296,22 +296,23 @@ class ParseCommand(parse.Command):
 
 
 class SettingsCommand(settings_command.Command):
-    """``scrapy settings``, showing the values a crawl of the project uses: the project's
-    add-ons applied as a crawl applies them.
+    """``scrapy wisdom-settings``: Scrapy's ``settings`` showing the values a crawl of the
+    project uses, the project's add-ons applied as a crawl applies them.
 
     Scrapy's command prints the project's settings before any add-on ran (add-ons apply when a
-    crawler is built: Scrapy issue #7010, open, fix proposed in Scrapy PR #7828), so with the
-    add-on ``--get DOWNLOAD_MAXSIZE`` printed 1 GiB and ``--get LOG_FORMATTER`` Scrapy's
-    formatter while every crawl used 10 MiB and :class:`~wisdom_scrapy.logformatter.
-    WisdomLogFormatter`. Why a replaced command rather than a ``wisdom-settings`` one: the
-    question "what will my crawl use?" is asked with ``scrapy settings``, and a second command
-    would leave that one wrong for every add-on of the project, not only this one. The change
-    is the one Scrapy's fix makes and nothing else, through Scrapy's public add-on API in a
-    crawl's order: :meth:`AddonManager.load_pre_crawler_settings` (what ``CrawlerProcess``
-    does), then a :class:`~scrapy.crawler.Crawler` of the base ``Spider`` and its
-    ``crawler.addons.load_settings`` (what ``Crawler.crawl`` does first); no spider's
-    ``custom_settings`` (no spider is named). Once Scrapy applies add-ons in its own command,
-    this class and its entry point go."""
+    crawler is built: Scrapy issue #7010, a fix proposed in Scrapy PR #7828), so there
+    ``--get DOWNLOAD_MAXSIZE`` prints 1 GiB and ``--get LOG_FORMATTER`` Scrapy's formatter while
+    every crawl with the add-on uses 10 MiB and :class:`~wisdom_scrapy.logformatter.
+    WisdomLogFormatter`. A command of its own rather than Scrapy's replaced: a package that
+    replaces a Scrapy command changes it for every project it is installed in, and two packages
+    doing so would fight over the name. The change is the one Scrapy's fix makes, through
+    Scrapy's public add-on API in a crawl's order: :meth:`AddonManager.load_pre_crawler_settings`
+    (what ``CrawlerProcess`` does), then a :class:`~scrapy.crawler.Crawler` of the base
+    ``Spider`` and its ``crawler.addons.load_settings`` (what ``Crawler.crawl`` does first); no
+    spider's ``custom_settings`` (no spider is named)."""
+
+    def short_desc(self) -> str:
+        return "Get settings values as a crawl uses them, the project's add-ons applied"
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         from scrapy import Spider

@@ -31,14 +31,15 @@ from scrapy.utils.response import get_base_url
 
 import wisdom_scrapy.adapter  # noqa: F401  (registers the page items' ItemAdapter)
 from wisdom_scrapy.engine.cleaning import Cleaners
+from wisdom_scrapy.engine.link_graph import StructureTracker
 from wisdom_scrapy.engine.offload import RemoteAnalyzer, analyse_job
 from wisdom_scrapy.engine.sites import Sites
 from wisdom_scrapy.engine.waits import (
     ExtractionParams,
     Extractor,
     PageSource,
-    ReadyPage,
     TermIndex,
+    WaitingPage,
     run_sync,
 )
 from wisdom_scrapy.engine.worker_pool import WorkerPool
@@ -155,6 +156,21 @@ class WisdomRuntime:
         self.extractor = Extractor(
             self.store, params, analyze, count=self.inc, sites=self.sites, remote=self.remote,
             terms=terms, listener=AnalysisSignal(crawler.signals, partial(self.failed, "report")))
+        #: the sites' link structure (fed with every page, so a crawl without focusing has it)
+        self.tracker = StructureTracker(
+            self.store,
+            min_pages=self.settings.focus_min_pages,
+            params=self.settings.wisdom,
+            growth=self.settings.structure_growth,
+            max_iter=self.settings.hits_max_iter,
+            count=self.inc,
+            timer=lambda name, seconds: self.inc(name, round(seconds * 1e6)),
+            in_flight=self.pages_in_flight,
+            sites=self.sites,
+            vocab=terms.vocab,  # one vocabulary for the crawl
+        )
+        #: the stages holding parts of sites the store can give back: let go when a site is left
+        self.letting_go = (self.extractor, self.tracker)
         #: pages whose analysis in a worker the crawl does not wait for (:meth:`take`, their
         #: records' ``submitting``): at most SUBMITTING_PER_WORKER a worker (the crawl waits
         #: past that: each holds its page's model)
@@ -293,7 +309,7 @@ class WisdomRuntime:
         if self.extractor.remote is None:  # the TOC pages it completes, at once, as always
             self.ready += self.release(run_sync(self.extractor.finish_completed()))
         try:
-            self.sites.fed(site)  # sites the crawl has left let go of what the store holds
+            self.sites.fed(site, self.letting_go)  # left sites let go of what the store holds
         except Exception:  # a bug in a stage's let_go: the page is fed all the same
             self.failed("sites", response.url)
         self.sync_pending()
@@ -485,13 +501,13 @@ class WisdomRuntime:
             self.inc("wisdom/store_errors")
             logger.error("wisdom_scrapy: cannot read the pages left waiting: %s", exc)
 
-    def release(self, ready: list[ReadyPage]) -> list[PageItem]:
+    def release(self, ready: list[WaitingPage]) -> list[PageItem]:
         """The page items of pages that left the waits, for the item pipeline (:meth:`clean`)."""
         items = []
         for page in ready:
             item = self.in_flight.released(page)
-            items.append(item or PageItem(url=page.url, title=page.held.title,
-                                          extra=page.held.extra))  # fmt: skip
+            items.append(item or PageItem(url=page.url, title=page.title,
+                                          extra=page.extra))  # fmt: skip
         return items
 
     async def clean(self, item: PageItem) -> ArticleItem | TocItem | PageItem:

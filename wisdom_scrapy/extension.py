@@ -2,9 +2,7 @@
 
 :class:`WisdomExtension` (``EXTENSIONS``; the add-on inserts it) opens the store at crawl start
 (:class:`~wisdom_scrapy.crawl_state.WisdomRuntime`: settings, store, stats, the pages waiting for
-analysis), keeps the sites' link structure
-(:class:`~wisdom_scrapy.engine.link_graph.StructureTracker`: fed by the feed middleware, so a crawl
-without focusing still has it), and is the one component that acts when the crawl runs dry or
+analysis, the sites' link structure), and is the one component that acts when the crawl runs dry or
 closes:
 
 * at **spider idle** it retries the page updates the store refused, adds each grown site's
@@ -42,7 +40,7 @@ from scrapy.utils.reactor import is_reactor_installed
 
 from wisdom_scrapy.collector import CollectorTuning
 from wisdom_scrapy.crawl_state import WisdomRuntime
-from wisdom_scrapy.engine.link_graph import PageLinks, StructureTracker
+from wisdom_scrapy.engine.link_graph import PageLinks
 from wisdom_scrapy.in_flight import LinkedPage
 from wisdom_scrapy.items import PageItem, SiteStructureItem
 from wisdom_scrapy.settings import SettingsError
@@ -73,18 +71,8 @@ class WisdomExtension:
             raise
         self.crawler = crawler
         settings = runtime.settings
-        self.tracker = StructureTracker(
-            runtime.store,
-            min_pages=settings.focus_min_pages,
-            params=settings.wisdom,
-            growth=settings.structure_growth,
-            max_iter=settings.hits_max_iter,
-            count=runtime.inc,
-            timer=lambda name, seconds: runtime.inc(name, round(seconds * 1e6)),
-            in_flight=runtime.pages_in_flight,
-            sites=runtime.sites,
-            vocab=runtime.extractor.terms.vocab,  # one vocabulary for the crawl
-        )
+        #: the sites' link structure (the runtime's: fed by the feed middleware)
+        self.tracker = runtime.tracker
         self.collector = CollectorTuning(crawler) if settings.tune_gc else None
         #: Whether the spider asked for the analysis: it declares ``wisdom_analysis = True``,
         #: or it yielded a PageItem (the feed middleware says so). Until then the add-on

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
     from wisdom_scrapy.engine.link_graph import PageLinks
-    from wisdom_scrapy.engine.waits import ReadyPage
+    from wisdom_scrapy.engine.waits import WaitingPage
     from wisdom_scrapy.items import PageItem
     from wisdom_scrapy.page.model import PageModel
 
@@ -80,7 +80,7 @@ class PageInFlight:
     #: the task submitting its analysis to a worker process, until it is back
     submitting: asyncio.Future[None] | None = None
     #: the page left the waits: what its item is made from, until the item pipeline makes it
-    ticket: ReadyPage | None = None
+    ticket: WaitingPage | None = None
     #: the page left the waits and its item has not passed the item pipelines yet
     leaving: bool = False
 
@@ -209,7 +209,7 @@ class PagesInFlight:
     def submitting_tasks(self) -> list[asyncio.Future[None]]:
         return [p.submitting for p in list(self._pages.values()) if p.submitting is not None]
 
-    def released(self, ready: ReadyPage) -> PageItem | None:
+    def released(self, ready: WaitingPage) -> PageItem | None:
         """The page left the waits (``ready``): it is leaving, its ticket kept for the item
         pipeline; the spider's PageItem it was taken with, no longer held (None: none was)."""
         page = self._record(ready.url)
@@ -227,7 +227,7 @@ class PagesInFlight:
         self._left(page)
         return item
 
-    def ticket(self, url: str) -> ReadyPage | None:
+    def ticket(self, url: str) -> WaitingPage | None:
         """The page's ticket, given once: its item is being made, or it was dropped before the
         item pipeline could make it."""
         page = self._pages.get(url)

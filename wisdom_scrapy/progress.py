@@ -56,8 +56,6 @@ class WisdomProgress:
         self.runtime: WisdomRuntime = None  # type: ignore[assignment]
         self.interval = interval
         self.task: Any = None
-        #: sites seen no longer holding pages for their warm-up (:meth:`_holding`)
-        self.past_cold_start: set[str] = set()
         self.fed_before = 0
 
     @classmethod
@@ -97,16 +95,15 @@ class WisdomProgress:
             except StoreError:
                 continue
             store_pages += n
-            if site not in self.past_cold_start and self._holding(site, n):
+            if self._holding(site, n):
                 warming.append((site, n))
-            else:
-                self.past_cold_start.add(site)
         return store_pages, warming
 
     def _holding(self, site: str, stored: int) -> bool:
         """Whether the extractor still holds the site's pages for its warm-up (it logs "site
         … warm" when it stops): not once the store knows the pages it waits for (``stored``;
-        its next page releases them)."""
+        its next page releases them). Once false it stays false (the site's flag never goes
+        back, the store's pages only grow), so the progress keeps no set of its own."""
         context = self.runtime.sites.find(site)
         waits = WAITS.of(context) if context is not None else None
         return (waits is not None and context is not None and not context.cold_start_over

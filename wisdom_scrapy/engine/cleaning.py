@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +30,20 @@ __all__ = ["CLEANER", "Cleaners"]
 
 logger = logging.getLogger(__name__)
 
+
+@dataclass(slots=True)
+class SiteCleaning:
+    """The cleaner's part of a site's context: its cleaner and when it is saved."""
+
+    cleaner: SiteCleaner
+    #: learnt from pages since it was last saved (:meth:`Cleaners.save` writes it)
+    dirty: bool = False
+    #: saved once its sample was full (a full cleaner learns no more: saved once then)
+    saved_full: bool = False
+
+
 #: the cleaner's part of each site's context
-CLEANER: Part[SiteCleaner] = Part("cleaner")
+CLEANER: Part[SiteCleaning] = Part("cleaner")
 
 
 class Cleaners:
@@ -53,8 +66,6 @@ class Cleaners:
         self.count = count
         #: each site's cleaner lives in its context (the crawl's, or a new registry)
         self.sites = sites if sites is not None else Sites(store)
-        self._dirty: set[str] = set()
-        self._saved_full: set[str] = set()
 
     @property
     def kind(self) -> str:
@@ -62,11 +73,14 @@ class Cleaners:
         return f"cleaner-{self.name}"
 
     def site(self, site: str) -> SiteCleaner:
+        return self._cleaning(site).cleaner
+
+    def _cleaning(self, site: str) -> SiteCleaning:
         context = self.sites.get(site)
-        cleaner = CLEANER.of(context)
-        if cleaner is None:
-            cleaner = CLEANER.put(
-                context, site_cleaner(self.name, sample_pages=self.sample_pages))
+        cleaning = CLEANER.of(context)
+        if cleaning is None:
+            cleaner = site_cleaner(self.name, sample_pages=self.sample_pages)
+            cleaning = CLEANER.put(context, SiteCleaning(cleaner))
             if self.store is not None:
                 blob = self.store.records(site, self.kind).get("state")
                 if blob:
@@ -77,18 +91,18 @@ class Cleaners:
                         logger.warning("wisdom_scrapy: stored %s state of %s unreadable; "
                                        "learning it again", self.kind, site)  # fmt: skip
                         self.count(f"wisdom/cleaner/{self.name}/unreadable")
-        return cleaner
+        return cleaning
 
     def observe(self, site: str, url: str, model: PageModel) -> None:
         """Learn from a fetched page (nothing for ``wisdom``)."""
         if self.name == "wisdom":
             return
-        cleaner = self.site(site)
-        if cleaner.observe(url, model):
-            self._dirty.add(site)
+        cleaning = self._cleaning(site)
+        if cleaning.cleaner.observe(url, model):
+            cleaning.dirty = True
             self.count(f"wisdom/cleaner/{self.name}/pages")
-            if cleaner.full and site not in self._saved_full:
-                self._saved_full.add(site)
+            if cleaning.cleaner.full and not cleaning.saved_full:
+                cleaning.saved_full = True
                 self.save(site)
 
     def apply(
@@ -137,12 +151,15 @@ class Cleaners:
         """Write what changed to the store (one site, or every changed site)."""
         if self.store is None:
             return
-        for s in [site] if site else sorted(self._dirty):
-            context = self.sites.find(s)
-            cleaner = None if context is None else CLEANER.of(context)
-            if cleaner is None:
-                continue
-            blob = cleaner.to_bytes()
+        if site:
+            context = self.sites.find(site)
+            found = None if context is None else CLEANER.of(context)
+            changed = [] if found is None else [(site, found)]
+        else:
+            dirty = [(s, c) for s, c in self.sites.having(CLEANER) if c.dirty]
+            changed = sorted(dirty, key=lambda pair: pair[0])
+        for s, cleaning in changed:
+            blob = cleaning.cleaner.to_bytes()
             if blob:
                 self.store.put_records(s, self.kind, {"state": blob})
-            self._dirty.discard(s)
+            cleaning.dirty = False

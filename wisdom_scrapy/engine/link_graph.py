@@ -1029,7 +1029,6 @@ class StructureTracker:
         self.max_iter = max_iter
         self.count = count
         self.sites = sites if sites is not None else Sites(store)
-        self.sites.on_left.append(self.let_go)
         #: the page records' terms, every site's (the crawl's TOC term index's, given it)
         self.vocab = vocab if vocab is not None else StringTable()
         #: decoded page records kept between analyses (bounded, exact: :class:`DecodedRecords`)
@@ -1077,8 +1076,8 @@ class StructureTracker:
         return links
 
     def let_go(self, context: SiteContext) -> bool:
-        """Let a left site's block statistics go (:attr:`Sites.on_left
-        <wisdom_scrapy.engine.sites.Sites.on_left>`) when the store holds, for every page they
+        """Let a left site's block statistics go (:meth:`Sites.fed
+        <wisdom_scrapy.engine.sites.Sites.fed>` offers it) when the store holds, for every page they
         count, the record they counted (none held back by a store failure, none recorded twice), so
         that counting them again from it gives the same statistics; whether they went. Its
         URL table, scores and estimates stay: they are numbered by URL id. In a distributed

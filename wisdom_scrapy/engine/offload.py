@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from wisdom_scrapy.analysis.page_analysis import PageAnalysis
-    from wisdom_scrapy.engine.waits import _Held
+    from wisdom_scrapy.engine.waits import WaitingPage
     from wisdom_scrapy.mining.repetition import BlockRepetition, PageRepetition
     from wisdom_scrapy.page.model import PageModel
     from wisdom_scrapy.store import EntropySnapshot
@@ -200,8 +200,7 @@ class RemoteAnalyzer:
 
     def job(
         self,
-        site: str,
-        held: _Held,
+        page: WaitingPage,
         snapshot: EntropySnapshot,
         repetition: BlockRepetition,
         *,
@@ -212,13 +211,13 @@ class RemoteAnalyzer:
         None when it cannot be sent (a page given no :class:`PageSource`, or not fetched in
         this crawl): the caller analyses it here. ``report``: the site report wants the page's
         redundant blocks, but not the samples of the ``known`` paths."""
-        page_ids = self.terms.ids(held.url)
-        counts = None if held.blocks is None else repetition.page_view(held.url, held.blocks)
-        if not isinstance(held.source, PageSource) or page_ids is None or counts is None:
+        page_ids = self.terms.ids(page.url)
+        counts = None if page.blocks is None else repetition.page_view(page.url, page.blocks)
+        if not isinstance(page.source, PageSource) or page_ids is None or counts is None:
             self.count("wisdom/workers/analysed_here")
             return None
-        targets = self._targets(page_ids, held.links or [])
-        job = AnalysisJob(site, held.source, self.analyze, snapshot.key, None, [], targets,
+        targets = self._targets(page_ids, page.links or [])
+        job = AnalysisJob(page.site, page.source, self.analyze, snapshot.key, None, [], targets,
                           counts, self.fields, report, [])  # fmt: skip
         return RemoteJob(job, snapshot, known)
 

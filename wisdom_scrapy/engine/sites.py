@@ -28,14 +28,24 @@ import heapq
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from wisdom_scrapy.store.base import EntropyMirror
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from wisdom_scrapy.store import EntropySnapshot, TermStore
 
-__all__ = ["SITE_HORIZON", "SNAPSHOT_GROWTH", "SNAPSHOT_TERMS", "Part", "SiteContext", "Sites"]
+__all__ = [
+    "SITE_HORIZON",
+    "SNAPSHOT_GROWTH",
+    "SNAPSHOT_TERMS",
+    "LetsGoOfSites",
+    "Part",
+    "SiteContext",
+    "Sites",
+]
 
 _P = TypeVar("_P")
 
@@ -54,6 +64,17 @@ SNAPSHOT_TERMS = 1 << 18
 #: left site's pages come back, its horizon doubles, so a crawl that keeps returning to a site
 #: (one that takes its sites in turns) soon stops paying for the read-backs.
 SITE_HORIZON = 1024
+
+
+class LetsGoOfSites(Protocol):
+    """A stage holding parts of sites that it can read back from the store exactly: offered
+    each site the crawl has left (:meth:`Sites.fed`)."""
+
+    def let_go(self, context: SiteContext) -> bool:
+        """Let go of the stage's part of the left site ``context`` if it can be read back
+        exactly; whether anything went (a part kept is offered again when the site is left
+        next)."""
+        ...
 
 
 class Part(Generic[_P]):
@@ -179,9 +200,10 @@ class Sites:
     at most ``max_terms`` terms together, beside the one in use (module docstring).
 
     A site none of whose pages the crawl :meth:`fed` in the last ``horizon`` pages (doubled for
-    each time the site came back; 0: never) is left: it is offered to :attr:`on_left`, the
-    stages' callables that let go of their part of the site (read back on the site's next use)
-    and say whether they did.
+    each time the site came back; 0: never) is left: it is offered to the stages the caller of
+    :meth:`fed` names, which let go of their part of the site (read back on the site's next use)
+    and say whether they did. The stages are named at each call rather than registered here:
+    they are built with this registry, and the one that feeds the pages knows them all.
     """
 
     def __init__(
@@ -198,8 +220,6 @@ class Sites:
         self.count = count
         self.max_terms = max_terms
         self.horizon = horizon
-        #: the stages' callables that let go of their part of a left site (class docstring)
-        self.on_left: list[Callable[[SiteContext], bool]] = []
         self._contexts: dict[str, SiteContext] = {}
         self._fed = 0  # pages fed in the crawl
         #: (page count at which the site may be left, site): one entry per armed site
@@ -218,9 +238,9 @@ class Sites:
             )
         return context
 
-    def fed(self, site: str) -> None:
+    def fed(self, site: str, stages: Iterable[LetsGoOfSites] = ()) -> None:
         """A page of ``site`` was fed: the crawl's page count goes on, and the sites it left are
-        offered to :attr:`on_left` (a heap entry per site: O(log sites) a page)."""
+        offered to each of ``stages`` (a heap entry per site: O(log sites) a page)."""
         self._fed += 1  # whatever the horizon: a failed read-back is tried again by it
         if not self.horizon:
             return
@@ -232,7 +252,7 @@ class Sites:
         context.last_fed = self._fed
         self._arm(context)
         while self._due and self._due[0][0] <= self._fed:
-            self._offer(heapq.heappop(self._due)[1])
+            self._offer(heapq.heappop(self._due)[1], stages)
 
     def feeding(self, site: str) -> None:
         """A page of ``site`` is being fed: counted in its :attr:`SiteContext.fed_pages`."""
@@ -274,13 +294,13 @@ class Sites:
             context.armed = True
             heapq.heappush(self._due, (context.last_fed + context.horizon, context.site))
 
-    def _offer(self, site: str) -> None:
-        """``site``'s horizon may be over: offer it to :attr:`on_left` if so."""
+    def _offer(self, site: str, stages: Iterable[LetsGoOfSites]) -> None:
+        """``site``'s horizon may be over: offer it to each of ``stages`` if so."""
         context = self._contexts[site]
         context.armed = False
         if context.last_fed + context.horizon > self._fed:  # fed since: it waits again
             self._arm(context)
-        elif any([let_go(context) for let_go in self.on_left]):  # all offered
+        elif any([stage.let_go(context) for stage in stages]):  # all offered
             context.left = True
             self.count("wisdom/sites/left")
 

@@ -33,11 +33,18 @@ kept compact: its body, not its model with the lxml tree (about 2.2 MiB per page
 documentation, of which the tree is nine tenths). It is modelled again, identically, when it
 is analysed: one more parse for the few pages that wait.
 
-What leaves the waits is a :class:`ReadyPage`: the crawl's spider middleware lets its PageItem
-go on, and the item pipeline makes its item (:meth:`Extractor.item`), analysing it then when it
-left without an analysis (at idle and close, or released early). A page analysed to decide
-whether it waits (a page of a warm site: is it a TOC page whose targets are not fetched yet?)
-leaves with that analysis, so it is analysed once.
+What travels is one record per page, a :class:`WaitingPage`, from :meth:`Extractor.submit` to
+its item: held in its site's list (cold start), in no list while its analysis is under way
+(``analysing``: begun with the site's snapshot, here or as a worker's job), pending in its
+site's list of TOC pages with its ``targets``, queued (``completed``) once a fetched page
+completes them, and, when it leaves the waits, the ticket the crawl keeps: the crawl's spider
+middleware lets its PageItem go on, and the item pipeline makes its item
+(:meth:`Extractor.item`), analysing it then when it left without an analysis (at idle and close,
+or released early). A page analysed to decide whether it waits (a page of a warm site: is it a
+TOC page whose targets are not fetched yet?) leaves with that analysis, so it is analysed once.
+The extractor's one table of pages is its waiting records in the order they came (the global
+bound releases the oldest); the site lists and the queue hold the same records, none keyed by
+URL.
 """
 
 from __future__ import annotations
@@ -90,10 +97,10 @@ __all__ = [
     "ExtractionParams",
     "Extractor",
     "PageSource",
-    "ReadyPage",
     "RemoteAnalysis",
     "SiteWaits",
     "TermIndex",
+    "WaitingPage",
     "items_from_analysis",
     "run_sync",
 ]
@@ -296,7 +303,7 @@ class TermIndex:
 
     def let_go(self, site: str, store: TermStore) -> int:
         """Let go of the terms of ``site``'s pages that ``store`` holds as they are here (the
-        crawl left the site: :attr:`Sites.on_left <wisdom_scrapy.engine.sites.Sites.on_left>`),
+        crawl left the site: :meth:`Extractor.let_go`),
         each kept as a mark of its site, so that they are read back the same (:meth:`ids`);
         how many went. A page stored in another version stays (one another process stored
         again meanwhile reads its new terms back, as the store has them). StoreError: none
@@ -382,36 +389,6 @@ class PageSource:
         return PageModel.from_tree(root, self.url, keep_numbers=self.keep_numbers)
 
 
-@dataclass
-class _Held:
-    url: str
-    model: PageModel | None  # None while compact: rebuilt by ``source`` when analysed
-    title: str
-    extra: dict[str, Any] = field(default_factory=dict)  # the spider's fields (items module)
-    #: rebuilds the page's model (a :class:`PageSource`, or any function) so that a waiting
-    #: page keeps its body, not its model and parsed tree (a tenth of the memory)
-    source: Callable[[], PageModel] | None = None
-    #: the distinct URLs the page links to (:func:`~wisdom_scrapy.mining.wisdom.link_targets`),
-    #: kept when its analysis may run in a worker process, which needs their terms
-    links: list[str] | None = None
-    #: its blocks (:func:`~wisdom_scrapy.mining.repetition.page_blocks`), kept when its
-    #: analysis may run in a worker process, which needs their counts
-    blocks: NDArray[np.uint64] | None = None
-    #: its analysis is in a worker: it is neither held nor pending, and cannot be released
-    analysing: bool = False
-
-    def page(self) -> PageModel:
-        if self.model is None:
-            assert self.source is not None
-            self.model = self.source()
-        return self.model
-
-    def compact(self) -> None:
-        """Let the model (and its lxml tree) go while the page waits, if it can be rebuilt."""
-        if self.source is not None:
-            self.model = None
-
-
 @dataclass(slots=True)
 class RemoteAnalysis:
     """A page's analysis made in a worker process (:mod:`wisdom_scrapy.engine.offload`): what the
@@ -439,39 +416,81 @@ class RemoteAnalysis:
         return item
 
 
-@dataclass(slots=True)
-class _Started:
-    """A page's analysis begun with its site's state (:meth:`Extractor._start`): made here
-    (``analysis``), sent to a worker (``job``:
-    :meth:`~wisdom_scrapy.engine.offload.RemoteAnalyzer.job`) or failed before it could be
-    (``error``)."""
+@dataclass(slots=True, eq=False)
+class WaitingPage:
+    """One page in the extractor's waits, the same record from :meth:`Extractor.submit` to its
+    item (:meth:`Extractor.item`): held for its site's cold start, being analysed
+    (``analysing``), pending for its TOC links' targets (``targets``), and at last ready, the
+    ticket the crawl keeps until its item is made (with its ``analysis`` when the wait was
+    decided with one: None, analysed when its item is made). Each stage sets its fields and
+    clears them as the page leaves it, so a page waiting keeps no analysis (nor its tree).
+    Compared and hashed as itself (``eq=False``): the extractor's table of waiting pages holds
+    the records themselves."""
 
     site: str
-    held: _Held
-    snapshot: EntropySnapshot | None
-    analysis: PageAnalysis | None = None
+    url: str
+    model: PageModel | None  # None while compact: rebuilt by ``source`` when analysed
+    title: str
+    extra: dict[str, Any] = field(default_factory=dict)  # the spider's fields (items module)
+    #: rebuilds the page's model (a :class:`PageSource`, or any function) so that a waiting
+    #: page keeps its body, not its model and parsed tree (a tenth of the memory)
+    source: Callable[[], PageModel] | None = None
+    #: the distinct URLs the page links to (:func:`~wisdom_scrapy.mining.wisdom.link_targets`),
+    #: kept when its analysis may run in a worker process, which needs their terms
+    links: list[str] | None = None
+    #: its blocks (:func:`~wisdom_scrapy.mining.repetition.page_blocks`), kept when its
+    #: analysis may run in a worker process, which needs their counts
+    blocks: NDArray[np.uint64] | None = None
+    #: its TOC links' distinct targets while it is pending (in its site's
+    #: :attr:`SiteWaits.pending_tocs`); None when it is not
+    targets: list[str] | None = None
+    #: a fetched page completed its targets: it is queued for :meth:`Extractor.finish_completed`
+    #: (once, in the order they were completed)
+    completed: bool = False
+    #: its analysis is under way (begun, not settled): it is neither held nor pending, and
+    #: cannot be released
+    analysing: bool = False
+    #: the site's entropy snapshot its analysis began with (the item states it)
+    snapshot: EntropySnapshot | None = None
+    #: its analysis, made here when it began or back from a worker once settled
+    analysis: PageAnalysis | RemoteAnalysis | None = None
+    #: its analysis sent to a worker (:meth:`~wisdom_scrapy.engine.offload.RemoteAnalyzer.job`),
+    #: until it is back
     job: Any = None
+    #: what its analysis raised as it began (it leaves unanalysed)
     error: Exception | None = None
 
-    def __post_init__(self) -> None:
-        # out of the held and pending lists until it is settled: nothing else lets it go
-        self.held.analysing = True
+    def page(self) -> PageModel:
+        if self.model is None:
+            assert self.source is not None
+            self.model = self.source()
+        return self.model
 
+    def compact(self) -> None:
+        """Let the model (and its lxml tree) go while the page waits, if it can be rebuilt."""
+        if self.source is not None:
+            self.model = None
 
-@dataclass(slots=True)
-class ReadyPage:
-    """A page whose item can be made now (:meth:`Extractor.item`), with its analysis when the
-    wait was decided with one (None: analysed when its item is made) and the site's entropy
-    snapshot that analysis used (the item states it)."""
+    def begin(
+        self,
+        snapshot: EntropySnapshot | None,
+        analysis: PageAnalysis | None = None,
+        job: Any = None,
+        error: Exception | None = None,
+    ) -> None:
+        """Its analysis begun (:meth:`Extractor._start`): made here (``analysis``), sent to a
+        worker (``job``) or failed before it could be (``error``). Out of the held and
+        pending lists until it is settled: nothing else lets it go."""
+        self.snapshot, self.analysis, self.job, self.error = snapshot, analysis, job, error
+        self.analysing = True
 
-    site: str
-    held: _Held
-    analysis: PageAnalysis | RemoteAnalysis | None = None
-    snapshot: EntropySnapshot | None = None
-
-    @property
-    def url(self) -> str:
-        return self.held.url
+    def settle(self, analysis: PageAnalysis | RemoteAnalysis | None = None) -> None:
+        """Its analysis is over: ``analysis`` kept with the snapshot it began with, or none
+        (waiting again, or leaving to be analysed when its item is made)."""
+        if analysis is None:
+            self.snapshot = None
+        self.analysis, self.job, self.error = analysis, None, None
+        self.analysing = False
 
 
 @dataclass
@@ -479,8 +498,10 @@ class SiteWaits:
     """The extractor's part of a site's :class:`~wisdom_scrapy.engine.sites.SiteContext`: its pages
     waiting, whether its cold start is over, its block repetition."""
 
-    held: list[_Held] = field(default_factory=list)
-    pending_tocs: OrderedDict[str, tuple[_Held, list[str]]] = field(default_factory=OrderedDict)
+    #: its pages held for the cold start, oldest first
+    held: list[WaitingPage] = field(default_factory=list)
+    #: its TOC pages pending for their targets (:attr:`WaitingPage.targets`), oldest first
+    pending_tocs: list[WaitingPage] = field(default_factory=list)
     #: the read of the site context's snapshot last analysed with (SiteContext.reads)
     snapshot_read: int = 0
     repetition: BlockRepetition = field(default_factory=BlockRepetition)
@@ -497,6 +518,16 @@ class SiteWaits:
     sampled: dict[str, None] = field(default_factory=dict)
     #: its page items made, per role (the SiteStructureItem states them: ``item_roles``)
     item_roles: Counter[str] = field(default_factory=Counter)
+
+    def pend(self, page: WaitingPage, targets: list[str]) -> None:
+        """The TOC page waits for its ``targets`` to be fetched."""
+        page.targets = targets
+        self.pending_tocs.append(page)
+
+    def unpend(self, page: WaitingPage) -> None:
+        """The TOC page no longer waits for its targets."""
+        self.pending_tocs.remove(page)
+        page.targets = None
 
 
 #: the extractor's part of each site's context
@@ -618,8 +649,8 @@ class Offload(Protocol):
         """The distinct URLs the page links to, kept while it waits (its job carries them)."""
         ...
 
-    def job(self, site: str, held: _Held, snapshot: EntropySnapshot,
-            repetition: BlockRepetition, *, report: bool, known: Sequence[str] = ()) -> Any:
+    def job(self, page: WaitingPage, snapshot: EntropySnapshot, repetition: BlockRepetition,
+            *, report: bool, known: Sequence[str] = ()) -> Any:
         """The page's job, or None: the page is analysed here."""
         ...
 
@@ -667,8 +698,6 @@ class Extractor:
     ) -> None:
         self.store = store
         self.sites = sites if sites is not None else Sites(store, count=count)
-        self.sites.on_left.append(self.let_go)
-        self.sites.on_left.append(self._let_terms_go)
         self.params = params
         self.analyze = analyze
         self.count = count
@@ -679,14 +708,18 @@ class Extractor:
         #: told of each page's final analysis, before its item is made (the site report counts
         #: the page's redundant blocks there)
         self.listener = listener
-        # every page held or pending, oldest first: id(held) -> (site, held); a page leaves it
-        # when its item is made (_item, _unanalysed)
-        self._waiting: OrderedDict[int, tuple[str, _Held]] = OrderedDict()
-        #: pending TOC pages whose targets a fetched page completed (:meth:`finish_completed`)
-        self._completed: OrderedDict[int, tuple[str, _Held]] = OrderedDict()
+        #: every page held, pending or being analysed, all sites, oldest first (the records
+        #: themselves, in the order they came: a dict as an ordered set); a page leaves it
+        #: when it leaves the waits (:meth:`_ready`)
+        self._waiting: dict[WaitingPage, None] = {}
+        #: pending TOC pages whose targets a fetched page completed, in that order
+        #: (:meth:`finish_completed`; each once: :attr:`WaitingPage.completed`)
+        self._completed: deque[WaitingPage] = deque()
         #: with worker processes, the blocks of the pages fetched lately (the repetition keeps
         #: a digest of them), taken by their analysis when they come as page items: URL ->
-        #: (the id of the page's model, its blocks)
+        #: (the id of the page's model, its blocks). Keyed by URL: a page is fetched before
+        #: it is submitted, so before its record exists (the crawl's record of a page in
+        #: flight lives in the crawl layer, which the engine does not know)
         self._fetched_blocks: OrderedDict[str, tuple[int, NDArray[np.uint64]]] = OrderedDict()
         self._lock = asyncio.Lock()
 
@@ -706,11 +739,19 @@ class Extractor:
             self._fetched_blocks[url] = (id(model), prints)
             while len(self._fetched_blocks) > _FETCHED_BLOCKS:
                 self._fetched_blocks.popitem(last=False)
-        for held, targets in state.pending_tocs.values():
-            if url in targets and self._targets_ready(targets):
-                self._completed[id(held)] = (site, held)
+        for page in state.pending_tocs:
+            assert page.targets is not None
+            if not page.completed and url in page.targets and self._targets_ready(page.targets):
+                page.completed = True
+                self._completed.append(page)
 
-    async def finish_completed(self) -> list[ReadyPage]:
+    def _forget_completed(self) -> None:
+        """None of the pending TOC pages is queued as completed any more."""
+        for page in self._completed:
+            page.completed = False
+        self._completed.clear()
+
+    async def finish_completed(self) -> list[WaitingPage]:
         """The pending TOC pages fetched pages completed (:meth:`page_fetched`), analysed again
         with their targets; a store failure leaves the rest pending."""
         if not self._completed:  # as a rule: no wait for the steps under way
@@ -718,28 +759,24 @@ class Extractor:
         async with self._lock:
             started = []
             while self._completed:
-                _, (site, held) = self._completed.popitem(last=False)
-                state = self._waits(site)
-                pending = state.pending_tocs.get(held.url)
-                if pending is None or pending[0] is not held:  # it left meanwhile
+                page = self._completed.popleft()
+                page.completed = False
+                if page.targets is None:  # it left meanwhile
                     continue
-                begun = self._begin(site, held)
-                if begun is None:  # it stays pending, and so do the others
-                    self._completed.clear()
+                if not self._begin(page):  # it stays pending, and so do the others
+                    self._forget_completed()
                     break
-                started.append(begun)
-                del state.pending_tocs[held.url]
+                started.append(page)
+                self._waits(page.site).unpend(page)
         if not started:
             return []
         results = await self._awaited(started)
         async with self._lock:
-            ready = []
-            for begun, result in zip(started, results, strict=True):
-                page = self._settled(begun, result)
+            for page, result in zip(started, results, strict=True):
+                self._settled(page, result)
                 if page.analysis is not None:
                     self.count("wisdom/toc/completed")
-                ready.append(page)
-            return ready
+            return started
 
     async def submit(
         self,
@@ -753,7 +790,7 @@ class Extractor:
         source: Callable[[], PageModel] | None = None,
     ) -> list[Any]:
         """Analyse a page of ``site`` now, or hold it; return the pages ready now
-        (:class:`ReadyPage`).
+        (:class:`WaitingPage`).
 
         ``title`` and ``extra`` come from the spider's PageItem: its title (used when the page
         has none) and its own fields, carried to the item.
@@ -763,36 +800,36 @@ class Extractor:
         With ``now`` (tools that show one page's item), the page's item itself at once, analysed
         in this process with the entropies the store has (single-page mode when it knows too
         few pages of the site), nothing held and no wait for TOC targets; a store failure raises.
-        ``source`` rebuilds ``model``: while the page waits only it is kept (:class:`_Held`).
+        ``source`` rebuilds ``model``: while the page waits only it is kept (:class:`WaitingPage`).
         """
         async with self._lock:
             state = self._state(site)
             state.titles.add(model.title)
             if url not in state.repetition:  # page_fetched counted it, as a rule
                 state.repetition.add(url, model)
-            held = _Held(url, model, title, dict(extra or {}), source)
+            page = WaitingPage(site, url, model, title, dict(extra or {}), source)
             if now:
-                begun = self._start(site, held, here=True)
-                assert begun.analysis is not None
-                return [self._item(ReadyPage(site, held, begun.analysis, begun.snapshot))]
+                self._start(page, here=True)
+                assert page.analysis is not None
+                return [self._item(page)]
             if self.remote is not None:
-                held.links = self.remote.links_of(model)
+                page.links = self.remote.links_of(model)
                 fed, prints = self._fetched_blocks.pop(url, (None, None))
                 # not fed lately, or fed again since (another version of the page)
-                held.blocks = prints if fed == id(model) else page_blocks(model)
-            state.held.append(held)
-            self._waiting[id(held)] = (site, held)
-            started = self._start_held(site, state) if self._hold_over(site, state, held) else []
+                page.blocks = prints if fed == id(model) else page_blocks(model)
+            state.held.append(page)
+            self._waiting[page] = None
+            started = self._start_held(state) if self._hold_over(site, state, page) else []
         results = await self._awaited(started)  # outside the lock: other steps go on
         async with self._lock:
             ready: list[Any] = []
             for begun, result in zip(started, results, strict=True):
                 ready += await self._decide(begun, result)
-            if id(held) in self._waiting and not held.analysing:  # one that left keeps its model
-                held.compact()
+            if page in self._waiting and not page.analysing:  # one that left keeps its model
+                page.compact()
             return ready + self._release_oldest()
 
-    def _hold_over(self, site: str, state: SiteWaits, held: _Held) -> bool:
+    def _hold_over(self, site: str, state: SiteWaits, page: WaitingPage) -> bool:
         """Whether the site's held pages can be analysed now: the store knows ``warmup_pages``
         of its pages (with the crawl's settings, no later than the site is warm:
         :meth:`WisdomParams.is_warm <wisdom_scrapy.mining.wisdom.WisdomParams.is_warm>`) or,
@@ -805,10 +842,10 @@ class Extractor:
         try:
             n = self.store.page_count(site)
         except StoreError as exc:
-            self._store_failed(held.url, exc)
+            self._store_failed(page.url, exc)
             return False
         shows_template = self.params.until_template and bool(
-            repeated_blocks(held.page(), state.repetition).any()
+            repeated_blocks(page.page(), state.repetition).any()
         )
         if n < self.params.warmup_pages and not shows_template:
             self.count("wisdom/warmup/held")
@@ -818,60 +855,57 @@ class Extractor:
                     ", its template shows" if shows_template else "")  # fmt: skip
         return True
 
-    def _release_oldest(self) -> list[ReadyPage]:
+    def _release_oldest(self) -> list[WaitingPage]:
         """Past ``max_held_pages`` waiting pages, the oldest leave, to be analysed with what
         is known when their items are made (module docstring); a page being analysed leaves
         when its analysis is back."""
-        ready: list[ReadyPage] = []
-        waiting = [(site, held) for site, held in self._waiting.values() if not held.analysing]
-        for site, held in waiting[: max(0, len(waiting) - self.params.max_held_pages)]:
-            state = self._waits(site)
-            pending = state.pending_tocs.get(held.url)
-            if pending is not None and pending[0] is held:
-                del state.pending_tocs[held.url]
+        waiting = [page for page in self._waiting if not page.analysing]
+        released = waiting[: max(0, len(waiting) - self.params.max_held_pages)]
+        for page in released:
+            state = self._waits(page.site)
+            if page.targets is not None:
+                state.unpend(page)
             else:  # held for the cold start
-                state.held = [h for h in state.held if h is not held]
-            ready.append(self._ready(site, held))
+                state.held = [h for h in state.held if h is not page]
+            self._ready(page)
             self.count("wisdom/held/released_early")
-        return ready
+        return released
 
-    async def flush(self) -> list[ReadyPage]:
+    async def flush(self) -> list[WaitingPage]:
         """At idle/close: everything still held or pending, each to be analysed with what is
         known when its item is made (:meth:`item`)."""
         async with self._lock:
-            ready: list[ReadyPage] = []
-            for site, state in self._all_waits():
-                ready.extend(self._ready(site, held) for held in state.held)
-                state.held = []
-                while state.pending_tocs:
-                    _, (held, _) = state.pending_tocs.popitem(last=False)
-                    ready.append(self._ready(site, held))
-            self._completed.clear()
+            ready: list[WaitingPage] = []
+            for state in self._all_waits():
+                ready += state.held
+                ready += state.pending_tocs
+                state.held, state.pending_tocs = [], []
+            for page in ready:
+                page.targets = None
+                self._ready(page)
+            self._forget_completed()
             return ready
 
-    def _start_held(self, site: str, state: SiteWaits) -> list[_Started]:
+    def _start_held(self, state: SiteWaits) -> list[WaitingPage]:
         """Begin the analyses of the held pages of a warm site, in order, up to the first store
         failure (the rest stay held); they leave the held list."""
-        started: list[_Started] = []
-        while state.held:
-            begun = self._begin(site, state.held[0])
-            if begun is None:
-                break
-            started.append(begun)
-            state.held.pop(0)
+        started: list[WaitingPage] = []
+        while state.held and self._begin(state.held[0]):
+            started.append(state.held.pop(0))
         return started
 
-    def _begin(self, site: str, held: _Held) -> _Started | None:
-        """:meth:`_start`, or None when the store failed (counted, logged: the page waits on);
-        an analysis that raised is the page's alone (it leaves unanalysed: :meth:`_settled`)."""
+    def _begin(self, page: WaitingPage) -> bool:
+        """:meth:`_start`; False when the store failed (counted, logged: the page waits on).
+        An analysis that raised is the page's alone (it leaves unanalysed: :meth:`_settled`)."""
         try:
-            return self._start(site, held)
+            self._start(page)
         except StoreError as exc:
-            self._store_failed(held.url, exc)
-            held.compact()
-            return None
+            self._store_failed(page.url, exc)
+            page.compact()
+            return False
         except Exception as exc:
-            return _Started(site, held, None, error=exc)
+            page.begin(None, error=exc)
+        return True
 
     def _store_failed(self, url: str, exc: StoreError) -> None:
         self.count("wisdom/analysis/store_errors")
@@ -886,8 +920,8 @@ class Extractor:
     def waiting_urls(self) -> dict[str, list[str]]:
         """URLs of the pages held, pending or being analysed, per site."""
         urls: dict[str, list[str]] = {}
-        for site, held in self._waiting.values():
-            urls.setdefault(site, []).append(held.url)
+        for page in self._waiting:
+            urls.setdefault(page.site, []).append(page.url)
         return urls
 
     def waiting(self) -> int:
@@ -967,8 +1001,13 @@ class Extractor:
         return WAITS.of(self.sites.get(site)) or self._state(site)
 
     def let_go(self, context: SiteContext) -> bool:
-        """Let a left site's block repetition go (:attr:`Sites.on_left
-        <wisdom_scrapy.engine.sites.Sites.on_left>`) when the store holds exactly the pages it
+        """Let go of what a left site holds here that the store can give back exactly: its
+        block repetition and its pages' terms (:meth:`Sites.fed
+        <wisdom_scrapy.engine.sites.Sites.fed>` offers it); whether any went."""
+        return any([self._let_repetition_go(context), self._let_terms_go(context)])
+
+    def _let_repetition_go(self, context: SiteContext) -> bool:
+        """Let a left site's block repetition go when the store holds exactly the pages it
         counts, so that reading it back (:meth:`_state`) gives the same counts; whether it went. Its
         pages waiting here need not stay: each analysis reads the state when it starts."""
         state, site = WAITS.of(context), context.site
@@ -1000,8 +1039,8 @@ class Extractor:
             self.count("wisdom/terms/let_go")
         return bool(went)
 
-    def _all_waits(self) -> list[tuple[str, SiteWaits]]:
-        return [(c.site, waits) for c in self.sites if (waits := WAITS.of(c)) is not None]
+    def _all_waits(self) -> list[SiteWaits]:
+        return [waits for c in self.sites if (waits := WAITS.of(c)) is not None]
 
     def _merge_stored(self, site: str, state: SiteWaits, *, fetched: str | None = None) -> bool:
         """Add to the site's repetition the stored pages it lacks (other processes', earlier
@@ -1038,22 +1077,23 @@ class Extractor:
             state.snapshot_read = context.reads
         return snap
 
-    def _start(self, site: str, held: _Held, *, here: bool = False) -> _Started:
+    def _start(self, page: WaitingPage, *, here: bool = False) -> None:
         """Begin the page's analysis with the site's state now (the caller holds the lock):
         a job for a worker process when there are some (unless ``here``; :meth:`_results`
-        awaits it, without the lock), else the analysis itself. StoreError when the site's
-        snapshot or, the crawl having left it, its repetition cannot be read. The state is
-        looked up here, never kept across an await by a caller: a left site's repetition is
-        let go and read back (:meth:`let_go`)."""
-        state = self._analysable(site)
-        snapshot = self._snapshot(site, state)
+        awaits it, without the lock), else the analysis itself. StoreError (the page as it
+        was) when the site's snapshot or, the crawl having left it, its repetition cannot be
+        read. The state is looked up here, never kept across an await by a caller: a left
+        site's repetition is let go and read back (:meth:`let_go`)."""
+        state = self._analysable(page.site)
+        snapshot = self._snapshot(page.site, state)
         if self.remote is not None and not here:
-            job = self.remote.job(site, held, snapshot, state.repetition,
+            job = self.remote.job(page, snapshot, state.repetition,
                                   report=self.listener is not None and self.listener.listening(),
                                   known=list(state.sampled))  # fmt: skip
             if job is not None:
-                return _Started(site, held, snapshot, job=job)
-        return _Started(site, held, snapshot, self._analyse_here(site, held, snapshot))
+                page.begin(snapshot, job=job)
+                return
+        page.begin(snapshot, self._analyse_here(page, snapshot))
 
     @staticmethod
     def _note_samples(state: SiteWaits, summary: list[tuple[str, int, str, str]]) -> None:
@@ -1076,122 +1116,115 @@ class Extractor:
             raise StoreError(f"the block repetition of {site} could not be read back")
         return state
 
-    def _analyse_here(self, site: str, held: _Held, snapshot: EntropySnapshot) -> PageAnalysis:
-        state = self._analysable(site)
+    def _analyse_here(self, page: WaitingPage, snapshot: EntropySnapshot) -> PageAnalysis:
+        state = self._analysable(page.site)
         return self.analyze(
             None,
-            held.url,
+            page.url,
             self.store,
-            site=site,
-            model=held.page(),
+            site=page.site,
+            model=page.page(),
             snapshot=snapshot,
             target_terms=self.terms.get,
             repetition=state.repetition,
         )
 
-    async def _results(self, started: list[_Started]) -> list[Any]:
+    async def _results(self, started: list[WaitingPage]) -> list[Any]:
         """The analyses begun (:meth:`_start`), in order, the workers' all at once; a failed
         one is its exception. Awaited without the lock."""
-        if all(begun.job is None for begun in started):  # made here: nothing to wait for
-            return [begun.error or begun.analysis for begun in started]
+        if all(page.job is None for page in started):  # made here: nothing to wait for
+            return [page.error or page.analysis for page in started]
         return await asyncio.gather(*map(self._result, started), return_exceptions=True)
 
-    async def _awaited(self, started: list[_Started]) -> list[Any]:
+    async def _awaited(self, started: list[WaitingPage]) -> list[Any]:
         """:meth:`_results`, for pages out of the waits; should the wait itself fail (the step
         cancelled), they go back to the head of their sites' held lists, never lost in
         between."""
         try:
             return await self._results(started)
         except BaseException:
-            for begun in reversed(started):
-                begun.held.analysing = False
-                self._waits(begun.site).held.insert(0, begun.held)
+            for page in reversed(started):
+                page.settle()
+                self._waits(page.site).held.insert(0, page)
             raise
 
-    async def _result(self, begun: _Started) -> PageAnalysis | RemoteAnalysis:
-        if begun.error is not None:
-            raise begun.error
-        if begun.job is None:
-            assert begun.analysis is not None
-            return begun.analysis
-        assert self.remote is not None and begun.snapshot is not None
-        remote = await self.remote.run(begun.job)
+    async def _result(self, page: WaitingPage) -> PageAnalysis | RemoteAnalysis:
+        if page.error is not None:
+            raise page.error
+        if page.job is None:
+            assert page.analysis is not None
+            return page.analysis
+        assert self.remote is not None and page.snapshot is not None
+        remote = await self.remote.run(page.job)
         if remote is None:  # no worker can start: analysed here, with the site's state now
-            site = begun.site
-            return self._analyse_here(site, begun.held, begun.snapshot)
-        begun.held.compact()
+            return self._analyse_here(page, page.snapshot)
+        page.compact()
         return remote
 
-    def _settled(self, begun: _Started, result: Any) -> ReadyPage:
+    def _settled(self, page: WaitingPage, result: Any) -> None:
         """The page of an analysis that is back leaves the waits: with it, or without it
         when it failed (counted, logged; its item tries again)."""
-        begun.held.analysing = False
         if isinstance(result, StoreError):  # analysed here after all, and the store failed
-            self._store_failed(begun.held.url, result)
-            return self._ready(begun.site, begun.held)
-        if isinstance(result, BaseException):
+            self._store_failed(page.url, result)
+            result = None
+        elif isinstance(result, BaseException):
             self.count("wisdom/errors/analysis")
             logger.error("wisdom_scrapy: analysis of %s failed (its item tries again): %r",
-                         begun.held.url, result)  # fmt: skip
-            return self._ready(begun.site, begun.held)
-        return self._ready(begun.site, begun.held, result, begun.snapshot)
+                         page.url, result)  # fmt: skip
+            result = None
+        self._ready(page, result)
 
     def _targets_ready(self, targets: list[str]) -> bool:
         fetched = sum(1 for t in targets if t in self.terms)
         return fetched >= self.params.toc_targets_ratio * len(targets)
 
-    async def _decide(self, begun: _Started, result: Any) -> list[ReadyPage]:
+    async def _decide(self, page: WaitingPage, result: Any) -> list[WaitingPage]:
         """The page whose analysis is back (:meth:`submit`) leaves, or waits when it is a TOC
         page whose targets are not fetched yet (the caller holds the lock)."""
-        site, held = begun.site, begun.held
-        state = self._waits(site)
-        if isinstance(result, BaseException) or result.role != "toc":
-            return [self._settled(begun, result)]
-        targets = list(dict.fromkeys(u for u, _ in result.toc_links))  # distinct pages
+        state = self._waits(page.site)
+        targets: list[str] = []
+        if not isinstance(result, BaseException) and result.role == "toc":
+            targets = list(dict.fromkeys(u for u, _ in result.toc_links))  # distinct pages
         if not targets or self._targets_ready(targets):
-            return [self._settled(begun, result)]
-        held.analysing = False
-        state.pending_tocs[held.url] = (held, targets)
-        held.compact()
+            self._settled(page, result)
+            return [page]
+        page.settle()
+        state.pend(page, targets)
+        page.compact()
         self.count("wisdom/toc/pending")
         ready = []
         while len(state.pending_tocs) > self.params.max_pending_tocs:
-            oldest_url, (oldest, _) = next(iter(state.pending_tocs.items()))
-            page = await self._finish(site, oldest)
-            if page is None:  # the store failed: the oldest stays pending
+            oldest = state.pending_tocs[0]
+            if not await self._finish(oldest):  # the store failed: the oldest stays pending
                 break
-            del state.pending_tocs[oldest_url]
-            ready.append(page)
+            state.unpend(oldest)
+            ready.append(oldest)
         return ready
 
-    async def _finish(self, site: str, held: _Held) -> ReadyPage | None:
+    async def _finish(self, page: WaitingPage) -> bool:
         """Analyse a pending TOC page again, now with its fetched targets, and let it go
-        (None when the store fails: the caller keeps it pending). The caller holds the lock:
+        (False when the store fails: the caller keeps it pending). The caller holds the lock:
         for the rare TOC page past ``max_pending_tocs``."""
-        begun = self._begin(site, held)
-        if begun is None:
-            return None
-        (result,) = await self._results([begun])
-        page = self._settled(begun, result)
+        if not self._begin(page):
+            return False
+        (result,) = await self._results([page])
+        self._settled(page, result)
         if page.analysis is not None:
             self.count("wisdom/toc/completed")
-        return page
+        return True
 
     def _ready(
-        self,
-        site: str,
-        held: _Held,
-        analysis: PageAnalysis | RemoteAnalysis | None = None,
-        snapshot: EntropySnapshot | None = None,
-    ) -> ReadyPage:
-        """The page leaves the waits (no longer counted by :meth:`waiting`)."""
-        self._waiting.pop(id(held), None)
+        self, page: WaitingPage, analysis: PageAnalysis | RemoteAnalysis | None = None
+    ) -> None:
+        """The page leaves the waits (no longer counted by :meth:`waiting`), with its analysis
+        and the snapshot it began with, or none (compact until its item is made)."""
+        self._waiting.pop(page, None)
+        page.settle(analysis)
         if analysis is None:
-            held.compact()
-        return ReadyPage(site, held, analysis, snapshot)
+            page.compact()
 
     async def item(
-        self, ready: ReadyPage, title: str | None = None, extra: dict[str, Any] | None = None
+        self, page: WaitingPage, title: str | None = None, extra: dict[str, Any] | None = None
     ) -> ArticleItem | TocItem | PageItem:
         """The item of a page that left the waits: ArticleItem, TocItem or a PageItem with
         role "other", analysed now when it left without an analysis.
@@ -1201,30 +1234,30 @@ class Extractor:
         not given. A page the store fails for leaves unanalysed (its PageItem with role ""),
         counted under ``wisdom/analysis/unanalysed``: it is never dropped; an analysis that
         fails raises."""
-        if ready.analysis is None:
-            site, held = ready.site, ready.held
+        if page.analysis is None:
             try:
                 async with self._lock:  # the analysis begins with the site's state now
-                    begun = self._start(site, held)
+                    self._start(page)
                 try:  # a worker that cannot start: analysed here, which may read the store
-                    analysis = await self._result(begun)
-                finally:
-                    held.analysing = False
+                    analysis = await self._result(page)
+                except BaseException:
+                    page.settle()
+                    raise
             except StoreError as exc:
-                self._store_failed(held.url, exc)
+                self._store_failed(page.url, exc)
                 self.count("wisdom/analysis/unanalysed")
-                return PageItem(url=held.url, title=held.title if title is None else title,
-                                extra=held.extra if extra is None else extra)  # fmt: skip
-            ready = ReadyPage(site, held, analysis, begun.snapshot)
-        return self._item(ready, title, extra)
+                return PageItem(url=page.url, title=page.title if title is None else title,
+                                extra=page.extra if extra is None else extra)  # fmt: skip
+            page.settle(analysis)
+        return self._item(page, title, extra)
 
     def _item(
-        self, ready: ReadyPage, title: str | None = None, extra: dict[str, Any] | None = None
+        self, page: WaitingPage, title: str | None = None, extra: dict[str, Any] | None = None
     ) -> ArticleItem | TocItem | PageItem:
-        site, held, analysis = ready.site, ready.held, ready.analysis
+        site, analysis = page.site, page.analysis
         assert analysis is not None
-        title = held.title if title is None else title
-        extra = held.extra if extra is None else extra
+        title = page.title if title is None else title
+        extra = page.extra if extra is None else extra
         if self.listener is not None:
             self.listener(site, analysis)
         if isinstance(analysis, RemoteAnalysis) and analysis.redundant:
@@ -1234,8 +1267,8 @@ class Extractor:
         else:
             if not analysis.title and title:  # the spider's title when the page has none
                 analysis.title = title
-            model = analysis.model if analysis.model is not None else held.page()  # no re-parse
-            item = items_from_analysis(analysis, held.url, model, ready.snapshot, extra,
+            model = analysis.model if analysis.model is not None else page.page()  # no re-parse
+            item = items_from_analysis(analysis, page.url, model, page.snapshot, extra,
                                        self.params.item_fields)  # fmt: skip
         if isinstance(item, ArticleItem):  # without the affixes the site's titles repeat
             item.title = self._waits(site).titles.without_affixes(item.title)

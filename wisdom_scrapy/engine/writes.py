@@ -320,7 +320,9 @@ class PageWrites:
         self.stored = stored
         self.stop = stop
         self.retry_queue = RetryQueue()  # page updates the store refused, retried later
-        #: URLs stored by this crawl, per site: checked to be still there (:meth:`check`)
+        #: URLs stored by this crawl, per site: checked to be still there (:meth:`check`).
+        #: Kept here, not in the sites' contexts: the site registry reads through this
+        #: object's write-behind store, so it is built after it and the writes sit below it.
         self.stored_urls: dict[str, StringTable] = {}
         self.lost_urls: set[str] = set()  # counted under wisdom/pages_lost
 
