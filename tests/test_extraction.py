@@ -132,6 +132,32 @@ def test_anchor_precision_over_the_term_index_is_that_over_plain_sets(page: Path
         assert np.array_equal(got[0], want[0])  # the same sums, in the same order
 
 
+def test_term_index_reads_marked_pages_back_the_same_past_its_working_set(tmp_path):
+    """With the store, the index keeps the terms of its last ``max_pages`` pages: older ones
+    keep a mark and are read back the same, one page at a time, or the whole site at once
+    when it was let go as a site, even when that overflows the working set again."""
+    store = open_store(f"sqlite:///{tmp_path / 'i.db'}")
+    index = TermIndex(store=store, max_pages=2)
+    kept = TermIndex()
+    pages = {}
+    words = [f"w{chr(97 + k % 26)}{chr(97 + k // 26)}" for k in range(200)]
+    for n in range(12):
+        text = " ".join(words[10 * n : 10 * n + 40])
+        model = PageModel.from_html(f"<p>{text}</p>", f"http://a.example/{n}")
+        feed_model(store, model, site="a.example")
+        index.add(model.url, model.vocab, "a.example")
+        kept.add(model.url, model.vocab, "a.example")
+        pages[model.url] = set(model.vocab)
+    assert index.nbytes() < kept.nbytes() / 2
+    first = next(iter(pages))
+    assert set(index.get(first) or ()) == pages[first] and index.read_back == 1
+    assert index.let_go("a.example", store) >= 1  # those of the working set
+    last = list(pages)[-1]  # the whole site read back at once, overflowing the working set
+    assert set(index.get(last) or ()) == pages[last] and index.read_back == 1 + len(pages)
+    assert {url: set(index.get(url) or ()) for url in pages} == pages
+    assert index.get("http://a.example/none") is None
+
+
 def _items(extractor: Extractor, ready: list[WaitingPage]) -> list[Any]:
     """The items of the pages that left the waits, made as the item pipeline makes them."""
     return [run_sync(extractor.item(page)) for page in ready]
@@ -574,6 +600,37 @@ def test_a_left_sites_toc_reads_its_page_terms_back_the_same(demo, tmp_path):
         assert got is not None and want is not None and set(got) == set(want)
 
 
+def test_the_term_indexs_working_set_reads_old_pages_back_and_gives_the_same_items(
+    demo: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """A TOC term index given the store keeps the terms of its last ``max_pages`` pages: the
+    older ones keep a mark once the store holds their terms, and the TOC pages' analyses
+    read them back one page at a time. The items are those of an index that kept them all,
+    and what it holds is a fraction of theirs."""
+    site_dir, truth = demo
+    paths = sorted(truth)[:60]
+    got = []
+    for bound in (0, 4):
+        store = open_store(f"sqlite:///{tmp_path / f'{bound}.db'}")
+        terms = TermIndex(store=store, max_pages=bound)
+        extractor = Extractor(store, ExtractionParams(warmup_pages=3, until_template=False),
+                              analyze_page, terms=terms)  # fmt: skip
+        items = []
+        for path in paths:
+            model = _model(site_dir, path)
+            feed_model(store, model, site=SITE)
+            items += _items(extractor, _fetched(extractor, SITE, model.url, model))
+            items += _items(extractor, _submit(extractor, SITE, model.url, model))
+        items += _items(extractor, _flush(extractor))
+        got.append(([dataclasses.asdict(item) for item in items], terms))
+        store.close()
+    (kept, all_terms), (items, bounded) = got
+    assert all_terms.read_back == 0 and bounded.read_back > 0
+    assert len(bounded) == len(paths) and bounded.nbytes() < all_terms.nbytes() / 4
+    assert any(item.get("role") == "toc" and item["links"] for item in kept)
+    assert len(items) == len(kept) and items == kept
+
+
 def test_the_sites_snapshots_keep_within_their_budget(
     demo: tuple[Path, dict[str, Any]],
 ) -> None:
@@ -661,14 +718,16 @@ class _BroadCrawl:
     with the sites' parts let go after ``horizon`` pages (0: never): the items, the template
     mask of every page and the counts."""
 
-    def __init__(self, site_dir: Path, store: Any, horizon: int) -> None:
+    def __init__(self, site_dir: Path, store: Any, horizon: int,
+                 keep_shingles: bool = False) -> None:
         self.site_dir, self.store = site_dir, store
         self.counts: Counter[str] = Counter()
         self.sites = Sites(store, count=self._count, horizon=horizon)
         self.extractor = Extractor(store, ExtractionParams(warmup_pages=3, until_template=False),
                                    analyze_page, sites=self.sites, count=self._count)
         self.tracker = StructureTracker(store, sites=self.sites, min_pages=3,
-                                        count=lambda name, n: self.counts.update({name: n}))
+                                        count=lambda name, n: self.counts.update({name: n}),
+                                        keep_shingles=keep_shingles)
         self.items: list[Any] = []
         self.seen: dict[str, Any] = {}
 
@@ -689,13 +748,14 @@ class _BroadCrawl:
 
 
 def _interleaved_replay(
-    site_dir: Path, paths: list[str], store_path: Path, horizon: int
+    site_dir: Path, paths: list[str], store_path: Path, horizon: int,
+    keep_shingles: bool = False,
 ) -> tuple[list[dict[str, Any]], dict[str, Any], Counter[str], Sites]:
     """Three sites (the demo site's pages under three names) crawled in turns of five pages,
     with a real SQLite store, then as many pages of a fourth: the items, the template masks of
     every page, each site's structure item at the end, and the counts."""
     store = open_store(f"sqlite:///{store_path}")
-    crawl = _BroadCrawl(site_dir, store, horizon)
+    crawl = _BroadCrawl(site_dir, store, horizon, keep_shingles)
     for turn in range(0, len(paths), 5):
         for site in SITES:
             for path in paths[turn : turn + 5]:
@@ -741,6 +801,57 @@ def test_sites_the_crawl_left_let_go_of_their_counts_and_read_them_back_equal(
     assert [item["url"] for item in items] == [item["url"] for item in kept]
     assert len(items) >= 3 * len(paths) and items == kept
     assert seen.keys() == kept_seen.keys() and seen == kept_seen
+
+
+def test_shingle_counts_counted_by_each_analysis_give_the_same_items(
+    demo: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """A tracker keeps no shingle counts (what a site kept most of per page): each analysis
+    counts them from the records it reads. The items, template masks and structure items of a
+    broad crawl, its sites left and read back, are those of a tracker that keeps them."""
+    site_dir, truth = demo
+    paths = sorted(truth)[:20]
+    kept, kept_seen, _, _ = _interleaved_replay(site_dir, paths, tmp_path / "k.db", 2,
+                                                keep_shingles=True)  # fmt: skip
+    items, seen, counts, sites = _interleaved_replay(site_dir, paths, tmp_path / "c.db", 2)
+    assert counts["wisdom/structure/read_back"] >= 3, counts
+    assert all(LINKS.of(sites.get(site)).recorder.shingle_pages is None for site in SITES)
+    assert len(items) >= 3 * len(paths) and items == kept
+    assert seen == kept_seen
+
+
+def test_a_page_recorded_again_keeps_its_first_shingles_counted(demo, tmp_path):
+    """Before a page is recorded again, the tracker counts the shingles from the stored
+    records and keeps them (the first record's count stays, the store keeps the last): the
+    counts and the analysis (copied shares included, with TOCs copying from three or more
+    pages) are those of a tracker that kept them from the start."""
+    site_dir, truth = demo
+    paths = sorted(truth)[:30]
+    words = " ".join(f"word{chr(97 + k % 26)}{chr(97 + k // 26)}" for k in range(120))
+    got = []
+    for keep in (True, False):
+        store = open_store(f"sqlite:///{tmp_path / f'{keep}.db'}")
+        tracker = StructureTracker(store, min_pages=3, keep_shingles=keep)
+        for path in paths:
+            model = _model(site_dir, path)
+            feed_model(store, model, site=SITE)
+            tracker.observe(SITE, model.url, model)
+        before = tracker.analyse(SITE)
+        html = (site_dir / paths[0].lstrip("/")).read_text()
+        again = PageModel.from_html(html.replace("</body>", f"<p>{words}</p></body>"),
+                                    BASE + paths[0].lstrip("/"))  # fmt: skip
+        tracker.observe(SITE, again.url, again)
+        recorder = tracker.state(SITE).recorder
+        assert recorder.shingle_pages is not None
+        got.append((before, tracker.analyse(SITE), dict(recorder.shingle_pages)))
+        store.close()
+    (kept_before, kept_after, kept_counts), (before, after, counts) = got
+    assert counts == kept_counts and (kept_before.copied_share > 0).any()
+    for want, analysis in ((kept_before, before), (kept_after, after)):
+        assert analysis.urls == want.urls and analysis.roles == want.roles
+        for name in ("hub", "authority", "copied_share", "link_mass", "content_mass"):
+            assert np.array_equal(getattr(analysis, name), getattr(want, name),
+                                  equal_nan=True), name
 
 
 def test_a_site_lets_go_only_of_counts_the_store_holds(
@@ -837,10 +948,20 @@ def _store_down_on_return(
     recorder = crawl.tracker.state(SITES[0]).recorder
     waits = WAITS.of(crawl.sites.get(SITES[0]))
     assert waits is not None
-    tables = [dict(recorder.slot_pages), dict(recorder.pair_pages), dict(recorder.shingle_pages),
-              dict(waits.repetition._counts)]
+    tables = [dict(recorder.slot_pages), dict(recorder.pair_pages),
+              _shingle_counts(crawl.tracker, SITES[0]), dict(waits.repetition._counts)]
     store.close()
     return crawl.counts, crawl.items, tables
+
+
+def _shingle_counts(tracker: StructureTracker, site: str) -> dict[int, int]:
+    """The site's shingle counts: kept by its recorder, or those its next analysis counts
+    from the records."""
+    kept = tracker.state(site).recorder.shingle_pages
+    if kept is not None:
+        return dict(kept)
+    records = tracker.records(site)
+    return dict(Counter(int(k) for url in records for k in records[url].shingles))
 
 
 def test_a_left_site_whose_store_fails_records_its_pages_and_reads_them_back_later(

@@ -109,8 +109,10 @@ Memory
     store in one read and decodes them (:meth:`StructureTracker.records`; decoded records equal
     the observed ones, so the analysis is the same). Only records the store refused stay in
     memory. What stays per site grows with what the site shows, not with its pages' records:
-    one count per distinct (slot, text) and (slot, target) pair and per sampled shingle, 12
-    bytes each (:class:`KeyCounts`), the site's URL table, and per page its URL and scores.
+    one count per distinct (slot, text) and (slot, target) pair, 12 bytes each
+    (:class:`KeyCounts`), the site's URL table, and per page its URL and scores. The sampled
+    shingles' counts, which only the analyses read, are counted by each analysis from the
+    records it reads anyway (:attr:`SiteRecorder.shingle_pages`), not kept.
     The records' terms are ids into the crawl's vocabulary, one for all sites; it and the URL
     tables are each a :class:`~wisdom_scrapy.store.strings.StringTable` (about 30 bytes a string
     over its text). The counts of a site the crawl has left are let go and counted again from
@@ -285,7 +287,12 @@ class SiteRecorder:
     min_pages: int = 5
     slot_pages: KeyCounts = field(default_factory=KeyCounts)
     pair_pages: KeyCounts = field(default_factory=KeyCounts)
-    shingle_pages: KeyCounts = field(default_factory=KeyCounts)
+    #: on how many pages each sampled shingle is; None: not kept, counted by each analysis
+    #: from the records it reads anyway (:func:`analyse_site`: the same counts while no page
+    #: was recorded twice; a tracker counts them from the store before a page is recorded
+    #: again, :meth:`count_shingles`). Only the analysis reads them, and they were the
+    #: largest count a site kept (~40 new keys a page of new text: 0.5 KB)
+    shingle_pages: KeyCounts | None = field(default_factory=KeyCounts)
     #: the page records held in memory: every recorded page's, unless they are :meth:`release`\ d
     #: once the store holds them (a tracker's recorders: module docstring, Memory)
     records: dict[str, PageLinks] = field(default_factory=dict)
@@ -357,13 +364,25 @@ class SiteRecorder:
         self.slot_pages.add(np.unique(record.slot))
         self.pair_pages.add(np.unique(record.text_key))
         self.pair_pages.add(np.unique(record.url_key))
-        self.shingle_pages.add(record.shingles)
+        if self.shingle_pages is not None:
+            self.shingle_pages.add(record.shingles)
 
     def let_go_counts(self) -> None:
         """Let the block statistics go (the crawl has left the site, its records stored); the
         pages stay recorded, with their URL ids."""
-        self.slot_pages, self.pair_pages, self.shingle_pages = KeyCounts(), KeyCounts(), KeyCounts()
+        self.slot_pages, self.pair_pages = KeyCounts(), KeyCounts()
+        if self.shingle_pages is not None:
+            self.shingle_pages = KeyCounts()
         self.counts_let_go = True
+
+    def count_shingles(self, records: Iterable[PageLinks]) -> None:
+        """Keep the shingle counts from now on, counted from the records of every recorded page
+        (read back from the store): a recorder that did not keep them (:attr:`shingle_pages`
+        None) and is about to record a page again, whose first record they count."""
+        counts = KeyCounts()
+        for record in records:
+            counts.add(record.shingles)
+        self.shingle_pages = counts
 
     def count_again(self, records: Iterable[PageLinks]) -> None:
         """The block statistics again, from the records of every recorded page (read back from
@@ -577,7 +596,7 @@ def _copied_share(
     n_targets = np.bincount(p_src, minlength=n)
     bounds = np.searchsorted(p_src, np.arange(n + 1))
     # document frequency of every sampled shingle, as sorted arrays for vectorised look-ups
-    df_keys, df_counts = recorder.shingle_pages.arrays()
+    df_keys, df_counts = _shingle_counts(recorder, page_shingles[:n_records])
     df_vals = df_counts.astype(np.float64)
     log_n = float(np.log(max(n_records, 2)))
     for i in np.flatnonzero(n_targets >= 3).tolist():
@@ -616,6 +635,21 @@ def _copied_share(
         if len(amounts) >= 3:
             copied[i] = float(np.minimum(amounts, total / len(amounts)).sum()) / total
     return copied, n_targets
+
+
+def _shingle_counts(
+    recorder: SiteRecorder, page_shingles: list[NDArray[np.int64] | None]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(shingles sorted, on how many pages each is): the recorder's counts, or, when it does
+    not keep them, those of the records of the analysis (``page_shingles``, every recorded
+    page's: the same keys and counts as :meth:`KeyCounts.arrays` of them)."""
+    if recorder.shingle_pages is not None:
+        return recorder.shingle_pages.arrays()
+    present = [s for s in page_shingles if s is not None and len(s)]
+    if not present:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    keys, counts = np.unique(np.concatenate(present), return_counts=True)
+    return keys.astype(np.int64), counts.astype(np.int64)
 
 
 _ANALYSIS_CHUNK = 256  # records an analysis holds at once (decoded from the store)
@@ -965,7 +999,9 @@ class StructureTracker:
     this process has fed into the store but not observed yet (not fetched from the store).
     Each site's part (:class:`SiteLinks`) lives in its context in ``sites`` (the crawl's
     :class:`~wisdom_scrapy.engine.sites.Sites`, whose snapshot the analysis uses; a new one by
-    default).
+    default). ``keep_shingles``: keep every site's shingle counts in memory as a standalone
+    :class:`SiteRecorder` does, instead of counting them from the records at each analysis
+    (the same analyses: for comparisons).
     """
 
     def __init__(
@@ -981,8 +1017,10 @@ class StructureTracker:
         in_flight: Callable[[str], Iterable[str]] = lambda site: (),
         sites: Sites | None = None,
         vocab: StringTable | None = None,
+        keep_shingles: bool = False,
     ) -> None:
         self.store = store
+        self.keep_shingles = keep_shingles
         self.timer = timer
         self.in_flight = in_flight
         self.min_pages = min_pages
@@ -1031,7 +1069,8 @@ class StructureTracker:
         context = self.sites.get(site)
         links = LINKS.of(context)
         if links is None:
-            recorder = SiteRecorder(min_pages=self.min_pages, vocab=self.vocab)
+            recorder = SiteRecorder(min_pages=self.min_pages, vocab=self.vocab,
+                                    shingle_pages=KeyCounts() if self.keep_shingles else None)
             links = LINKS.put(context, SiteLinks(recorder))
             self._load(site, recorder)
         return links
@@ -1069,6 +1108,19 @@ class StructureTracker:
         recorder.count_again(self._records(site, recorder, blobs).values())
         self.count("wisdom/structure/read_back", 1)
         self.sites.read_back(site)
+
+    def _count_shingles(self, site: str, recorder: SiteRecorder) -> None:
+        """Keep the site's shingle counts from now on, counted from the stored records, before
+        one of its pages is recorded again (its first record's count stays, the store keeps
+        its last: :attr:`SiteRecorder.shingle_pages`). Should that read fail (counted, logged),
+        the analyses go on counting them from the records, the page's last one included."""
+        try:
+            records = self._records(site, recorder, None)
+            recorder.count_shingles(records[url] for url in records)
+        except StoreError as exc:
+            self.count("wisdom/store_errors", 1)
+            logger.warning("wisdom_scrapy: cannot read the page records of %s back: %s", site,
+                           exc)  # fmt: skip
 
     def _known(self, site: str) -> SiteLinks | None:
         """The site's state if this tracker has one (nothing created)."""
@@ -1133,8 +1185,11 @@ class StructureTracker:
         they are read back: for the analysis, or the page's template links); a page fetched
         again reads them back first, so that its first record's counts stay."""
         state = self._recording(site)
-        if state.recorder.counts_let_go and url in state.recorder.pages:
-            state = self.state(site)
+        if url in state.recorder.pages:
+            if state.recorder.counts_let_go:
+                state = self.state(site)
+            if state.recorder.shingle_pages is None:
+                self._count_shingles(site, state.recorder)
         record = state.recorder.observe(url, model)
         blob = state.recorder.encode(record)
         try:
