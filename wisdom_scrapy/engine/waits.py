@@ -204,11 +204,8 @@ class TermIndex:
     """
 
     def __init__(self, vocab: StringTable | None = None, store: TermStore | None = None,
-                 max_pages: int = TERM_PAGES,
-                 count: Callable[[str, int], None] = lambda name, n: None) -> None:
+                 max_pages: int = TERM_PAGES) -> None:
         self.vocab = vocab if vocab is not None else StringTable()
-        #: called with a stat name and an amount: pages marked, pages read back, store errors
-        self.count = count
         self._pages = StringBytes()
         self._recent_ids: dict[str, int] = {}  # term -> id, the terms anchors look up lately
         self._left = StringTable()  # the sites of marks: a mark names one by its id here
@@ -262,12 +259,9 @@ class TermIndex:
             try:
                 stored = self._store.page_terms(site, urls)
             except StoreError as exc:
-                self.count("wisdom/store_errors", 1)
                 logger.warning("wisdom_scrapy: page terms of %s not read: %s", site, exc)
                 continue
-            marked = self._mark(site, stored)
-            if marked:
-                self.count("wisdom/terms/marked", marked)
+            self._mark(site, stored)
 
     def _mark(self, site: str, stored: dict[str, list[str]]) -> int:
         """Mark those of ``stored``'s pages (their terms as the store holds them) whose terms
@@ -322,15 +316,12 @@ class TermIndex:
         stored = self._store.page_terms(site, None if whole else [url])
         self._left_now.discard(site_id)
         found = None
-        read = self.read_back
         for page, terms in stored.items():
             if self._pages.get(page) == mark:
                 packed = self._packed(terms)
                 found = packed if page == url else found
                 self._put(page, packed, site)
                 self.read_back += 1
-        if self.read_back > read:
-            self.count("wisdom/terms/read_back", self.read_back - read)
         return found
 
     def __contains__(self, url: str) -> bool:
