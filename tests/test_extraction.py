@@ -132,32 +132,6 @@ def test_anchor_precision_over_the_term_index_is_that_over_plain_sets(page: Path
         assert np.array_equal(got[0], want[0])  # the same sums, in the same order
 
 
-def test_term_index_reads_marked_pages_back_the_same_past_its_working_set(tmp_path):
-    """With the store, the index keeps the terms of its last ``max_pages`` pages: older ones
-    keep a mark and are read back the same, one page at a time, or the whole site at once
-    when it was let go as a site, even when that overflows the working set again."""
-    store = open_store(f"sqlite:///{tmp_path / 'i.db'}")
-    index = TermIndex(store=store, max_pages=2)
-    kept = TermIndex()
-    pages = {}
-    words = [f"w{chr(97 + k % 26)}{chr(97 + k // 26)}" for k in range(200)]
-    for n in range(12):
-        text = " ".join(words[10 * n : 10 * n + 40])
-        model = PageModel.from_html(f"<p>{text}</p>", f"http://a.example/{n}")
-        feed_model(store, model, site="a.example")
-        index.add(model.url, model.vocab, "a.example")
-        kept.add(model.url, model.vocab, "a.example")
-        pages[model.url] = set(model.vocab)
-    assert index.nbytes() < kept.nbytes() / 2
-    first = next(iter(pages))
-    assert set(index.get(first) or ()) == pages[first] and index.read_back == 1
-    assert index.let_go("a.example", store) >= 1  # those of the working set
-    last = list(pages)[-1]  # the whole site read back at once, overflowing the working set
-    assert set(index.get(last) or ()) == pages[last] and index.read_back == 1 + len(pages)
-    assert {url: set(index.get(url) or ()) for url in pages} == pages
-    assert index.get("http://a.example/none") is None
-
-
 def _items(extractor: Extractor, ready: list[WaitingPage]) -> list[Any]:
     """The items of the pages that left the waits, made as the item pipeline makes them."""
     return [run_sync(extractor.item(page)) for page in ready]
@@ -598,37 +572,6 @@ def test_a_left_sites_toc_reads_its_page_terms_back_the_same(demo, tmp_path):
         url = BASE + path.lstrip("/")
         got, want = extractor.terms.get(url), kept.get(url)
         assert got is not None and want is not None and set(got) == set(want)
-
-
-def test_the_term_indexs_working_set_reads_old_pages_back_and_gives_the_same_items(
-    demo: tuple[Path, dict[str, Any]], tmp_path: Path
-) -> None:
-    """A TOC term index given the store keeps the terms of its last ``max_pages`` pages: the
-    older ones keep a mark once the store holds their terms, and the TOC pages' analyses
-    read them back one page at a time. The items are those of an index that kept them all,
-    and what it holds is a fraction of theirs."""
-    site_dir, truth = demo
-    paths = sorted(truth)[:60]
-    got = []
-    for bound in (0, 4):
-        store = open_store(f"sqlite:///{tmp_path / f'{bound}.db'}")
-        terms = TermIndex(store=store, max_pages=bound)
-        extractor = Extractor(store, ExtractionParams(warmup_pages=3, until_template=False),
-                              analyze_page, terms=terms)  # fmt: skip
-        items = []
-        for path in paths:
-            model = _model(site_dir, path)
-            feed_model(store, model, site=SITE)
-            items += _items(extractor, _fetched(extractor, SITE, model.url, model))
-            items += _items(extractor, _submit(extractor, SITE, model.url, model))
-        items += _items(extractor, _flush(extractor))
-        got.append(([dataclasses.asdict(item) for item in items], terms))
-        store.close()
-    (kept, all_terms), (items, bounded) = got
-    assert all_terms.read_back == 0 and bounded.read_back > 0
-    assert len(bounded) == len(paths) and bounded.nbytes() < all_terms.nbytes() / 4
-    assert any(item.get("role") == "toc" and item["links"] for item in kept)
-    assert len(items) == len(kept) and items == kept
 
 
 def test_the_sites_snapshots_keep_within_their_budget(

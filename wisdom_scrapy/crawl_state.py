@@ -147,9 +147,7 @@ class WisdomRuntime:
         )
         analyze = self.cleaners.analyzer(self.settings.wisdom,
                                          every_block="blocks" in self.settings.item_fields)
-        # the crawl's: the extractor's and its worker analyses', its old pages' terms read
-        # back from the store (a working set: TermIndex)
-        terms = TermIndex(store=self.store)
+        terms = TermIndex()  # the crawl's: the extractor's and its worker analyses'
         #: the crawl's worker analyses (None: in this process); the extractor sees them as its
         #: :class:`~wisdom_scrapy.engine.waits.Offload`, this keeps their pool and close
         self.remote = self._remote(analyze, terms)

@@ -52,7 +52,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections import Counter, OrderedDict, deque
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Coroutine, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -157,14 +157,6 @@ def _unpack_ids(blob: bytes) -> NDArray[np.int64]:
 
 #: most term ids :meth:`TermIndex.term_id` keeps at hand (a site's anchor vocabulary fits)
 _RECENT_TERM_IDS = 1 << 14
-#: Pages whose terms the TOC term index keeps (:class:`TermIndex`'s working set, ~0.5 KB a
-#: page of ~300 distinct terms): a TOC page's targets are mostly pages fetched about when it
-#: was (its site's recent articles, or pages fetched after it, which it waits for), and an
-#: older one is read back from the store, one read of its terms (the endless site of
-#: ``benchmarks/memory.py`` read none back in 1,500 pages with 256 kept)
-TERM_PAGES = 1024
-#: Pages of the working set checked against the store and marked at once (one read a site)
-_TERM_CHUNK = 256
 #: Pages fetched lately whose blocks :attr:`Extractor._fetched_blocks` keeps: a page fed comes
 #: as a page item moments later, or never (then its blocks go, oldest first)
 _FETCHED_BLOCKS = 256
@@ -194,31 +186,14 @@ class TermIndex:
     mark of their site, a few bytes: their terms are read back from the store, the site's
     pages in one batch, when one of them is looked up again (a TOC page of the site coming
     back), so what the index holds grows with the sites the crawl is on, not all it met.
-
-    Given the crawl's ``store``, it keeps the terms of its last ``max_pages`` pages added with
-    their site, a working set: past them, the oldest go to a mark the same way,
-    :data:`_TERM_CHUNK` at a time, when the store holds them as they are here (one read of
-    their terms), and a look-up of one of them reads that page's terms back. So a site the
-    crawl never leaves does not hold every page's terms either (the endless site: ~0.5 KB a
-    page), and a page's terms are the same, read back or kept.
     """
 
-    def __init__(self, vocab: StringTable | None = None, store: TermStore | None = None,
-                 max_pages: int = TERM_PAGES) -> None:
+    def __init__(self, vocab: StringTable | None = None) -> None:
         self.vocab = vocab if vocab is not None else StringTable()
         self._pages = StringBytes()
         self._recent_ids: dict[str, int] = {}  # term -> id, the terms anchors look up lately
-        self._left = StringTable()  # the sites of marks: a mark names one by its id here
-        self._left_now: set[int] = set()  # sites let go as a whole, not read back since
-        self._store = store  # where the marked pages' terms are read back
-        self.max_pages = max_pages
-        #: pages marked and checked at once: :data:`_TERM_CHUNK`, at most the working set
-        self._chunk = min(_TERM_CHUNK, max_pages)
-        #: (site, URL) of the pages whose terms are kept, oldest first: past ``max_pages``,
-        #: the oldest chunk goes when the store holds them (:meth:`_let_oldest_go`)
-        self._kept: deque[tuple[str, str]] = deque()
-        #: pages whose terms were read back from the store (:meth:`ids`)
-        self.read_back = 0
+        self._left = StringTable()  # the sites let go: a mark names one by its id here
+        self._store: TermStore | None = None  # where the let-go pages' terms are read back
 
     def term_id(self, term: str) -> int | None:
         """The vocabulary's id of ``term`` (None: never seen). Anchor precision looks up every
@@ -234,46 +209,8 @@ class TermIndex:
                 self._recent_ids[term] = i
         return i
 
-    def add(self, url: str, terms: Collection[str], site: str | None = None) -> None:
-        """Index the page's terms; with its ``site``, in the working set (class docstring)."""
-        self._put(url, self._packed(terms), site)
-
-    def _put(self, url: str, packed: bytes, site: str | None) -> None:
-        self._pages[url] = packed
-        if site is not None and self._store is not None and self.max_pages > 0:
-            self._kept.append((site, url))
-            if len(self._kept) >= self.max_pages + self._chunk:
-                self._let_oldest_go()
-
-    def _let_oldest_go(self) -> None:
-        """Mark the oldest chunk of the working set's pages whose terms the store holds as
-        they are here (read in one batch per site). A page the store holds in another
-        version, or lacks, stays; so do all of them when the read fails (a store that fails
-        now is not read for them again)."""
-        chunk: dict[str, list[str]] = {}
-        for _ in range(self._chunk):
-            site, url = self._kept.popleft()
-            chunk.setdefault(site, []).append(url)
-        assert self._store is not None
-        for site, urls in chunk.items():
-            try:
-                stored = self._store.page_terms(site, urls)
-            except StoreError as exc:
-                logger.warning("wisdom_scrapy: page terms of %s not read: %s", site, exc)
-                continue
-            self._mark(site, stored)
-
-    def _mark(self, site: str, stored: dict[str, list[str]]) -> int:
-        """Mark those of ``stored``'s pages (their terms as the store holds them) whose terms
-        this index holds the same; how many."""
-        mark = _left_mark(self._left.id(site))
-        went = 0
-        for url, terms in stored.items():
-            blob = self._pages.get(url)
-            if blob is not None and _left_site(blob) is None and self._packed(terms) == blob:
-                self._pages[url] = mark
-                went += 1
-        return went
+    def add(self, url: str, terms: Collection[str]) -> None:
+        self._pages[url] = self._packed(terms)
 
     def _packed(self, terms: Collection[str]) -> bytes:
         return _pack_ids(np.unique(self.vocab.ids(terms).astype(np.int64)))
@@ -288,7 +225,10 @@ class TermIndex:
         blob = self._pages.get(url)
         left = None if blob is None else _left_site(blob)
         if left is not None:
-            blob = self._read_back(left, url)
+            self._read_back(left)
+            blob = self._pages.get(url)
+            if blob is None or _left_site(blob) is not None:
+                return None
         return None if blob is None else _unpack_ids(blob)
 
     def let_go(self, site: str, store: TermStore) -> int:
@@ -298,31 +238,26 @@ class TermIndex:
         how many went. A page stored in another version stays (one another process stored
         again meanwhile reads its new terms back, as the store has them). StoreError: none
         went."""
-        went = self._mark(site, store.page_terms(site))
+        stored = store.page_terms(site)
+        mark = _left_mark(self._left.id(site))
+        went = 0
+        for url, terms in stored.items():
+            blob = self._pages.get(url)
+            if blob is not None and _left_site(blob) is None and self._packed(terms) == blob:
+                self._pages[url] = mark
+                went += 1
         if went:
             self._store = store
-            self._left_now.add(self._left.id(site))
         return went
 
-    def _read_back(self, site_id: int, url: str) -> bytes | None:
-        """The packed terms of ``url``, a marked page, read back from the store (None: the
-        store lacks it), with every marked page of its site in one batch when the site was
-        let go as a whole (:meth:`let_go`), else alone (the working set's); back in the
-        working set (which the site's may overflow at once: ``url``'s are not read from it)."""
+    def _read_back(self, site_id: int) -> None:
+        """The terms of a let-go site's pages, read back from the store in one batch."""
         assert self._store is not None
         mark = _left_mark(site_id)
-        site = self._left.strings([site_id])[0]
-        whole = site_id in self._left_now
-        stored = self._store.page_terms(site, None if whole else [url])
-        self._left_now.discard(site_id)
-        found = None
-        for page, terms in stored.items():
-            if self._pages.get(page) == mark:
-                packed = self._packed(terms)
-                found = packed if page == url else found
-                self._put(page, packed, site)
-                self.read_back += 1
-        return found
+        stored = self._store.page_terms(self._left.strings([site_id])[0])
+        for url, terms in stored.items():
+            if self._pages.get(url) == mark:
+                self._pages[url] = self._packed(terms)
 
     def __contains__(self, url: str) -> bool:
         return url in self._pages
@@ -721,7 +656,7 @@ class Extractor:
         """Record a fetched page's terms and blocks (its :func:`~wisdom_scrapy.mining.
         repetition.page_blocks`, computed when not given), and which pending TOC pages it
         completes: :meth:`finish_completed` analyses them."""
-        self.terms.add(url, model.vocab, site)
+        self.terms.add(url, model.vocab)
         state = self._state(site, fetched=url)
         prints = page_blocks(model) if blocks is None else blocks
         self._count_blocks(state, url, prints)

@@ -159,7 +159,6 @@ class WriteBehind(TermStore):
     it does not hold yet (the analysis reads it per page: a batch per page would undo the
     batching), for a site's block records and page terms while no page of the site is queued
     (a broad crawl reads those of the sites it left: :class:`~wisdom_scrapy.engine.sites.Sites`),
-    for some pages' terms while none of them is queued (the TOC term index's old pages),
     and for one page's block record (the queued page's, else the store's). Writes (a retry's)
     go after the queued pages, so a page's last version wins.
 
@@ -269,9 +268,7 @@ class WriteBehind(TermStore):
 
     def page_terms(self, site: str,
                    urls: Sequence[str] | None = None) -> dict[str, list[str]]:
-        queued = (any(s == site for s, _ in self._queue) if urls is None  # the site's only
-                  else any((site, url) in self._queue for url in urls))  # or those pages'
-        if queued:
+        if any(s == site for s, _ in self._queue):  # the site's only, as for its records
             self.flush()
         return self.store.page_terms(site, urls)
 
