@@ -52,7 +52,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Collection, Coroutine, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
