@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import shutil
 from collections import Counter
 from functools import partial
@@ -312,6 +313,31 @@ def test_toc_page_waits_for_its_link_targets(demo):
     assert len(released) == 1 and isinstance(released[0], TocItem)
     assert extractor.waiting() == 0
     assert len(stories & {link["url"] for link in released[0].links}) >= 0.8 * len(stories)
+
+
+def test_toc_page_leaves_at_the_fetch_that_reaches_its_share_of_targets(demo):
+    """The pending TOC page leaves exactly when a share ``toc_targets_ratio`` of its distinct
+    targets is fetched: counted over every page the crawl fetched (one recorded under another
+    site name counts at the next fetch of a target), a page fetched again or not a target
+    completes nothing."""
+    site_dir = demo[0]
+    extractor, waited_for = _warm_home(demo)
+    home = _model(site_dir, "/index.html")
+    assert _submit(extractor, SITE, home.url, home) == []
+    targets = list(dict.fromkeys(waited_for))
+    need = math.ceil(extractor.params.toc_targets_ratio * len(targets))
+    assert need >= 3
+    other = _model(site_dir, targets[0][len(BASE) - 1 :])
+    extractor.page_fetched("elsewhere.example", targets[0], other)  # another site's record
+    for i, url in enumerate(targets[1:need - 1], 2):
+        model = _model(site_dir, url[len(BASE) - 1 :])
+        assert _fetched(extractor, SITE, url, model) == [], f"left after {i} of {need} targets"
+        assert _fetched(extractor, SITE, url, model) == []  # the same page again
+    assert _fetched(extractor, SITE, BASE + "not-a-target.html", home) == []
+    last = targets[need - 1]
+    last_model = _model(site_dir, last[len(BASE) - 1 :])
+    released = _items(extractor, _fetched(extractor, SITE, last, last_model))
+    assert [type(item) for item in released] == [TocItem]
 
 
 def test_two_fetches_of_one_toc_page_wait_and_leave_each(demo):

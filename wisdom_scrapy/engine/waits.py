@@ -101,6 +101,7 @@ __all__ = [
     "RemoteAnalysis",
     "SiteWaits",
     "TermIndex",
+    "TocTargets",
     "WaitingPage",
     "items_from_analysis",
     "run_sync",
@@ -341,6 +342,22 @@ class RemoteAnalysis:
         return item
 
 
+@dataclass(slots=True)
+class TocTargets:
+    """A pending TOC page's distinct link targets, and those of them that were not fetched
+    when it last counted them (:meth:`Extractor._targets_ready`). Every fetched page looks
+    itself up in each pending TOC page of its site: a set look-up, where a scan of the
+    targets' list cost a pending page's whole list per fetch; and the count prunes only the
+    targets not seen fetched yet, since a page the term index holds stays in it."""
+
+    all: frozenset[str]
+    unfetched: set[str]
+
+    @classmethod
+    def of(cls, urls: Collection[str]) -> TocTargets:
+        return cls(frozenset(urls), set(urls))
+
+
 @dataclass(slots=True, eq=False)
 class WaitingPage:
     """One page in the extractor's waits, the same record from :meth:`Extractor.submit` to its
@@ -368,7 +385,7 @@ class WaitingPage:
     blocks: NDArray[np.uint64] | None = None
     #: its TOC links' distinct targets while it is pending (in its site's
     #: :attr:`SiteWaits.pending_tocs`); None when it is not
-    targets: list[str] | None = None
+    targets: TocTargets | None = None
     #: a fetched page completed its targets: it is queued for :meth:`Extractor.finish_completed`
     #: (once, in the order they were completed)
     completed: bool = False
@@ -444,7 +461,7 @@ class SiteWaits:
     #: its page items made, per role (the SiteStructureItem states them: ``item_roles``)
     item_roles: Counter[str] = field(default_factory=Counter)
 
-    def pend(self, page: WaitingPage, targets: list[str]) -> None:
+    def pend(self, page: WaitingPage, targets: TocTargets) -> None:
         """The TOC page waits for its ``targets`` to be fetched."""
         page.targets = targets
         self.pending_tocs.append(page)
@@ -666,7 +683,8 @@ class Extractor:
                 self._fetched_blocks.popitem(last=False)
         for page in state.pending_tocs:
             assert page.targets is not None
-            if not page.completed and url in page.targets and self._targets_ready(page.targets):
+            if (not page.completed and url in page.targets.all
+                    and self._targets_ready(page.targets)):
                 page.completed = True
                 self._completed.append(page)
 
@@ -1100,18 +1118,21 @@ class Extractor:
             result = None
         self._ready(page, result)
 
-    def _targets_ready(self, targets: list[str]) -> bool:
-        fetched = sum(1 for t in targets if t in self.terms)
-        return fetched >= self.params.toc_targets_ratio * len(targets)
+    def _targets_ready(self, targets: TocTargets) -> bool:
+        """Whether a share ``toc_targets_ratio`` of the targets is fetched (counted against
+        the term index, which holds every page fetched: the unfetched ones are pruned)."""
+        targets.unfetched = {t for t in targets.unfetched if t not in self.terms}
+        fetched = len(targets.all) - len(targets.unfetched)
+        return fetched >= self.params.toc_targets_ratio * len(targets.all)
 
     async def _decide(self, page: WaitingPage, result: Any) -> list[WaitingPage]:
         """The page whose analysis is back (:meth:`submit`) leaves, or waits when it is a TOC
         page whose targets are not fetched yet (the caller holds the lock)."""
         state = self._waits(page.site)
-        targets: list[str] = []
+        targets = TocTargets.of(())
         if not isinstance(result, BaseException) and result.role == "toc":
-            targets = list(dict.fromkeys(u for u, _ in result.toc_links))  # distinct pages
-        if not targets or self._targets_ready(targets):
+            targets = TocTargets.of({u for u, _ in result.toc_links})  # distinct pages
+        if not targets.all or self._targets_ready(targets):
             self._settled(page, result)
             return [page]
         page.settle()
