@@ -12,12 +12,13 @@ of this thread), two ways:
 jieba's dictionary (if any page has Han text) is loaded before timing. To compare two checkouts
 run the script from each, back to back (``PYTHONPATH=<checkout>``)::
 
-    python benchmarks/terms_speed.py --root /usr/share/doc/python3.11/html --passes 6
+    python benchmarks/terms_speed.py --root /usr/share/doc/python3.11/html --passes 6 [--json OUT]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
@@ -83,15 +84,21 @@ def main() -> None:
     ap.add_argument("--root", type=Path, default=Path("/usr/share/doc/python3.11/html"))
     ap.add_argument("--passes", type=int, default=6)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--json", type=Path, help="write the ms a page of every pass here")
     args = ap.parse_args()
     models = models_of(args.root)
     if not models:
         sys.exit(f"no pages under {args.root}")
     crawl = [crawl_pass(models) for _ in range(args.passes)]
     hot = [hot_pass(models, args.repeat) for _ in range(max(1, args.passes // 2))]
+    print("| site | pages | timing | min ms a page | median ms a page |")
+    print("| --- | --- | --- | --- | --- |")
     for name, ms in (("crawl", crawl), ("hot", hot)):
-        print(f"{args.root} {len(models)} pages {name}: min {min(ms):.3f} "
-              f"median {statistics.median(ms):.3f} ms a page")
+        low, mid = min(ms), statistics.median(ms)
+        print(f"| {args.root} | {len(models)} | {name} | {low:.3f} | {mid:.3f} |")
+    if args.json:
+        figures = {"root": str(args.root), "pages": len(models), "crawl": crawl, "hot": hot}
+        args.json.write_text(json.dumps(figures, indent=1))
 
 
 if __name__ == "__main__":
