@@ -583,16 +583,16 @@ class PageModel:
         n = self.n
         toks = piece_tokens(self._pieces, self._piece_len > 0)
         self._overlong_tokens = 0
-        if not toks.tokens:
+        distinct = toks.distinct
+        if not distinct:
             return [], np.zeros(0, np.int32), np.zeros(n + 1, np.int64)
-        distinct = dict.fromkeys(toks.tokens)
         if self.max_words is not None and len(distinct) > self.max_words:
             # numbers are cheap (no stemming): only words count, and only on a page this wide
             n_words = sum(1 for tok in distinct if not tok.isdigit())
             if n_words > self.max_words:
                 raise PageTooComplex(f"{n_words:,} distinct words > {self.max_words:,}")
         vocab, term_ids, term_start, self._overlong_tokens = term_arrays(
-            toks, distinct, self._piece_owner, n, self.keep_numbers)
+            toks, self._piece_owner, n, self.keep_numbers)
         return vocab, term_ids, term_start
 
     @property
