@@ -456,6 +456,30 @@ def test_observed_and_encoded_at_once_equals_observe_then_encode() -> None:
     assert at_once.shingle_pages == apart.shingle_pages
 
 
+def test_link_weights_look_each_distinct_term_up_once_as_every_occurrence() -> None:
+    """A page's LAMIS link weights (its anchors' distinct terms looked up once) equal the
+    weights of every anchor term occurrence looked up, on the vendored Sphinx pages."""
+    from wisdom_scrapy.engine.writes import feed_model
+    from wisdom_scrapy.mining.wisdom import WisdomParams
+
+    store = open_store("memory://")
+    tracker = StructureTracker(store, params=WisdomParams(min_pages=2))
+    records = []
+    for page in sorted((Path(__file__).parent / "fixtures" / "pydoc").glob("*.html")):
+        url = "http://docs.test/" + page.name
+        model = PageModel.from_html(page.read_bytes(), url)
+        feed_model(store, model, site="docs.test")
+        records.append(tracker.observe("docs.test", url, model))
+    assert tracker.warm("docs.test")
+    entropy = tracker.sites.get("docs.test").latest().entropy
+    for record in records:
+        terms = tracker.vocab.strings(record.term_ids.tolist())
+        assert len(set(terms)) < len(terms)
+        want = anchor_weights(record, 1.0 - np.asarray(entropy(terms), np.float64))[1]
+        assert np.array_equal(tracker.link_weights("docs.test", record), want)
+        assert want.any()
+
+
 def test_an_analysis_reads_a_record_another_worker_stored_again() -> None:
     """Another worker of a distributed crawl fetched a recorded page again, with a link to a
     new page, and stored its record: the analysis, which decodes the stored records as it

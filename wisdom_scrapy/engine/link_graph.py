@@ -1088,9 +1088,11 @@ class StructureTracker:
         now (:func:`anchor_weights`)."""
         if not self.warm(site) or not len(record):
             return np.zeros(len(record))
-        terms = self.state(site).recorder.vocab.strings(record.term_ids.tolist())
+        # each distinct term read and looked up once (anchors repeat theirs: a menu's words)
+        ids, at = np.unique(record.term_ids, return_inverse=True)
+        terms = self.state(site).recorder.vocab.strings(ids.tolist())
         weights = 1.0 - np.asarray(self.sites.get(site).latest().entropy(terms), np.float64)
-        return anchor_weights(record, weights)[1]
+        return anchor_weights(record, weights[at])[1]
 
     def state(self, site: str) -> SiteLinks:
         """The site's state, starting with the page records already in the store; a left
