@@ -336,7 +336,7 @@ class SiteRecorder:
         text_keys = _pair_keys(slots, map(stable_hash, texts), n_links, 1)
         url_keys = _pair_keys(slots, map(stable_hash, urls), n_links, 2)
         # anchor terms (the model's own tokenisation) and terms outside anchors, in crawl ids
-        local_to_site = self.vocab.ids(model.vocab)
+        local_to_site = self.vocab.owned_ids(model, model.vocab)  # the TOC index's too
         ts = model.term_start
         starts = ts[nodes]
         ends = ts[model.subtree_end[nodes]] if len(nodes) else starts

@@ -209,11 +209,18 @@ class TermIndex:
                 self._recent_ids[term] = i
         return i
 
-    def add(self, url: str, terms: Collection[str]) -> None:
-        self._pages[url] = self._packed(terms)
+    def add(self, url: str, terms: Collection[str], *, owner: object | None = None) -> None:
+        """Note the page's ``terms``; ``owner``: the object holding them for good (the page's
+        model), whose ids the vocabulary then keeps for the link structure's record of the
+        page (:meth:`~wisdom_scrapy.store.strings.StringTable.owned_ids`)."""
+        self._pages[url] = self._packed(terms, owner)
 
-    def _packed(self, terms: Collection[str]) -> bytes:
-        return _pack_ids(np.unique(self.vocab.ids(terms).astype(np.int64)))
+    def _packed(self, terms: Collection[str], owner: object | None = None) -> bytes:
+        if owner is not None and isinstance(terms, Sequence):
+            ids = self.vocab.owned_ids(owner, terms)
+        else:
+            ids = self.vocab.ids(terms)
+        return _pack_ids(np.unique(ids.astype(np.int64)))
 
     def get(self, url: str) -> Collection[str] | None:
         ids = self.ids(url)
@@ -665,7 +672,7 @@ class Extractor:
         """Record a fetched page's terms and blocks (its :func:`~wisdom_scrapy.mining.
         repetition.page_blocks`, computed when not given), and which pending TOC pages it
         completes: :meth:`finish_completed` analyses them."""
-        self.terms.add(url, model.vocab)
+        self.terms.add(url, model.vocab, owner=model)
         state = self._state(site, fetched=url)
         prints = page_blocks(model) if blocks is None else blocks
         self._count_blocks(state, url, prints)
