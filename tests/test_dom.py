@@ -25,7 +25,7 @@ from wisdom_scrapy.page.links import Link, resolve_links
 from wisdom_scrapy.page.model import _PLAIN_STEP, PageModel
 from wisdom_scrapy.page.parse import parse_html
 from wisdom_scrapy.page.tags import DUMMY_TAGS, HIDDEN_TAGS
-from wisdom_scrapy.page.terms import count_terms
+from wisdom_scrapy.page.terms import count_terms, stable_hash
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pydoc"
 PYDOC_PAGES = sorted(FIXTURES.glob("*.html"))
@@ -537,6 +537,12 @@ def test_links_without_base_use_the_page_url() -> None:
     model = PageModel.from_html('<a href="../up.html">Up</a>', "https://ex.com/a/b/c.html")
     assert model.base_url == "https://ex.com/a/b/c.html"
     assert model.links() == [Link("https://ex.com/a/up.html", "Up", 2)]
+
+
+def test_vocab_hashes_are_the_terms_stable_hashes() -> None:
+    model = PageModel.from_html("<p>entropy of terms</p><p>terms</p>", "http://x/")
+    assert model.vocab_hashes.tolist() == [stable_hash(t) for t in model.vocab]
+    assert not model.vocab_hashes.flags.writeable and model.vocab_hashes is model.vocab_hashes
 
 
 def test_repeated_hrefs_take_the_outcome_of_their_first() -> None:

@@ -348,7 +348,7 @@ class SiteRecorder:
         anchor_local = model.term_ids[np.repeat(starts, lengths) + within]
         owner = np.repeat(np.arange(model.n), np.diff(ts))
         outside = model.term_ids[~model.in_anchor[owner]] if model.n else np.zeros(0, np.int32)
-        term_hashes = np.fromiter(map(stable_hash, model.vocab), np.int64, len(model.vocab))
+        term_hashes = model.vocab_hashes
         tf = np.bincount(outside, minlength=len(local_to_site))
         present = np.flatnonzero(tf)
         record = PageLinks(

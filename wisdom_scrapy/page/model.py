@@ -111,6 +111,7 @@ from wisdom_scrapy.page.tags import (
     tag_kind,
     tag_tables,
 )
+from wisdom_scrapy.page.terms import stable_hash
 from wisdom_scrapy.page.text import TextWalk, flat_text, text_in
 from wisdom_scrapy.page.tokens import piece_tokens, term_arrays
 
@@ -599,6 +600,15 @@ class PageModel:
     def vocab(self) -> list[str]:
         """Page-local term vocabulary: ``vocab[term_id]`` is the term (see ``page/terms.py``)."""
         return self._terms[0]
+
+    @cached_property
+    def vocab_hashes(self) -> NDArray[np.int64]:
+        """:func:`~wisdom_scrapy.page.terms.stable_hash` of each term of :attr:`vocab`
+        (read-only), hashed once for the page: its block fingerprints and its link record's
+        shingles both start from them."""
+        hashes = np.fromiter(map(stable_hash, self.vocab), np.int64, len(self.vocab))
+        hashes.flags.writeable = False
+        return hashes
 
     @property
     def term_ids(self) -> NDArray[np.int32]:
