@@ -364,10 +364,10 @@ class SiteRecorder:
             shingles=shingles(term_hashes[outside] if len(outside) else outside),
         )
         self._register(record)
-        by_id = np.argsort(local_to_site)  # the page's terms in id order (ids distinct)
         vocab = model.vocab
 
         def term_strings(ids: NDArray[np.int32]) -> list[str]:
+            by_id = np.argsort(local_to_site)  # the page's terms in id order (ids distinct)
             local = by_id[np.searchsorted(local_to_site, ids, sorter=by_id)]
             return [vocab[i] for i in local.tolist()]
 
