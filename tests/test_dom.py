@@ -21,14 +21,20 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from tests.fixtures_data import erikmcclure_blog
-from wisdom_scrapy.page.links import Link
+from wisdom_scrapy.page.links import Link, resolve_links
 from wisdom_scrapy.page.model import _PLAIN_STEP, PageModel
 from wisdom_scrapy.page.parse import parse_html
 from wisdom_scrapy.page.tags import DUMMY_TAGS, HIDDEN_TAGS
-from wisdom_scrapy.page.terms import count_terms
+from wisdom_scrapy.page.terms import count_terms, stable_hash
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pydoc"
 PYDOC_PAGES = sorted(FIXTURES.glob("*.html"))
+
+
+def _fixture_pages() -> list[Path]:
+    """Every HTML page vendored under tests/fixtures (plain and gzipped)."""
+    root = Path(__file__).parent / "fixtures"
+    return sorted([*root.rglob("*.html"), *root.rglob("*.html.gz")])
 
 
 # ------------------------------------------------------------------------------ reference
@@ -533,6 +539,46 @@ def test_links_without_base_use_the_page_url() -> None:
     assert model.links() == [Link("https://ex.com/a/up.html", "Up", 2)]
 
 
+def test_vocab_hashes_are_the_terms_stable_hashes() -> None:
+    model = PageModel.from_html("<p>entropy of terms</p><p>terms</p>", "http://x/")
+    assert model.vocab_hashes.tolist() == [stable_hash(t) for t in model.vocab]
+    assert not model.vocab_hashes.flags.writeable and model.vocab_hashes is model.vocab_hashes
+
+
+def test_repeated_hrefs_take_the_outcome_of_their_first() -> None:
+    """A page's repeated hrefs (the same text, fragments, whitespace, overlong ones) are
+    resolved once: every anchor gets what its href gives alone, image links their alts."""
+    long = "/" + "x" * 2100
+    page = (
+        '<a href="a.html#one">A</a><a href="a.html#one">A again</a><a href=" a.html#two ">'
+        '<img alt="pic"></a><a href="#top">top</a><a href="#top">top</a>'
+        f'<a href="{long}">L</a><a href="{long}">L</a><a href="?q=1">Q</a><a href="?q=1"></a>'
+    )
+    model = PageModel.from_html(page, "http://ex.com/d/p.html")
+    assert [(link.url, link.text) for link in model.links()] == [
+        ("http://ex.com/d/a.html", "A"), ("http://ex.com/d/a.html", "A again"),
+        ("http://ex.com/d/a.html", "pic"), ("http://ex.com/d/p.html?q=1", "Q"),
+        ("http://ex.com/d/p.html?q=1", ""),
+    ]
+    assert model.overlong_links == 2
+
+
+@pytest.mark.parametrize("page", _fixture_pages(), ids=lambda p: p.name[:24])
+def test_links_resolved_at_once_equal_one_anchor_at_a_time(page: Path) -> None:
+    """:func:`resolve_links` over the page's anchors (each distinct href once, the texts in
+    one call) gives what it gives for each anchor alone, with :meth:`PageModel.anchor_text`."""
+    body = gzip.decompress(page.read_bytes()) if page.suffix == ".gz" else page.read_bytes()
+    model = PageModel.from_tree(parse_html(body, "http://site.test/a/"), "http://site.test/a/")
+    alone: list[Link] = []
+    overlong = 0
+    for node, href in zip(model.anchor_nodes.tolist(), model._hrefs, strict=True):
+        links, dropped = resolve_links(model.base_url, [node], [href],
+                                       lambda nodes: [model.anchor_text(n) for n in nodes])
+        alone += links
+        overlong += dropped
+    assert model.links() == alone and model.overlong_links == overlong
+
+
 # ------------------------------------------------------------------------------ text_of
 
 
@@ -637,12 +683,6 @@ def test_element_finds_every_node_by_its_path_without_listing_the_page() -> None
         assert model._node_list is None and len(listed) == model.n
         assert [model.element(i) for i in range(model.n)] == listed
         assert model._node_list is None and "_root_before" not in model.__dict__
-
-
-def _fixture_pages() -> list[Path]:
-    """Every HTML page vendored under tests/fixtures (plain and gzipped)."""
-    root = Path(__file__).parent / "fixtures"
-    return sorted([*root.rglob("*.html"), *root.rglob("*.html.gz")])
 
 
 @pytest.mark.parametrize("page", _fixture_pages(), ids=lambda p: p.name[:24])

@@ -427,6 +427,59 @@ def test_page_records_survive_the_store_and_other_processes() -> None:
             source.encode(next(iter(source.records.values()))))[:-3]))
 
 
+def test_observed_and_encoded_at_once_equals_observe_then_encode() -> None:
+    """``observe_encoded`` (the strings from the page, each distinct URL looked up once, the
+    pair keys counted in one call) records, counts and encodes as ``observe`` then
+    ``encode`` (the strings read back from the tables), page by page over the vendored Sphinx
+    pages, one of them twice."""
+    pages = sorted((Path(__file__).parent / "fixtures" / "pydoc").glob("*.html"))
+    at_once, apart = SiteRecorder(min_pages=2), SiteRecorder(min_pages=2)
+    first_sight: dict[str, None] = {}  # URLs get ids in order of first sight: links, page
+    pairs: Counter[int] = Counter()  # each page's distinct text and target keys, once
+    for page in [*pages, pages[0]]:
+        url = "http://docs.test/" + page.name
+        model = PageModel.from_html(page.read_bytes(), url)
+        record, blob = at_once.observe_encoded(url, model)
+        want = apart.observe(url, model)
+        assert blob == apart.encode(want) == at_once.encode(record)
+        assert all(np.array_equal(getattr(record, f), getattr(want, f))
+                   for f in want.__dataclass_fields__ if f != "url")
+        assert len(record.url_id) > len(set(record.url_id.tolist()))  # repeated targets
+        assert [at_once.urls[i] for i in record.url_id] == [x.url for x in model.links()]
+        if url not in first_sight:
+            pairs.update({*record.text_key.tolist()})
+            pairs.update({*record.url_key.tolist()})
+        first_sight.update(dict.fromkeys([*(x.url for x in model.links()), url]))
+    assert list(at_once.urls) == list(first_sight) == list(apart.urls)
+    assert list(at_once.vocab) == list(apart.vocab)
+    assert dict(at_once.pair_pages) == dict(pairs) and at_once.slot_pages == apart.slot_pages
+    assert at_once.shingle_pages == apart.shingle_pages
+
+
+def test_link_weights_look_each_distinct_term_up_once_as_every_occurrence() -> None:
+    """A page's LAMIS link weights (its anchors' distinct terms looked up once) equal the
+    weights of every anchor term occurrence looked up, on the vendored Sphinx pages."""
+    from wisdom_scrapy.engine.writes import feed_model
+    from wisdom_scrapy.mining.wisdom import WisdomParams
+
+    store = open_store("memory://")
+    tracker = StructureTracker(store, params=WisdomParams(min_pages=2))
+    records = []
+    for page in sorted((Path(__file__).parent / "fixtures" / "pydoc").glob("*.html")):
+        url = "http://docs.test/" + page.name
+        model = PageModel.from_html(page.read_bytes(), url)
+        feed_model(store, model, site="docs.test")
+        records.append(tracker.observe("docs.test", url, model))
+    assert tracker.warm("docs.test")
+    entropy = tracker.sites.get("docs.test").latest().entropy
+    for record in records:
+        terms = tracker.vocab.strings(record.term_ids.tolist())
+        assert len(set(terms)) < len(terms)
+        want = anchor_weights(record, 1.0 - np.asarray(entropy(terms), np.float64))[1]
+        assert np.array_equal(tracker.link_weights("docs.test", record), want)
+        assert want.any()
+
+
 def test_an_analysis_reads_a_record_another_worker_stored_again() -> None:
     """Another worker of a distributed crawl fetched a recorded page again, with a link to a
     new page, and stored its record: the analysis, which decodes the stored records as it

@@ -5,6 +5,7 @@ a dict of bytes by the strings' hashes alone."""
 from __future__ import annotations
 
 import copy
+import gc
 import pickle
 import random
 import subprocess
@@ -95,6 +96,28 @@ def test_a_table_built_at_once_is_the_table_built_string_by_string() -> None:
         assert built.ids(["new"]).tolist() == [len(strings)]
     with pytest.raises(ValueError, match="twice"):
         StringTable.of(["a", "b", "a"])
+
+
+def test_owned_ids_are_looked_up_once_for_their_owner_while_it_lives() -> None:
+    """``owned_ids`` answers what ``ids`` answers, the second time from memory for the same
+    owner (read-only, whatever strings were added in between), and forgets an owner gone."""
+
+    class Owner:  # a page model: holds its strings for good
+        def __init__(self, strings: list[str]) -> None:
+            self.strings = strings
+
+    table = StringTable()
+    first, second = Owner(["b", "a", "b2", "x0", "へ"]), Owner(["a", "c"])
+    got = table.owned_ids(first, first.strings)
+    assert got.tolist() == [0, 1, 2, 3, 4] and not got.flags.writeable
+    assert table.owned_ids(second, second.strings).tolist() == [1, 5]
+    table.ids(["d", "e"])
+    assert table.owned_ids(first, first.strings) is got
+    assert got.tolist() == table.ids(first.strings).tolist()
+    del first
+    gc.collect()
+    assert len(table._owned) == 1
+    assert pickle.loads(pickle.dumps(table)).owned_ids(second, second.strings).tolist() == [1, 5]
 
 
 def test_string_values_read_like_a_dict() -> None:

@@ -11,9 +11,20 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from wisdom_scrapy.analysis.page_analysis import PageAnalysis, SiteView, toc_links_of
+from wisdom_scrapy.analysis.page_analysis import (
+    Block,
+    PageAnalysis,
+    SiteView,
+    analyze_page,
+    toc_links_of,
+)
+from wisdom_scrapy.engine.waits import _toc_links
+from wisdom_scrapy.engine.writes import feed_model
+from wisdom_scrapy.mining.lamis import link_weights
 from wisdom_scrapy.mining.listing import list_entries
 from wisdom_scrapy.page.model import PageModel
+from wisdom_scrapy.page.terms import extract_terms
+from wisdom_scrapy.store import open_store
 
 _ENTRY = ('<li><h2><a href="/posts/{n}.html">Post number {n} about gardens</a></h2>'
           "<p>A teaser of the post with a few words of its own, number {n}.</p>"
@@ -151,3 +162,42 @@ def test_byline_and_tag_lines_led_by_a_link_are_not_listed() -> None:
     paths = _paths(f"<html><body><ul>{body}</ul></body></html>", "http://blog.test/",
                    listed=True)
     assert paths == [f"/posts/{n}.html" for n in range(3)]
+
+
+def test_toc_link_weights_and_blocks_are_each_links_own() -> None:
+    """A TocItem's links (each distinct anchor text weighed once, the blocks found in one
+    search) carry what each link alone gives: α of its own text's terms, and the TOC block
+    whose subtree holds it. On the vendored Sphinx index pages, analysed with their site's
+    entropies."""
+    pages = sorted((Path(__file__).parent / "fixtures" / "pydoc").glob("*.html"))
+    store = open_store("memory://")
+    models = {f"http://docs.test/{p.name}": PageModel.from_html(p.read_bytes(),
+                                                               f"http://docs.test/{p.name}")
+              for p in pages}  # fmt: skip
+    for model in models.values():
+        feed_model(store, model, site="docs.test")
+    snapshot = store.snapshot("docs.test")
+    tocs = 0
+    for url, model in models.items():
+        analysis = analyze_page(None, url, store, site="docs.test", model=model,
+                                snapshot=snapshot)  # fmt: skip
+        if analysis.role != "toc":
+            continue
+        tocs += 1
+        # the page's TOC links, then again in reverse (texts repeat) and links of its menus
+        chosen = analysis._toc_links = [*analysis.toc_anchor_links,
+                                         *analysis.toc_anchor_links[::-1], *model.links()[:3]]
+        # and TOC blocks (out of document order) around two of them
+        analysis.blocks += [Block("toc", chosen[2].node, ""), Block("toc", chosen[0].node, "")]
+        toc = [(k, b.node) for k, b in enumerate(analysis.blocks) if b.kind == "toc"]
+        want = [
+            {"url": link.url, "text": link.text,
+             "weight": round(float(link_weights([extract_terms(link.text)], snapshot)[0]), 6),
+             "block": next((k for k, node in toc
+                            if node <= link.node < model.subtree_end[node]), None)}
+            for link in chosen
+        ]  # fmt: skip
+        assert {d["block"] for d in want} > {None}
+        assert _toc_links(analysis, model, snapshot) == want
+        assert [d["weight"] for d in _toc_links(analysis, model, None)] == [0.0] * len(chosen)
+    assert tocs

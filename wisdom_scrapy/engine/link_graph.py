@@ -131,7 +131,7 @@ import time
 import weakref
 import zlib
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
@@ -315,14 +315,28 @@ class SiteRecorder:
     def observe(self, url: str, model: PageModel) -> PageLinks:
         """Record a fetched page; its block statistics count once per URL (a re-fetch of the
         same URL replaces the record but is not counted again)."""
+        return self._observe(url, model)[0]
+
+    def observe_encoded(self, url: str, model: PageModel) -> tuple[PageLinks, bytes]:
+        """:meth:`observe` and the record's :meth:`encode`, its strings taken from the page
+        (its links' URLs, its vocabulary) rather than read back from the tables."""
+        record, urls, term_strings = self._observe(url, model)
+        return record, self._encode(record, urls, term_strings)
+
+    def _observe(
+        self, url: str, model: PageModel
+    ) -> tuple[PageLinks, list[str], Callable[[NDArray[np.int32]], list[str]]]:
+        """The page's record (recorded), its links' URLs, and the strings of any sorted ids of
+        its terms (each a term of the page) from its own vocabulary."""
         links = model.links()
-        nodes = np.fromiter((link.node for link in links), np.int64, len(links))
-        slots = slot_hashes(model, nodes)
         n_links = len(links)
-        text_keys = _pair_keys(slots, (stable_hash(link.text) for link in links), n_links, 1)
-        url_keys = _pair_keys(slots, (stable_hash(link.url) for link in links), n_links, 2)
+        urls, texts, node_list = zip(*links, strict=True) if links else ((), (), ())
+        nodes = np.fromiter(node_list, np.int64, n_links)
+        slots = slot_hashes(model, nodes)
+        text_keys = _pair_keys(slots, map(stable_hash, texts), n_links, 1)
+        url_keys = _pair_keys(slots, map(stable_hash, urls), n_links, 2)
         # anchor terms (the model's own tokenisation) and terms outside anchors, in crawl ids
-        local_to_site = self.vocab.ids(model.vocab)
+        local_to_site = self.vocab.owned_ids(model, model.vocab)  # the TOC index's too
         ts = model.term_start
         starts = ts[nodes]
         ends = ts[model.subtree_end[nodes]] if len(nodes) else starts
@@ -334,12 +348,12 @@ class SiteRecorder:
         anchor_local = model.term_ids[np.repeat(starts, lengths) + within]
         owner = np.repeat(np.arange(model.n), np.diff(ts))
         outside = model.term_ids[~model.in_anchor[owner]] if model.n else np.zeros(0, np.int32)
-        term_hashes = np.fromiter(map(stable_hash, model.vocab), np.int64, len(model.vocab))
+        term_hashes = model.vocab_hashes
         tf = np.bincount(outside, minlength=len(local_to_site))
         present = np.flatnonzero(tf)
         record = PageLinks(
             url=url,
-            url_id=self.urls.ids([link.url for link in links]),
+            url_id=self._url_ids(urls),
             slot=slots,
             text_key=text_keys,
             url_key=url_keys,
@@ -350,7 +364,23 @@ class SiteRecorder:
             shingles=shingles(term_hashes[outside] if len(outside) else outside),
         )
         self._register(record)
-        return record
+        vocab = model.vocab
+
+        def term_strings(ids: NDArray[np.int32]) -> list[str]:
+            by_id = np.argsort(local_to_site)  # the page's terms in id order (ids distinct)
+            local = by_id[np.searchsorted(local_to_site, ids, sorter=by_id)]
+            return [vocab[i] for i in local.tolist()]
+
+        return record, list(urls), term_strings
+
+    def _url_ids(self, urls: Sequence[str]) -> NDArray[np.int32]:
+        """:attr:`urls`' ids of ``urls``, each distinct URL looked up once (a page links to
+        some of its targets many times), new ones given ids in order of first sight."""
+        distinct = list(dict.fromkeys(urls))
+        if len(distinct) == len(urls):
+            return self.urls.ids(distinct)
+        at = dict(zip(distinct, self.urls.ids(distinct).tolist(), strict=True))
+        return np.fromiter(map(at.__getitem__, urls), np.int32, len(urls))
 
     def _register(self, record: PageLinks) -> None:
         if self.pages.add(record.url):
@@ -362,8 +392,10 @@ class SiteRecorder:
 
     def _count(self, record: PageLinks) -> None:
         self.slot_pages.add(np.unique(record.slot))
-        self.pair_pages.add(np.unique(record.text_key))
-        self.pair_pages.add(np.unique(record.url_key))
+        # each kind's keys once a page, both kinds in one count (KeyCounts.add counts a key
+        # listed twice twice: what two calls did)
+        self.pair_pages.add(np.concatenate([np.unique(record.text_key),
+                                            np.unique(record.url_key)]))
         if self.shingle_pages is not None:
             self.shingle_pages.add(record.shingles)
 
@@ -404,13 +436,20 @@ class SiteRecorder:
     def encode(self, record: PageLinks) -> bytes:
         """``record`` in the store's form (:data:`RECORD_KIND`): URLs and terms as strings
         (this recorder's ids mean nothing to another process), hashes as they are (stable)."""
+        return self._encode(record, self.urls.strings(record.url_id.tolist()),
+                            lambda ids: self.vocab.strings(ids.tolist()))  # fmt: skip
+
+    def _encode(self, record: PageLinks, urls: list[str],
+                term_strings: Callable[[NDArray[np.int32]], list[str]]) -> bytes:
+        """:meth:`encode` with the strings of the record's URL ids (``urls``) and a way to the
+        strings of its sorted term ids."""
         k = len(record.term_ids)
         used, local = np.unique(np.concatenate([record.term_ids, record.content_ids]),
                                 return_inverse=True)
         local = local.astype("<u4")
         parts = [
-            *_pack_strings(self.urls.strings(record.url_id.tolist())),
-            *_pack_strings(self.vocab.strings(used.tolist())),
+            *_pack_strings(urls),
+            *_pack_strings(term_strings(used)),
             record.slot.astype("<i8").tobytes(),
             record.text_key.astype("<i8").tobytes(),
             record.url_key.astype("<i8").tobytes(),
@@ -1049,9 +1088,11 @@ class StructureTracker:
         now (:func:`anchor_weights`)."""
         if not self.warm(site) or not len(record):
             return np.zeros(len(record))
-        terms = self.state(site).recorder.vocab.strings(record.term_ids.tolist())
+        # each distinct term read and looked up once (anchors repeat theirs: a menu's words)
+        ids, at = np.unique(record.term_ids, return_inverse=True)
+        terms = self.state(site).recorder.vocab.strings(ids.tolist())
         weights = 1.0 - np.asarray(self.sites.get(site).latest().entropy(terms), np.float64)
-        return anchor_weights(record, weights)[1]
+        return anchor_weights(record, weights[at])[1]
 
     def state(self, site: str) -> SiteLinks:
         """The site's state, starting with the page records already in the store; a left
@@ -1190,8 +1231,7 @@ class StructureTracker:
                 state = self.state(site)
             if state.recorder.shingle_pages is None:
                 self._count_shingles(site, state.recorder)
-        record = state.recorder.observe(url, model)
-        blob = state.recorder.encode(record)
+        record, blob = state.recorder.observe_encoded(url, model)
         try:
             self.store.put_records(site, RECORD_KIND, {url: blob})
         except StoreError as exc:  # the crawl goes on; this process still has the record

@@ -210,11 +210,18 @@ class TermIndex:
                 self._recent_ids[term] = i
         return i
 
-    def add(self, url: str, terms: Collection[str]) -> None:
-        self._pages[url] = self._packed(terms)
+    def add(self, url: str, terms: Collection[str], *, owner: object | None = None) -> None:
+        """Note the page's ``terms``; ``owner``: the object holding them for good (the page's
+        model), whose ids the vocabulary then keeps for the link structure's record of the
+        page (:meth:`~wisdom_scrapy.store.strings.StringTable.owned_ids`)."""
+        self._pages[url] = self._packed(terms, owner)
 
-    def _packed(self, terms: Collection[str]) -> bytes:
-        return _pack_ids(np.unique(self.vocab.ids(terms).astype(np.int64)))
+    def _packed(self, terms: Collection[str], owner: object | None = None) -> bytes:
+        if owner is not None and isinstance(terms, Sequence):
+            ids = self.vocab.owned_ids(owner, terms)
+        else:
+            ids = self.vocab.ids(terms)
+        return _pack_ids(np.unique(ids.astype(np.int64)))
 
     def get(self, url: str) -> Collection[str] | None:
         ids = self.ids(url)
@@ -544,26 +551,35 @@ def _toc_links(
     the TOC blocks' links), each with its LAMIS weight and the index in ``analysis.blocks`` of
     the TOC block it lies in (None for an entry the list analysis found outside them)."""
     chosen = analysis.toc_anchor_links
+    blocks = _toc_blocks(analysis, model, [link.node for link in chosen])
+    # LAMIS α = 1 − E(link): a link's weight is its anchor text's (its terms' mean entropy),
+    # so each distinct text is tokenised and weighed once (a TOC repeats its entries' texts)
+    texts = dict.fromkeys(link.text for link in chosen)
+    if snapshot is None:
+        weight = dict.fromkeys(texts, 0.0)
+    else:  # all anchors in one look-up
+        alpha = link_weights([extract_terms(text) for text in texts], snapshot)
+        weight = dict(zip(texts, [round(w, 6) for w in alpha.tolist()], strict=True))
+    return [
+        {"url": link.url, "text": link.text, "weight": weight[link.text], "block": block}
+        for link, block in zip(chosen, blocks, strict=True)
+    ]
+
+
+def _toc_blocks(analysis: PageAnalysis, model: PageModel, nodes: list[int]) -> list[int | None]:
+    """For each of ``nodes``, the index in ``analysis.blocks`` of the TOC block it lies in, or
+    None. Blocks do not overlap: a node belongs to the last block starting at or before it,
+    if it lies inside that block's subtree (one search for all nodes)."""
     toc_at = [k for k, b in enumerate(analysis.blocks) if b.kind == "toc"]
-    # Blocks do not overlap: a link belongs to the last block starting at or before it, if the
-    # link lies inside that block's subtree.
+    if not toc_at or not nodes:
+        return [None] * len(nodes)
     roots = np.asarray([analysis.blocks[k].node for k in toc_at], dtype=np.int64)
     order = np.argsort(roots)
     starts = roots[order]
-    ends = model.subtree_end[starts]
-    blocks: list[int | None] = []
-    for link in chosen:
-        at = int(np.searchsorted(starts, link.node, side="right")) - 1
-        inside = at >= 0 and link.node < ends[at]
-        blocks.append(toc_at[int(order[at])] if inside else None)
-    if snapshot is None:
-        weights = np.zeros(len(chosen))
-    else:  # LAMIS α = 1 − E(link), all anchors in one look-up
-        weights = link_weights([extract_terms(link.text) for link in chosen], snapshot)
-    return [
-        {"url": link.url, "text": link.text, "weight": round(float(w), 6), "block": block}
-        for link, w, block in zip(chosen, weights.tolist(), blocks, strict=True)
-    ]
+    at = np.searchsorted(starts, np.asarray(nodes, dtype=np.int64), side="right") - 1
+    inside = (at >= 0) & (np.asarray(nodes) < model.subtree_end[starts][np.maximum(at, 0)])
+    block_of = np.asarray(toc_at, dtype=np.int64)[order][np.maximum(at, 0)]
+    return [b if ok else None for b, ok in zip(block_of.tolist(), inside.tolist(), strict=True)]
 
 
 class AnalysisListener(Protocol):
@@ -673,7 +689,7 @@ class Extractor:
         """Record a fetched page's terms and blocks (its :func:`~wisdom_scrapy.mining.
         repetition.page_blocks`, computed when not given), and which pending TOC pages it
         completes: :meth:`finish_completed` analyses them."""
-        self.terms.add(url, model.vocab)
+        self.terms.add(url, model.vocab, owner=model)
         state = self._state(site, fetched=url)
         prints = page_blocks(model) if blocks is None else blocks
         self._count_blocks(state, url, prints)

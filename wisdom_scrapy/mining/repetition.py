@@ -65,7 +65,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from wisdom_scrapy.page.model import BLOCK_TAGS, nearest_marked
-from wisdom_scrapy.page.terms import stable_hash
 from wisdom_scrapy.store.counts import KeyCounts
 from wisdom_scrapy.store.strings import StringBytes
 
@@ -135,8 +134,7 @@ def _fingerprints(model: PageModel) -> NDArray[np.uint64]:
     n = model.n
     if n == 0 or not len(model.term_ids):
         return np.zeros(n, dtype=np.uint64)
-    per_term = np.fromiter((stable_hash(t) for t in model.vocab), np.int64, len(model.vocab))
-    v = per_term.view(np.uint64) * _MIX
+    v = model.vocab_hashes.view(np.uint64) * _MIX
     v ^= v >> np.uint64(31)
     csum = np.zeros(len(model.term_ids) + 1, dtype=np.uint64)
     np.cumsum(v[model.term_ids], out=csum[1:])

@@ -104,34 +104,51 @@ def series_nodes(anchors: list[int], rels: list[str | None]) -> frozenset[int]:
         if rel and not _SERIES_RELS.isdisjoint(rel.lower().split()))
 
 
+#: :func:`_href_outcome` of an href longer than :data:`MAX_LINK_CHARS` (once resolved)
+_OVERLONG = "\x00overlong"
+
+
+def _href_outcome(href: str, base: str, origin: str, folder: str) -> str | None:
+    """What one ``href`` of a page whose base is ``base`` (its ``origin`` and ``folder``)
+    gives: its absolute URL, None (no link: empty, in-page, another scheme, unresolvable) or
+    :data:`_OVERLONG` (counted, not kept)."""
+    if len(href) > MAX_LINK_CHARS and len(href.strip()) > MAX_LINK_CHARS:
+        return _OVERLONG
+    start = href.lstrip()[:8].lower()
+    if start.startswith("#"):  # in-page: what _resolve_link answers, without its look-up
+        return None
+    if start.startswith(_LINK_SCHEMES):
+        context = ""
+    elif start.startswith("/"):
+        context = origin  # "/path" and "//host/path" need only scheme and host
+    elif start.startswith("?"):
+        context = base
+    else:
+        context = folder  # relative paths ("a.html", "../b/") need only the folder
+    url = _resolve_link(context, _defragmented(href))
+    return _OVERLONG if url is not None and len(url) > MAX_LINK_CHARS else url
+
+
 def resolve_links(
-    base: str, anchors: list[int], hrefs: list[str], anchor_text: Callable[[int], str]
+    base: str, anchors: list[int], hrefs: list[str],
+    anchor_texts: Callable[[list[int]], list[str]],
 ) -> tuple[tuple[Link, ...], int]:
     """The :class:`Link` of every anchor (node, ``href``) that resolves against ``base``, in
-    order, and how many were dropped for being longer than :data:`MAX_LINK_CHARS`."""
+    order, and how many were dropped for being longer than :data:`MAX_LINK_CHARS`.
+
+    ``anchor_texts`` gives the texts of the kept anchors' nodes, all at once. Each distinct
+    href of the page is resolved once (a page repeats its hrefs: an index's entries, the
+    headings' permalinks), the others take its outcome from a dict."""
     # Resolve against the least of the base each href needs, so that the cache of resolved
     # links serves every page of a folder (or of the site), not only this page.
     parts = urlsplit(base)
     origin = f"{parts.scheme}://{parts.netloc}"
     folder = origin + parts.path[: parts.path.rfind("/") + 1] if parts.path else origin + "/"
-    out = []
-    overlong = 0
-    for node, href in zip(anchors, hrefs, strict=True):
-        if len(href) > MAX_LINK_CHARS and len(href.strip()) > MAX_LINK_CHARS:
-            overlong += 1
-            continue
-        start = href.lstrip()[:8].lower()
-        if start.startswith(_LINK_SCHEMES):
-            context = ""
-        elif start.startswith("/"):
-            context = origin  # "/path" and "//host/path" need only scheme and host
-        elif start.startswith("?"):
-            context = base
-        else:
-            context = folder  # relative paths ("a.html", "../b/") need only the folder
-        url = _resolve_link(context, _defragmented(href))
-        if url is not None and len(url) > MAX_LINK_CHARS:  # grew by percent-encoding
-            overlong += 1
-        elif url is not None:
-            out.append(Link(url, anchor_text(node), node))
-    return tuple(out), overlong
+    outcome = {href: _href_outcome(href, base, origin, folder) for href in dict.fromkeys(hrefs)}
+    urls = list(map(outcome.__getitem__, hrefs))
+    kept = [k for k, url in enumerate(urls) if url is not None and url is not _OVERLONG]
+    overlong = urls.count(_OVERLONG)
+    nodes = [anchors[k] for k in kept]
+    texts = anchor_texts(nodes)
+    links = zip([urls[k] for k in kept], texts, nodes, strict=True)
+    return tuple(map(Link._make, links)), overlong

@@ -111,6 +111,7 @@ from wisdom_scrapy.page.tags import (
     tag_kind,
     tag_tables,
 )
+from wisdom_scrapy.page.terms import stable_hash
 from wisdom_scrapy.page.text import TextWalk, flat_text, text_in
 from wisdom_scrapy.page.tokens import piece_tokens, term_arrays
 
@@ -600,6 +601,15 @@ class PageModel:
         """Page-local term vocabulary: ``vocab[term_id]`` is the term (see ``page/terms.py``)."""
         return self._terms[0]
 
+    @cached_property
+    def vocab_hashes(self) -> NDArray[np.int64]:
+        """:func:`~wisdom_scrapy.page.terms.stable_hash` of each term of :attr:`vocab`
+        (read-only), hashed once for the page: its block fingerprints and its link record's
+        shingles both start from them."""
+        hashes = np.fromiter(map(stable_hash, self.vocab), np.int64, len(self.vocab))
+        hashes.flags.writeable = False
+        return hashes
+
     @property
     def term_ids(self) -> NDArray[np.int32]:
         """Term ids of the page grouped by owner node in node order (see ``term_start``)."""
@@ -843,12 +853,23 @@ class PageModel:
     def anchor_text(self, node: int) -> str:
         """Whitespace-normalised text of an anchor; for an image link (no text) the ``alt``
         texts of its images."""
-        text = self._flat_text(int(self._el_pos[node]))
-        if text:
-            return text
-        img_nodes, img_alts = self._img_alts
-        lo, hi = np.searchsorted(img_nodes, [node, self.subtree_end[node]])
-        return " ".join(chain.from_iterable(alt.split() for alt in img_alts[lo:hi] if alt))
+        return self.anchor_texts([node])[0]
+
+    def anchor_texts(self, nodes: list[int]) -> list[str]:
+        """:meth:`anchor_text` of each of ``nodes``: their positions read in one array look-up,
+        the image links' subtrees found in one search (a page has hundreds of links)."""
+        walk = self._text_walk
+        texts = [flat_text(walk, p) for p in self._el_pos[nodes].tolist()]
+        empty = [k for k, text in enumerate(texts) if not text]
+        if empty:
+            img_nodes, img_alts = self._img_alts
+            at = np.asarray(nodes, dtype=np.intp)[empty]
+            los = np.searchsorted(img_nodes, at).tolist()
+            his = np.searchsorted(img_nodes, self.subtree_end[at]).tolist()
+            for k, lo, hi in zip(empty, los, his, strict=True):
+                texts[k] = " ".join(
+                    chain.from_iterable(alt.split() for alt in img_alts[lo:hi] if alt))
+        return texts
 
     def img_alts(self) -> tuple[NDArray[np.intp], list[str | None]]:
         """The ``<img>`` nodes (in order) and their ``alt`` attributes (None when absent)."""
@@ -880,7 +901,7 @@ class PageModel:
     @cached_property
     def _links(self) -> tuple[Link, ...]:
         links, self._overlong_links = resolve_links(
-            self.base_url, self.anchor_nodes.tolist(), self._hrefs, self.anchor_text)
+            self.base_url, self.anchor_nodes.tolist(), self._hrefs, self.anchor_texts)
         return links
 
     @property

@@ -21,6 +21,7 @@ takes about 190).
 from __future__ import annotations
 
 import copy
+import weakref
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence, ValuesView
 from typing import TYPE_CHECKING, Any, Self, overload
@@ -104,12 +105,15 @@ class StringTable(Sequence[str]):
     next key of its probe sequence (:func:`_probe_key`); :attr:`collisions` counts them.
     """
 
-    __slots__ = ("_blob", "_index", "_offsets", "collisions")
+    __slots__ = ("_blob", "_index", "_offsets", "_owned", "collisions")
 
     def __init__(self) -> None:
         self._blob = bytearray()  # the strings' UTF-8 bytes, one after the other
         self._offsets = array("q", [0])  # string i is _blob[_offsets[i]:_offsets[i + 1]]
         self._index = KeyValues()  # _key(string) (or a later probe key) -> id
+        #: :meth:`owned_ids`' answers, by the object owning the strings, while it lives
+        self._owned: weakref.WeakKeyDictionary[Any, NDArray[np.int32]] = (
+            weakref.WeakKeyDictionary())
         #: strings whose key was another string's: each took a probe key (none in practice)
         self.collisions = 0
 
@@ -204,6 +208,19 @@ class StringTable(Sequence[str]):
         for k in np.flatnonzero(out < 0).tolist():  # a string listed twice: added by the first
             out[k] = self.id(listed[k])
         return out
+
+    def owned_ids(self, owner: object, strings: Sequence[str]) -> NDArray[np.int32]:
+        """:meth:`ids` of ``strings``, which ``owner`` holds for good (a page model's
+        vocabulary), remembered while ``owner`` lives: the users of one table that ask for the
+        same object's strings (a crawl's TOC term index and link structure share its
+        vocabulary, and both read every fetched page's) look them up once. A string's id never
+        changes, so the answer stays exact. Read-only."""
+        ids = self._owned.get(owner)
+        if ids is None or len(ids) != len(strings):
+            ids = self.ids(strings)
+            ids.setflags(write=False)
+            self._owned[owner] = ids
+        return ids
 
     def _compared(self, strings: Sequence[str], keys: NDArray[np.int64]) -> NDArray[np.int32]:
         """The ids found under ``keys`` for ``strings``, each found one compared with its
