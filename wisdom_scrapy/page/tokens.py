@@ -19,6 +19,8 @@ import numpy as np
 from wisdom_scrapy.page.terms import _TOKEN_RE, WORD_CACHE_SIZE, is_overlong, token_terms
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from numpy.typing import NDArray
 
 # ASCII → lower-case letters and digits kept, NUL kept (piece separator), the rest → space
@@ -51,7 +53,7 @@ class PieceTokens(NamedTuple):
     other_pieces: NDArray[np.intp]
 
 
-def piece_tokens(pieces: list[str], use: NDArray[np.bool_]) -> PieceTokens:
+def piece_tokens(pieces: Sequence[str], use: NDArray[np.bool_]) -> PieceTokens:
     """Tokens of the ``use``d pieces, as :func:`~wisdom_scrapy.page.terms.count_terms` finds them.
 
     Tokenising dominates, so: ASCII pieces (most of them) are lower-cased and split in C
