@@ -1,15 +1,19 @@
 """The garbage collector's tuning during a crawl (``WISDOM_TUNE_GC``): applied at spider open,
-a full collection every FULL_EVERY responses, everything put back at spider close."""
+a full collection once the responses since the last one hold FULL_BYTES of body (FULL_EVERY of
+them at least), everything put back at spider close. Real Scrapy responses; the signals are
+sent by hand."""
 
 from __future__ import annotations
 
 import gc
+import weakref
 
 import pytest
 from scrapy import Spider, signals
+from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
-from wisdom_scrapy.collector import FULL_EVERY, YOUNG_THRESHOLD, CollectorTuning
+from wisdom_scrapy.collector import FULL_BYTES, FULL_EVERY, YOUNG_THRESHOLD, CollectorTuning
 from wisdom_scrapy.extension import WisdomExtension
 
 
@@ -38,6 +42,20 @@ def _send(crawler, signal, **kwargs):
     crawler.signals.send_catch_log(signal, spider=crawler.spider, **kwargs)
 
 
+def _page(size: int, n: int = 0) -> HtmlResponse:
+    """A response of a ``size``-byte body, its selector made: the response and the selector it
+    caches hold each other (a cycle only a full collection frees)."""
+    head, tail = f"<html><body><p>{n} ".encode(), b"</p></body></html>"
+    body = head + b"w" * (size - len(head) - len(tail)) + tail
+    response = HtmlResponse(f"http://site.test/{n}.html", body=body, encoding="utf-8")
+    assert response.selector.root is not None
+    return response
+
+
+def _receive(crawler, response: HtmlResponse) -> None:
+    _send(crawler, signals.response_received, response=response, request=response.request)
+
+
 def test_tuned_from_open_to_close(full_collections):
     before = gc.get_threshold()
     crawler, _tuning = _tuned()
@@ -46,10 +64,11 @@ def test_tuned_from_open_to_close(full_collections):
         assert gc.get_threshold() == (YOUNG_THRESHOLD, *before[1:])
         assert gc.get_freeze_count() > 0
         del full_collections[:]
+        page = _page(FULL_BYTES // FULL_EVERY)
         for _ in range(FULL_EVERY - 1):
-            _send(crawler, signals.response_received, response=None, request=None)
+            _receive(crawler, page)
         assert not full_collections  # the young threshold keeps CPython's own ones away
-        _send(crawler, signals.response_received, response=None, request=None)
+        _receive(crawler, page)
         assert full_collections
         _send(crawler, signals.spider_closed, reason="finished")
         assert gc.get_threshold() == before
@@ -83,3 +102,33 @@ def test_setting(value):
         assert isinstance(extension.collector, CollectorTuning) is value
     finally:
         extension.runtime.close()
+
+
+@pytest.mark.parametrize("size", [FULL_BYTES // FULL_EVERY // 16, FULL_BYTES // FULL_EVERY,
+                                  FULL_BYTES // 4])  # fmt: skip
+def test_garbage_waiting_is_bounded_by_the_bytes_received(size):
+    """Responses caught in cycles, as in a crawl: the ones waiting for a full collection never
+    hold more than FULL_BYTES of body (plus the last one's) unless FULL_EVERY of them do,
+    however many are received: small pages wait in larger numbers, in the same bytes. In a crawl
+    a response is in flight long enough to reach the oldest generation, where only a full
+    collection finds it: here CPython's own collections are off, so no young one frees it."""
+    before = gc.get_threshold()
+    crawler, _tuning = _tuned()
+    waiting: weakref.WeakSet[HtmlResponse] = weakref.WeakSet()
+    try:
+        _send(crawler, signals.spider_opened)
+        gc.disable()
+        most = 0
+        for n in range(8 * max(FULL_EVERY, FULL_BYTES // size)):
+            response = _page(size, n)
+            waiting.add(response)
+            _receive(crawler, response)
+            del response
+            most = max(most, len(waiting))
+        assert most == max(FULL_EVERY, -(-FULL_BYTES // size))
+        _send(crawler, signals.spider_closed, reason="finished")
+        assert not waiting
+    finally:
+        gc.enable()
+        gc.unfreeze()
+        gc.set_threshold(*before)
