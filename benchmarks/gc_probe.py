@@ -16,7 +16,9 @@ with an extension, :class:`CollectorProbe`, that
   :data:`gc.DEBUG_SAVEALL`: its count and types) and times one more full collection, which
   then finds nothing: the walk alone.
 
-Prints the totals by generation, the full collections' garbage, and each mark's tables.
+``--work`` also counts, before every collection, the objects and references of the generations
+it walks (slow, but a measure of its work that the machine's load does not change). Prints the
+totals by generation, each full collection (page, ms, objects freed), and each mark's tables.
 """
 
 from __future__ import annotations
@@ -84,6 +86,44 @@ def walked(generation: int) -> tuple[int, int]:
     return len(objects), sum(len(gc.get_referents(o)) for o in objects)
 
 
+def census(extension: Any) -> dict[str, Any]:
+    """The tracked objects not frozen: by type, the references they hold by type, the largest,
+    and by the part of the add-on's state that reaches them."""
+    objects = gc.get_objects()
+    by_type = collections.Counter(type(o).__qualname__ for o in objects)
+    visits: collections.Counter[str] = collections.Counter()
+    for obj in objects:
+        visits[type(obj).__qualname__] += len(gc.get_referents(obj))
+    alive = {id(o) for o in objects}
+    big = largest(objects)
+    del objects
+    parts = tracked_by_part(extension, alive)
+    return {"tracked": len(alive), "frozen": gc.get_freeze_count(), "by_type": _top(by_type),
+            "visits": _top(visits), "visits_total": sum(visits.values()), "largest": big,
+            "by_part": dict(sorted(parts.items(), key=lambda p: -p[1]["visits"])[:TOP])}
+
+
+def garbage_waiting() -> dict[str, Any]:
+    """The cyclic garbage a full collection would free now: its count and types."""
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        types = collections.Counter(type(o).__qualname__ for o in gc.garbage)
+        waiting = len(gc.garbage)
+        gc.garbage.clear()
+    finally:
+        gc.set_debug(0)
+    return {"garbage_waiting": waiting, "garbage_types": _top(types)}
+
+
+def walk_alone() -> float:
+    """CPU seconds of a full collection that finds nothing (the one before freed it all)."""
+    gc.collect()
+    started = time.process_time()
+    gc.collect()
+    return time.process_time() - started
+
+
 def _top(counter: collections.Counter[str]) -> dict[str, int]:
     return dict(counter.most_common(TOP))
 
@@ -137,34 +177,13 @@ class CollectorProbe:
                 self.measuring = False
 
     def measure(self) -> dict[str, Any]:
+        """The tracked objects now (:func:`census`), the garbage waiting, one walk alone."""
         from wisdom_scrapy.extension import WisdomExtension
 
-        objects = gc.get_objects()
-        by_type = collections.Counter(type(o).__qualname__ for o in objects)
-        visits: collections.Counter[str] = collections.Counter()
-        for o in objects:
-            visits[type(o).__qualname__] += len(gc.get_referents(o))
-        alive = {id(o) for o in objects}
-        big = largest(objects)
-        del objects
-        parts = tracked_by_part(WisdomExtension.of(self.crawler), alive)
-        gc.set_debug(gc.DEBUG_SAVEALL)
-        try:
-            gc.collect()
-            garbage = collections.Counter(type(o).__qualname__ for o in gc.garbage)
-            waiting = len(gc.garbage)
-            gc.garbage.clear()
-        finally:
-            gc.set_debug(0)
-        gc.collect()
-        started = time.process_time()
-        gc.collect()
-        walk = time.process_time() - started
-        return {"tracked": len(alive), "frozen": gc.get_freeze_count(), "walk_s": walk,
-                "by_type": _top(by_type), "visits": _top(visits),
-                "visits_total": sum(visits.values()), "largest": big,
-                "by_part": dict(sorted(parts.items(), key=lambda p: -p[1]["visits"])[:TOP]),
-                "garbage_waiting": waiting, "garbage_types": _top(garbage)}  # fmt: skip
+        figures = census(WisdomExtension.of(self.crawler))
+        figures.update(garbage_waiting())
+        figures["walk_s"] = walk_alone()
+        return figures
 
     def spider_closed(self) -> None:
         """The collections of the crawl end here (the tuning's last one may count or not)."""
@@ -177,6 +196,7 @@ class CollectorProbe:
 
 
 def report(data: dict[str, Any]) -> None:
+    """The collections by generation, then each mark's tables."""
     pages, runs = data["pages"], data["collections"]
     print(f"{pages} HTML pages")
     print("| generation | collections | CPU s | ms a collection | ms a page | found a collection |")
@@ -198,7 +218,12 @@ def report(data: dict[str, Any]) -> None:
     full = [c for c in runs if c["gen"] == 2]
     print("full collections (page, ms, found):",
           ", ".join(f"{c['page']}:{1e3 * c['cpu']:.0f}:{c['collected']}" for c in full))
-    for mark, m in data["marks"].items():
+    report_marks(data["marks"])
+
+
+def report_marks(marks: dict[str, dict[str, Any]]) -> None:
+    """Each mark's tracked objects, garbage waiting and walk."""
+    for mark, m in marks.items():
         print(f"\nat {mark} pages: {m['tracked']} tracked (not frozen), {m['frozen']} frozen; "
               f"one full collection (nothing to free) {1e3 * m['walk_s']:.1f} ms; "
               f"cyclic garbage waiting: {m['garbage_waiting']} objects")
