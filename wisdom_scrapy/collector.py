@@ -19,8 +19,8 @@ So, from spider open to spider close:
   response caught in a cycle (Scrapy's ``TextResponse`` and the ``Selector`` it caches hold each
   other) keeps its body and parsed tree until a full collection, about 7 to 13 times its body
   in memory (RSS a response held in-process, its page model built: 33 KB for a 4.4 KB page of
-  ``benchmarks/memory.py``'s endless site, 1.1 MB for an 86 KB page of the Python docs). Counted in bytes, what waits is about
-  the same memory whatever the pages' size.
+  ``benchmarks/memory.py``'s endless site, 1.1 MB for an 86 KB page of the Python docs).
+  Counted in bytes, what waits is about the same memory whatever the pages' size.
 
 A full collection walks every tracked object not frozen; after the freeze most of them are the
 crawl's own: Scrapy's pending requests (with their headers and cached URL parts) and the pages
