@@ -1,7 +1,6 @@
 """The garbage collector's tuning during a crawl (``WISDOM_TUNE_GC``): applied at spider open,
-a full collection once the responses since the last one hold FULL_BYTES of body (FULL_EVERY of
-them at least), everything put back at spider close. Real Scrapy responses; the signals are
-sent by hand."""
+a full collection every FULL_EVERY responses, everything put back at spider close. Real Scrapy
+responses; the signals are sent by hand."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ from scrapy import Spider, signals
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
-from wisdom_scrapy.collector import FULL_BYTES, FULL_EVERY, YOUNG_THRESHOLD, CollectorTuning
+from wisdom_scrapy.collector import FULL_EVERY, YOUNG_THRESHOLD, CollectorTuning
 from wisdom_scrapy.extension import WisdomExtension
 
 
@@ -64,7 +63,7 @@ def test_tuned_from_open_to_close(full_collections):
         assert gc.get_threshold() == (YOUNG_THRESHOLD, *before[1:])
         assert gc.get_freeze_count() > 0
         del full_collections[:]
-        page = _page(FULL_BYTES // FULL_EVERY)
+        page = _page(1024)
         for _ in range(FULL_EVERY - 1):
             _receive(crawler, page)
         assert not full_collections  # the young threshold keeps CPython's own ones away
@@ -104,12 +103,10 @@ def test_setting(value):
         extension.runtime.close()
 
 
-@pytest.mark.parametrize("size", [FULL_BYTES // FULL_EVERY // 16, FULL_BYTES // FULL_EVERY,
-                                  FULL_BYTES // 4])  # fmt: skip
-def test_garbage_waiting_is_bounded_by_the_bytes_received(size):
-    """Responses caught in cycles, as in a crawl: the ones waiting for a full collection never
-    hold more than FULL_BYTES of body (plus the last one's) unless FULL_EVERY of them do,
-    however many are received: small pages wait in larger numbers, in the same bytes. In a crawl
+@pytest.mark.parametrize("size", [1024, 256 * 1024])
+def test_garbage_waiting_is_bounded_by_the_responses_received(size):
+    """Responses caught in cycles, as in a crawl: never more than FULL_EVERY of them wait for a
+    full collection, however many are received and whatever their size. In a crawl
     a response is in flight long enough to reach the oldest generation, where only a full
     collection finds it: here CPython's own collections are off, so no young one frees it."""
     before = gc.get_threshold()
@@ -119,13 +116,13 @@ def test_garbage_waiting_is_bounded_by_the_bytes_received(size):
         _send(crawler, signals.spider_opened)
         gc.disable()
         most = 0
-        for n in range(8 * max(FULL_EVERY, FULL_BYTES // size)):
+        for n in range(8 * FULL_EVERY):
             response = _page(size, n)
             waiting.add(response)
             _receive(crawler, response)
             del response
             most = max(most, len(waiting))
-        assert most == max(FULL_EVERY, -(-FULL_BYTES // size))
+        assert most == FULL_EVERY
         _send(crawler, signals.spider_closed, reason="finished")
         assert not waiting
     finally:

@@ -13,23 +13,19 @@ So, from spider open to spider close:
 * a **higher generation-0 threshold** (:data:`YOUNG_THRESHOLD`), which makes CPython's own
   full collections rare: the young collections cost the same in total (they walk the same new
   objects in fewer rounds);
-* a **full collection** once the responses received since the last one hold :data:`FULL_BYTES`
-  of body, and at least :data:`FULL_EVERY` responses apart; and one at spider close. So the
-  cyclic garbage waiting is bounded by the crawl's progress, not by the allocation count: a
-  response caught in a cycle (Scrapy's ``TextResponse`` and the ``Selector`` it caches hold each
-  other) keeps its body and parsed tree until a full collection, about 7 to 13 times its body
-  in memory (RSS a response held in-process, its page model built: 33 KB for a 4.4 KB page of
-  ``benchmarks/memory.py``'s endless site, 1.1 MB for an 86 KB page of the Python docs).
-  Counted in bytes, what waits is about the same memory whatever the pages' size.
-
-A full collection walks every tracked object not frozen; after the freeze most of them are the
-crawl's own: Scrapy's pending requests (with their headers and cached URL parts) and the pages
-in flight. On a site whose frontier grows that walk grows with the crawl (193 ms at 3,000 pages
-of the endless site), so it is paid once per :data:`FULL_BYTES` of responses, not once per
-:data:`FULL_EVERY` responses: on small pages far less often. The rest of a full collection's
-time is freeing the responses' trees, which any way of freeing them costs.
+* a **full collection every** :data:`FULL_EVERY` **responses**, so the cyclic garbage waiting
+  is bounded by the crawl's progress, not by the allocation count (a response caught in a cycle
+  of Scrapy's download machinery keeps its body and parsed tree until a full collection); and
+  one at spider close.
 
 What each part saves is measured in ``benchmarks/README.md`` (``site_crawl``).
+
+What a full collection costs (``benchmarks/gc_probe.py``): a walk of every tracked object not
+frozen, and freeing the responses it finds (their trees: any way of freeing them costs that).
+The walk is the crawl's own state: the pages in flight and Scrapy's pending requests, which on a
+site whose frontier grows make it grow with the crawl (193 ms at 3,000 pages of the endless
+site). Collecting by the bytes of the responses received instead (small pages waiting in larger
+numbers) cut that there but let the endless site's RSS grow faster (``benchmarks/README.md``).
 
 At spider close the thresholds are put back and the frozen objects unfrozen, so the rest of the
 program collects as before. Several crawlers in one process (``CrawlerProcess``) share one
@@ -47,21 +43,17 @@ from scrapy import signals
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.http import Response
 
-__all__ = ["FULL_BYTES", "FULL_EVERY", "YOUNG_THRESHOLD", "CollectorTuning"]
+__all__ = ["FULL_EVERY", "YOUNG_THRESHOLD", "CollectorTuning"]
 
 logger = logging.getLogger(__name__)
 
 #: Generation-0 threshold during a crawl (CPython's default: 700). It scales how often the older
 #: generations are collected too (each after 10 collections of the one below).
 YOUNG_THRESHOLD = 20_000
-#: Response bodies between the tuning's full collections (module docstring): 32 responses of
-#: 64 KiB, the Python docs' median page (54 KB) rounded up: what the tuning let wait on the docs
-#: when it collected every 32 responses (their garbage ~13 times that in memory).
-FULL_BYTES = 32 * 64 * 1024
-#: Responses at least between the tuning's full collections: two rounds of Scrapy's default 16
-#: concurrent requests (a few large pages never make a full collection walk more often).
+#: Responses between the tuning's own full collections: the cyclic garbage waiting for one (a
+#: response caught in a cycle of Scrapy's download machinery keeps its body and parsed tree) is
+#: at most this many responses' worth, two rounds of Scrapy's default 16 concurrent requests.
 FULL_EVERY = 32
 
 
@@ -74,8 +66,7 @@ class CollectorTuning:
 
     def __init__(self, crawler: Crawler) -> None:
         self.open = False
-        self.responses = 0  # received since the last full collection
-        self.bytes = 0  # their bodies
+        self.responses = 0
         crawler.signals.connect(self.opened, signal=signals.spider_opened)
         crawler.signals.connect(self.received, signal=signals.response_received)
         crawler.signals.connect(self.closed, signal=signals.spider_closed)
@@ -93,14 +84,11 @@ class CollectorTuning:
         cls._crawls += 1
         self.open = True
 
-    def received(self, response: Response) -> None:
-        """A full collection once the responses since the last one hold :data:`FULL_BYTES` of
-        body, :data:`FULL_EVERY` of them at least."""
+    def received(self) -> None:
+        """A full collection every :data:`FULL_EVERY` responses."""
         self.responses += 1
-        self.bytes += len(response.body)
-        if self.open and self.responses >= FULL_EVERY and self.bytes >= FULL_BYTES:
+        if self.open and self.responses % FULL_EVERY == 0:
             gc.collect()
-            self.responses = self.bytes = 0
 
     def closed(self) -> None:
         """A last full collection; the last crawler to close puts the old thresholds back and
