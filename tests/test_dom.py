@@ -710,8 +710,8 @@ def test_classes_and_elements_reached_by_child_index_are_the_listed_ones(page: P
     body = gzip.decompress(page.read_bytes()) if page.suffix == ".gz" else page.read_bytes()
     model = PageModel.from_tree(parse_html(body, "http://site.test/"), "http://site.test/")
     listed = [el for el in model.element(0).iter() if isinstance(el.tag, str)]
-    assert model.classes == [el.get("class") for el in listed]
-    assert model.attribute_values("class") == model.classes
+    assert model.classes == tuple(el.get("class") for el in listed)
+    assert model.attribute_values("class") == list(model.classes)
     everything = np.arange(model.n)
     assert model.elements(everything) == listed
     assert model.elements(everything[::-1]) == listed[::-1]
@@ -754,8 +754,8 @@ def test_attributes_read_alike_from_plain_and_html_proxies() -> None:
     )
     private = PageModel.from_tree(parse_html(html, "http://site.test/"), "http://site.test/")
     shared = PageModel.from_tree(lxml_html.fromstring(html), "http://site.test/")
-    assert private.classes == shared.classes == [None, "a b", "n", None, None, None, "f", "i"]
-    assert private._hrefs == shared._hrefs == ["/x", ""]
+    assert private.classes == shared.classes == (None, "a b", "n", None, None, None, "f", "i")
+    assert private._hrefs == shared._hrefs == ("/x", "")
     assert private.series_anchors() == shared.series_anchors() == frozenset({3})
     assert private._tails == shared._tails and "after c" in private._tails
     assert "after pi" in private._tails
@@ -912,3 +912,22 @@ def test_demo_site_advertisement_label_is_its_own_line() -> None:
         text = PageModel.from_html(html, "http://demo.test" + path).text_of(0)
         assert "Advertisement\n\n" in text
         assert re.search(r"Advertisement\S", text) is None, path
+
+
+def test_per_position_sequences_drop_out_of_the_collector() -> None:
+    """The model's per-position sequences (texts, tails, pieces, classes and the ones the text
+    walks and paths read) hold atoms only: after one collection the cyclic collector no longer
+    walks them, however long the page stays in flight (:class:`PageModel`'s docstring)."""
+    import gc
+
+    html = "<html><body><div class=a><p>one <b>two</b> three</p><a href='/x'>x</a></div></body>"
+    model = PageModel.from_tree(parse_html(html, "http://site.test/"), "http://site.test/")
+    model.text_of(0)
+    model.path(3)
+    model.links()
+    model.html_of(1)
+    sequences = [model.classes, model._texts, model._tails, model._pieces, model._hrefs,
+                 *model._text_walk, *model._child_index, model._tid_list, model._parent_list,
+                 model._rank_list]  # fmt: skip
+    gc.collect()
+    assert [gc.is_tracked(s) for s in sequences] == [False] * len(sequences)

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from numpy.typing import NDArray
 
 
@@ -119,7 +121,7 @@ _WS_TABLE = np.array([chr(c).isspace() for c in range(0x3001)] + [False], dtype=
 _WS_TABLE[0] = False  # NUL: the piece separator of joined_nonspace_len, never whitespace here
 
 
-def joined_nonspace_len(pieces: list[str]) -> tuple[str, NDArray[np.int64]]:
+def joined_nonspace_len(pieces: Sequence[str]) -> tuple[str, NDArray[np.int64]]:
     """``("\\x00".join(pieces), number of non-whitespace characters of each piece)``.
 
     Vectorised over the joined text instead of ``len("".join(s.split()))`` per piece, which

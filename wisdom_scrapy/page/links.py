@@ -14,7 +14,7 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 from w3lib.url import safe_url_string
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from lxml import etree
 
@@ -97,7 +97,7 @@ def document_base(root: etree._Element | None, url: str) -> str:
     return url
 
 
-def series_nodes(anchors: list[int], rels: list[str | None]) -> frozenset[int]:
+def series_nodes(anchors: list[int], rels: Sequence[str | None]) -> frozenset[int]:
     """The ``anchors`` whose ``rel`` names the next or previous page of a series."""
     return frozenset(
         node for node, rel in zip(anchors, rels, strict=True)
@@ -130,7 +130,7 @@ def _href_outcome(href: str, base: str, origin: str, folder: str) -> str | None:
 
 
 def resolve_links(
-    base: str, anchors: list[int], hrefs: list[str],
+    base: str, anchors: list[int], hrefs: Sequence[str],
     anchor_texts: Callable[[list[int]], list[str]],
 ) -> tuple[tuple[Link, ...], int]:
     """The :class:`Link` of every anchor (node, ``href``) that resolves against ``base``, in

@@ -18,7 +18,7 @@ from lxml import html as lxml_html
 from wisdom_scrapy.page.tags import PARA
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Collection, Sequence
 
 # characters lxml refuses in text it is given (libxml2's HTML parser lets some through)
 _NOT_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -72,7 +72,7 @@ def drop_keep_tail(el: etree._Element) -> None:
 
 
 def dropped_positions(
-    end: list[int], skip: list[bool], p0: int, excluded: Collection[int]
+    end: Sequence[int], skip: Sequence[bool], p0: int, excluded: Collection[int]
 ) -> list[int]:
     """The positions of the subtrees the copy of position ``p0``'s subtree leaves out (skipped
     or ``excluded`` ones, outermost only), in document order; ``end``: the subtree ends."""

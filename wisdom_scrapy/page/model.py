@@ -164,11 +164,17 @@ class PageModel:
     the node is an ``<a href>``; ``n_anchors`` (int32): ``<a href>`` nodes in the subtree;
     ``hidden`` (bool): text never counts; ``dummy`` (bool): ignored by SII.
     ``anchor_nodes`` (int32): the ``<a href>`` nodes in order. ``classes``: every node's
-    ``class`` attribute (None where absent), a list read in the build walk while each node's
+    ``class`` attribute (None where absent), a tuple read in the build walk while each node's
     proxy is at hand (several stages read it; listing the page again costs a proxy a node).
     ``root``: the lxml element of
     node 0 (None for an empty model); ``root.iter(*tags)`` lists elements of some tags in node
     order without giving every node a proxy.
+
+    The per-position and per-node sequences of strings, numbers and flags (``classes``, the
+    texts, tails and pieces, the lists the text walks and paths index) are tuples, not lists:
+    a tuple of atoms drops out of the cyclic garbage collector at the first collection that
+    sees it, a list is walked by every collection while the page is in flight (in a crawl of
+    the Python docs they were ~85 % of the references a full collection followed).
     """
 
     url: str
@@ -191,19 +197,19 @@ class PageModel:
     clen: NDArray[np.int64]
     n_anchors: NDArray[np.int32]
     anchor_nodes: NDArray[np.int32]
-    classes: list[str | None]
+    classes: tuple[str | None, ...]
     # private state for the lazy queries; positions index all lxml nodes (comments included)
     _node_list: list[etree._Element] | None
     root: etree._Element | None
     _root: etree._Element | None
     _tag_code: dict[str, int]
-    _hrefs: list[str]
+    _hrefs: tuple[str, ...]
     _series: frozenset[int]
     # per position: an element's .text; a comment's or PI's own text is never read (they are
     # skipped), and where the build read plain proxies (:func:`_all_nodes`) it is None here
-    _texts: list[str | None]
-    _tails: list[str | None]
-    _pieces: list[str]
+    _texts: tuple[str | None, ...]
+    _tails: tuple[str | None, ...]
+    _pieces: tuple[str, ...]
     _piece_len: NDArray[np.int64]
     _piece_owner: NDArray[np.intp]
     _piece_pos: NDArray[np.intp]
@@ -310,10 +316,10 @@ class PageModel:
         whose attributes, texts and tails are read with lxml's own ``get`` and getters called
         straight (no subclass to defer to; a comment's text is then None: never read)."""
 
-        def attribute(name: str, elements: Iterable[etree._Element]) -> list[str | None]:
+        def attribute(name: str, elements: Iterable[etree._Element]) -> tuple[str | None, ...]:
             if plain:
-                return list(map(_PLAIN_GET, elements, repeat(name)))
-            return list(map(_GET[name], elements))
+                return tuple(map(_PLAIN_GET, elements, repeat(name)))
+            return tuple(map(_GET[name], elements))
 
         model = cls.__new__(cls)
         model.url = url
@@ -326,8 +332,8 @@ class PageModel:
         tag_codes: defaultdict[object, int] = defaultdict(count().__next__)
         pos_code = np.fromiter(map(tag_codes.__getitem__, map(_TAG, nodes)), np.intp, N)
         nchild = np.fromiter(map(len, nodes), np.intp, N)
-        texts: list[str | None] = list(map(_PLAIN_TEXT if plain else _TEXT, nodes))
-        tails: list[str | None] = list(map(_PLAIN_TAIL if plain else _TAIL, nodes))
+        texts: tuple[str | None, ...] = tuple(map(_PLAIN_TEXT if plain else _TEXT, nodes))
+        tails: tuple[str | None, ...] = tuple(map(_PLAIN_TAIL if plain else _TAIL, nodes))
 
         # --- per distinct tag (not per node): element tag ids, hidden / dummy / anchor tags
         name_code, code_tid, code_hidden, code_dummy = tag_tables(tag_codes)  # code order
@@ -370,7 +376,7 @@ class PageModel:
         has_href = np.fromiter(map(is_not, hrefs, repeat(None)), bool, len(hrefs))
         rels = attribute("rel", anchors)
         model._series = series_nodes(a_nodes.tolist(), rels)
-        model._hrefs = cast("list[str]", list(compress(hrefs, has_href)))
+        model._hrefs = cast("tuple[str, ...]", tuple(compress(hrefs, has_href)))
         model.anchor_nodes = a_nodes[has_href].astype(np.int32)
         model.is_anchor = np.zeros(n, dtype=bool)
         model.is_anchor[model.anchor_nodes] = True
@@ -389,8 +395,8 @@ class PageModel:
         tail_owner = node_of_pos[parent_all[tail_pos]]
         tail_visible = ~model.hidden[tail_owner]
         tail_mask[tail_pos] = tail_visible
-        pieces = cast("list[str]", list(compress(texts, text_mask)))
-        pieces += cast("list[str]", compress(tails, tail_mask))
+        pieces = cast("tuple[str, ...]",
+                      tuple(chain(compress(texts, text_mask), compress(tails, tail_mask))))
         piece_owner = np.concatenate([node_of_pos[text_mask], tail_owner[tail_visible]])
         model._piece_pos = np.concatenate([np.flatnonzero(text_mask), tail_pos[tail_visible]])
         model._piece_tail = np.arange(len(pieces)) >= int(text_mask.sum())
@@ -703,11 +709,11 @@ class PageModel:
         return " ".join(" ".join(parts).split())
 
     @cached_property
-    def _end_list(self) -> list[int]:
-        return self._end_all.tolist()
+    def _end_list(self) -> tuple[int, ...]:
+        return tuple(self._end_all.tolist())
 
     @cached_property
-    def _pos_kind(self) -> list[int]:
+    def _pos_kind(self) -> tuple[int, ...]:
         """Per position: how :meth:`text_of` separates it (0 inline, or an event code): by its
         tag, or as a box where the page's own CSS displays an inline element as one."""
         kind_of_tid = [tag_kind(name) for name in self.tag_names]
@@ -715,7 +721,7 @@ class PageModel:
         out = kinds[self._pos_tid].tolist()
         for pos, kind in self._css_boxes.items():
             out[pos] = max(out[pos], kind)
-        return out
+        return tuple(out)
 
     @cached_property
     def _css_boxes(self) -> dict[int, int]:
@@ -737,16 +743,16 @@ class PageModel:
         return {nodes[p]: i for i, p in enumerate(self._el_pos.tolist())}
 
     @cached_property
-    def _child_index(self) -> tuple[list[int], list[int]]:
+    def _child_index(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Per position: its parent position and its index among the parent's children
         (comments and processing instructions included, as lxml indexes children)."""
         parent, rank = child_ranks(self._end_all)
-        return parent.tolist(), rank.tolist()
+        return tuple(parent.tolist()), tuple(rank.tolist())
 
     @cached_property
-    def _skip_pos(self) -> list[bool]:
+    def _skip_pos(self) -> tuple[bool, ...]:
         """Per position: no text of its own in any output (comment, PI, hidden element)."""
-        return ((self._pos_tid < 0) | self._hidden_all).tolist()
+        return tuple(((self._pos_tid < 0) | self._hidden_all).tolist())
 
     @cached_property
     def _text_walk(self) -> TextWalk:
@@ -993,16 +999,16 @@ class PageModel:
         return "/".join(reversed(steps))
 
     @cached_property
-    def _tid_list(self) -> list[int]:
-        return self.tag_id.tolist()
+    def _tid_list(self) -> tuple[int, ...]:
+        return tuple(self.tag_id.tolist())
 
     @cached_property
-    def _parent_list(self) -> list[int]:
-        return self.parent.tolist()
+    def _parent_list(self) -> tuple[int, ...]:
+        return tuple(self.parent.tolist())
 
     @cached_property
-    def _rank_list(self) -> list[int]:
-        return self.sibling_rank.tolist()
+    def _rank_list(self) -> tuple[int, ...]:
+        return tuple(self.sibling_rank.tolist())
 
 
 # -------------------------------------------------------------------- helpers

@@ -17,13 +17,14 @@ from wisdom_scrapy.page.tags import LINE, PARA, PRE_END, PRE_START, SPACE
 
 class TextWalk(NamedTuple):
     """A page's nodes by position (all lxml nodes in document order, comments included), as
-    lists: the walks read one entry per visited node, and list indexing beats numpy's."""
+    tuples: the walks read one entry per visited node, and tuple indexing beats numpy's (tuples
+    of atoms, unlike lists, drop out of the cyclic garbage collector's walks)."""
 
-    end: list[int]  # the position after the subtree
-    kinds: list[int]  # its separation: 0 (inline), SPACE, LINE, PARA or PRE_START
-    skip: list[bool]  # no text of its own (comment, processing instruction, hidden element)
-    texts: list[str | None]  # its .text
-    tails: list[str | None]  # its .tail (text of its parent)
+    end: tuple[int, ...]  # the position after the subtree
+    kinds: tuple[int, ...]  # its separation: 0 (inline), SPACE, LINE, PARA or PRE_START
+    skip: tuple[bool, ...]  # no text of its own (comment, processing instruction, hidden element)
+    texts: tuple[str | None, ...]  # its .text
+    tails: tuple[str | None, ...]  # its .tail (text of its parent)
 
 
 def text_in(walk: TextWalk, p0: int, excluded: set[int] | tuple[()]) -> str:

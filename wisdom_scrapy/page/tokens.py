@@ -28,7 +28,7 @@ from wisdom_scrapy.page.terms import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
 
     from numpy.typing import NDArray
 
@@ -73,7 +73,7 @@ class PieceTokens(NamedTuple):
     other_pieces: NDArray[np.intp]
 
 
-def piece_tokens(pieces: list[str], use: NDArray[np.bool_]) -> PieceTokens:
+def piece_tokens(pieces: Sequence[str], use: NDArray[np.bool_]) -> PieceTokens:
     """Tokens of the ``use``d pieces, as :func:`~wisdom_scrapy.page.terms.count_terms` finds them.
 
     Tokenising dominates, so: ASCII pieces (most of them) are lower-cased and split in C
