@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import time
 from functools import cache
 from pathlib import Path
 
@@ -126,24 +125,15 @@ def test_real_page_title_is_metadata_not_body() -> None:
     assert any("Nov 19, 2019" in model.text_of(m) for m in article.metadata)
 
 
-def test_speed_is_of_the_order_of_a_parse() -> None:
-    """Loose bound (a timing test must not be flaky): extraction on top of the model costs
-    less than 3× lxml's parse of the same pages (the benchmark measures ~0.8×)."""
-    from wisdom_scrapy.page.parse import parse_html
+def test_anchor_hrefs_come_from_the_model() -> None:
+    """The anchors' hrefs are the model's own (whatever sequence type it keeps them in), not
+    read again from the tree with an XPath, and they line up with the anchor nodes."""
+    from wisdom_scrapy.mining.density import _anchor_hrefs
 
-    docs = [benchmark_page(i)[:2] for i in SUBSET[:10]]
-    parse = extract_time = 0.0
-    for html, url in docs:
-        t0 = time.process_time()
-        root = parse_html(html, url)
-        t1 = time.process_time()
-        model = PageModel.from_tree(root, url)
-        t2 = time.process_time()
-        single_page_article(model)
-        t3 = time.process_time()
-        parse += t1 - t0
-        extract_time += t3 - t2
-    assert extract_time < 3 * parse, (extract_time, parse)
+    html, url = benchmark_page(SUBSET[0])[:2]
+    model = PageModel.from_html(html, url)
+    assert len(model.anchor_nodes) > 0
+    assert _anchor_hrefs(model) is model._hrefs
 
 
 # ------------------------------------------------------------------------ behaviour
@@ -516,16 +506,14 @@ def test_unclosed_tags_and_broken_markup() -> None:
 
 
 def test_hundred_thousand_nodes() -> None:
+    """A page of 100,000 paragraphs is one article (its speed is the benchmarks' to measure:
+    ``benchmarks/article_extraction.py --density-breakdown``)."""
     html = "<div>" + "".join(f"<p>Line {i}, with a comma. </p>" for i in range(100_000)) + "</div>"
-    t0 = time.process_time()
     model = PageModel.from_html(html, "x")
-    t1 = time.process_time()
     article = single_page_article(model)
-    t2 = time.process_time()
     assert model.n > 100_000
     assert article is not None and model.tag[article.body] == "div"
     check_result(model, article)
-    assert t2 - t1 < 3 * (t1 - t0) + 1.0  # linear, of the order of building the model
 
 
 @given(

@@ -931,3 +931,13 @@ def test_per_position_sequences_drop_out_of_the_collector() -> None:
                  model._rank_list]  # fmt: skip
     gc.collect()
     assert [gc.is_tracked(s) for s in sequences] == [False] * len(sequences)
+
+
+def test_a_page_with_no_link_kept_builds_no_text_walk() -> None:
+    """Links are resolved without the text walk when none is kept (no anchor, only in-page or
+    mailto links): the walk and the style sheets it reads are built only when asked for."""
+    in_page = "<style>p{color:red}</style><p><a href='#top'>t</a> <a href='mailto:x@y'>m</a></p>"
+    for html in ("<p>No link here.</p>", in_page):
+        model = PageModel.from_html(f"<html><body>{html}</body></html>", "http://a.example/p")
+        assert list(model.links()) == []
+        assert "_text_walk" not in vars(model)

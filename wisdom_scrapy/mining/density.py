@@ -76,7 +76,7 @@ from lxml import html as lxml_html
 from wisdom_scrapy.page.model import BLOCK_TAGS, VERBATIM_TAGS, nearest_marked
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
     from numpy.typing import NDArray
 
@@ -509,14 +509,14 @@ def _teaser_items(
     return _range_mask(item_nodes, model.subtree_end[item_nodes], n), item
 
 
-def _anchor_hrefs(model: PageModel) -> list[str] | None:
+def _anchor_hrefs(model: PageModel) -> Sequence[str] | None:
     """The ``href`` of every ``<a href>`` node, aligned with ``model.anchor_nodes``.
 
     Taken from the page model when it kept them, else read with one XPath that returns plain
     strings (no element proxies); None if the two do not line up.
     """
     hrefs = getattr(model, "_hrefs", None)
-    if isinstance(hrefs, list) and len(hrefs) == len(model.anchor_nodes):
+    if isinstance(hrefs, tuple | list) and len(hrefs) == len(model.anchor_nodes):
         return hrefs
     found = _HREFS(_root(model))  # pragma: no cover - only without PageModel's hrefs
     return found if len(found) == len(model.anchor_nodes) else None  # pragma: no cover

@@ -864,6 +864,8 @@ class PageModel:
     def anchor_texts(self, nodes: list[int]) -> list[str]:
         """:meth:`anchor_text` of each of ``nodes``: their positions read in one array look-up,
         the image links' subtrees found in one search (a page has hundreds of links)."""
+        if not nodes:  # no link kept: the text walk is not built for nothing
+            return []
         walk = self._text_walk
         texts = [flat_text(walk, p) for p in self._el_pos[nodes].tolist()]
         empty = [k for k, text in enumerate(texts) if not text]
