@@ -118,6 +118,8 @@ def test_owned_ids_are_looked_up_once_for_their_owner_while_it_lives() -> None:
     gc.collect()
     assert len(table._owned) == 1
     assert pickle.loads(pickle.dumps(table)).owned_ids(second, second.strings).tolist() == [1, 5]
+    # the same owner asking about other strings (even as many) is not answered from memory
+    assert table.owned_ids(second, ["d", "a"]).tolist() == [5 + 1, 1]
 
 
 def test_string_values_read_like_a_dict() -> None:

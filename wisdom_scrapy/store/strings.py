@@ -112,7 +112,7 @@ class StringTable(Sequence[str]):
         self._offsets = array("q", [0])  # string i is _blob[_offsets[i]:_offsets[i + 1]]
         self._index = KeyValues()  # _key(string) (or a later probe key) -> id
         #: :meth:`owned_ids`' answers, by the object owning the strings, while it lives
-        self._owned: weakref.WeakKeyDictionary[Any, NDArray[np.int32]] = (
+        self._owned: weakref.WeakKeyDictionary[Any, tuple[Sequence[str], NDArray[np.int32]]] = (
             weakref.WeakKeyDictionary())
         #: strings whose key was another string's: each took a probe key (none in practice)
         self.collisions = 0
@@ -214,12 +214,14 @@ class StringTable(Sequence[str]):
         vocabulary), remembered while ``owner`` lives: the users of one table that ask for the
         same object's strings (a crawl's TOC term index and link structure share its
         vocabulary, and both read every fetched page's) look them up once. A string's id never
-        changes, so the answer stays exact. Read-only."""
-        ids = self._owned.get(owner)
-        if ids is None or len(ids) != len(strings):
-            ids = self.ids(strings)
-            ids.setflags(write=False)
-            self._owned[owner] = ids
+        changes, so the answer stays exact; it is kept for the very ``strings`` object asked
+        about, so the same owner asking about other strings is looked up anew. Read-only."""
+        known = self._owned.get(owner)
+        if known is not None and known[0] is strings:
+            return known[1]
+        ids = self.ids(strings)
+        ids.setflags(write=False)
+        self._owned[owner] = (strings, ids)
         return ids
 
     def _compared(self, strings: Sequence[str], keys: NDArray[np.int64]) -> NDArray[np.int32]:
