@@ -690,3 +690,17 @@ def test_sqlite_term_id_caches_of_all_sites_share_one_bound(
     assert 0 < held <= 40 and held == bounded._cached_ids  # type: ignore[attr-defined]
     assert len(caches) < len(sites)
     assert all(live_sums(bounded, site) == live_sums(wide, site) for site in sites)
+
+
+def test_link_count_is_the_number_of_links_stored(store: TermStore) -> None:
+    """What the report and ``wisdom-stats`` show, counted from the stored blobs: the same as
+    the decoded graph's, with replaced links, a page without links and an unknown site."""
+    assert store.link_count(SITE) == 0
+    two = [("https://example.org/a", "A"), ("https://example.org/b", "")]
+    store.add_page(SITE, "u0", {"x": 1}, two)
+    store.add_page(SITE, "u1", {"x": 2})
+    store.add_page(SITE, "u2", {"y": 1}, [("https://example.org/a", "again")] * 3)
+    assert store.link_count(SITE) == 5
+    store.add_page(SITE, "u2", {"y": 1}, [("https://example.org/c", "C")])
+    assert store.link_count(SITE) == 3 == sum(len(v) for v in store.links(SITE).values())
+    assert store.link_count("other.example") == 0

@@ -266,6 +266,10 @@ class WriteBehind(TermStore):
         self.flush()
         return self.store.links(site)
 
+    def link_count(self, site: str) -> int:
+        self.flush()
+        return self.store.link_count(site)
+
     def page_terms(self, site: str,
                    urls: Sequence[str] | None = None) -> dict[str, list[str]]:
         if any(s == site for s, _ in self._queue):  # the site's only, as for its records

@@ -411,7 +411,7 @@ def _site_html(store: TermStore | None, data: SiteReportData) -> str:
         # the snapshot leaves out the terms of entropy 0 (on one page): they count here
         zeros = max(0, snapshot.n_terms - len(snapshot.values))
         term_entropy = [*snapshot.values.values(), *[0.0] * zeros]
-        n_links = sum(len(v) for v in store.links(site).values())
+        n_links = store.link_count(site)
         facts = [
             f"{snapshot.n_pages:,} pages in the store",
             f"{len(term_entropy):,} distinct terms",

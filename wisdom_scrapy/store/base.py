@@ -170,6 +170,12 @@ def decode_links(blob: bytes | None) -> list[Link]:
     return [Link(url, text) for url, text in json.loads(zlib.decompress(blob))]
 
 
+def count_links(blob: bytes | None) -> int:
+    """How many links :func:`decode_links` would give, without building them (a third of
+    its time: the named tuples are the rest)."""
+    return len(json.loads(zlib.decompress(blob))) if blob else 0
+
+
 @dataclass(frozen=True)
 class EntropySnapshot:
     """A site's entropies at one moment, for many fast look-ups without store round trips.
@@ -306,6 +312,13 @@ class TermStore(ABC):
     @abstractmethod
     def links(self, site: str) -> dict[str, list[Link]]:
         """The site's link graph: page URL -> its out-links, as last stored."""
+
+    def link_count(self, site: str) -> int:
+        """How many out-links the site's pages hold, as last stored (the report's and
+        ``wisdom-stats``' figure). This default decodes the link graph; the stores count the
+        stored blobs without building the links (at the close of a crawl of a large site,
+        its whole graph once more)."""
+        return sum(len(links) for links in self.links(site).values())
 
     @abstractmethod
     def sites(self) -> list[str]:

@@ -81,6 +81,7 @@ from wisdom_scrapy.store.base import (
     Link,
     StoreError,
     TermStore,
+    count_links,
     decode_links,
     encode_links,
     entropy_from_sums,
@@ -518,12 +519,19 @@ class RedisStore(TermStore):
             return int(self._client.hlen(self._keys(site)["pages"]))
 
     def links(self, site: str) -> dict[str, list[Link]]:
+        return {url.decode(): decode_links(blob) for url, blob in self._link_blobs(site)}
+
+    def link_count(self, site: str) -> int:
+        return sum(count_links(blob) for _, blob in self._link_blobs(site))
+
+    def _link_blobs(self, site: str) -> list[tuple[bytes, bytes | None]]:
+        """Each stored page's URL with its links' blob (None: stored without links)."""
         k = self._keys(site)
         with self._errors("links"), self._client.pipeline(transaction=True) as pipe:
             pipe.hkeys(k["pages"])
             pipe.hgetall(k["links"])
             urls, blobs = pipe.execute()
-        return {url.decode(): decode_links(blobs.get(url)) for url in urls}
+        return [(url, blobs.get(url)) for url in urls]
 
     def page_terms(self, site: str,
                    urls: Sequence[str] | None = None) -> dict[str, list[str]]:

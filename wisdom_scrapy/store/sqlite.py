@@ -45,6 +45,7 @@ from wisdom_scrapy.store.base import (
     StoreLost,
     TermChanges,
     TermStore,
+    count_links,
     decode_links,
     decode_record,
     encode_links,
@@ -520,13 +521,18 @@ class SQLiteStore(TermStore):
         return int(row[0]) if row else 0
 
     def links(self, site: str) -> dict[str, list[Link]]:
+        return {url: decode_links(blob) for url, blob in self._link_blobs(site)}
+
+    def link_count(self, site: str) -> int:
+        return sum(count_links(blob) for _, blob in self._link_blobs(site))
+
+    def _link_blobs(self, site: str) -> list[tuple[str, bytes | None]]:
         with self._transaction("DEFERRED") as db:
-            rows = db.execute(
+            return db.execute(
                 "SELECT url, links FROM pages JOIN sites ON sites.id = pages.site "
                 "WHERE sites.name = ?",
                 (site,),
             ).fetchall()
-        return {url: decode_links(blob) for url, blob in rows}
 
     def missing_pages(self, site: str, urls: Iterable[str]) -> list[str]:
         wanted = list(urls)
