@@ -8,11 +8,13 @@ times, each pass with fresh state (CPU time of this thread, ms a page, min and m
   pending as TOC pages (``max_pending_tocs``), each page's blocks given (as the feed does);
 * **record**: :meth:`SiteRecorder.observe_encoded` (the page's record and its stored form),
   then its :meth:`~SiteRecorder.template_mask`, the page's vocabulary ids looked up before
-  (the TOC term index does it first in a crawl).
+  (the TOC term index does it first in a crawl);
+* **analysis**: :func:`analyse_site` of every page's record (plain HITS: no entropies), ms a
+  page of the site, what each of the tracker's analyses as the site grows costs.
 
 To compare two checkouts run it from each, back to back (``PYTHONPATH=<checkout>``)::
 
-    python benchmarks/fetch_bookkeeping.py --passes 7 [--part fetched|record]
+    python benchmarks/fetch_bookkeeping.py --passes 7 [--part analysis|fetched|record]
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))
 from scrapy.http import HtmlResponse
 
 from wisdom_scrapy.analysis.page_analysis import analyze_page
-from wisdom_scrapy.engine.link_graph import SiteRecorder
+from wisdom_scrapy.engine.link_graph import SiteRecorder, analyse_site
 from wisdom_scrapy.engine.waits import ExtractionParams, Extractor, TocTargets, WaitingPage
 from wisdom_scrapy.mining.repetition import page_blocks
 from wisdom_scrapy.page.model import PageModel
@@ -86,8 +88,18 @@ def record_pass(models: list[PageModel]) -> float:
     return (time.thread_time() - started) / len(models) * 1e3
 
 
+def analysis_pass(models: list[PageModel]) -> float:
+    """ms a page of one analysis of the site, every page recorded."""
+    recorder = SiteRecorder(shingle_pages=None)  # as a tracker's: counted by the analysis
+    for model in models:
+        recorder.observe(model.url, model)
+    started = time.thread_time()
+    analyse_site(recorder, entropies=None)
+    return (time.thread_time() - started) / len(models) * 1e3
+
+
 PARTS: dict[str, Callable[[list[PageModel]], float]] = {
-    "fetched": fetched_pass, "record": record_pass}
+    "analysis": analysis_pass, "fetched": fetched_pass, "record": record_pass}
 
 
 def main(argv: list[str] | None = None) -> int:

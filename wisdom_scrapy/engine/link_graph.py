@@ -658,22 +658,34 @@ def _copied_share(
         total = float(w.sum())
         if total <= 0:
             continue
-        # each shingle of the page goes to the first target that has it (stable sort + left
-        # search); a target's share is capped at an equal share of the page: a list of
-        # abstracts copies a little from each of many pages, a near-duplicate of one or two
-        # pages (two versions of a document linking each other) is not a list of abstracts
-        sizes = np.fromiter(map(len, pool), np.int64, len(pool))
-        cat = np.concatenate(pool)
-        owner = np.repeat(np.arange(len(pool)), sizes)
-        order = np.argsort(cat, kind="stable")
-        cat, owner = cat[order], owner[order]
-        pos = np.minimum(np.searchsorted(cat, mine), len(cat) - 1)
-        hit = cat[pos] == mine
-        amounts = np.bincount(owner[pos[hit]], weights=w[hit], minlength=len(pool))
+        # a target's share is capped at an equal share of the page: a list of abstracts
+        # copies a little from each of many pages, a near-duplicate of one or two pages (two
+        # versions of a document linking each other) is not a list of abstracts
+        amounts = _copied_amounts(mine, w, pool)
         amounts = amounts[amounts > 0]
         if len(amounts) >= 3:
             copied[i] = float(np.minimum(amounts, total / len(amounts)).sum()) / total
     return copied, n_targets
+
+
+def _copied_amounts(
+    mine: NDArray[np.int64], weights: NDArray[np.float64], pool: list[NDArray[np.int64]]
+) -> NDArray[np.float64]:
+    """Per target of ``pool`` (each its sorted shingles): the weight of the page's shingles
+    ``mine`` (sorted, distinct; ``weights`` theirs) it is the first target to hold.
+
+    The targets' shingles are looked up in ``mine`` (sorted already) rather than sorted
+    together to look ``mine`` up in them: a page is a few hundred shingles, its targets
+    thousands. A shingle's first holder is the target of its first occurrence in the targets'
+    concatenation; the weights are summed in the page's shingle order, as a look-up of each
+    shingle in turn sums them."""
+    cat = np.concatenate(pool)
+    pos = np.minimum(np.searchsorted(mine, cat), len(mine) - 1)
+    hit = np.flatnonzero(mine[pos] == cat)
+    held, first = np.unique(pos[hit], return_index=True)
+    ends = np.cumsum(np.fromiter(map(len, pool), np.int64, len(pool)))
+    holder = np.searchsorted(ends, hit[first], side="right")
+    return np.bincount(holder, weights=weights[held], minlength=len(pool))
 
 
 def _shingle_counts(
