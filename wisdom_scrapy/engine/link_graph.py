@@ -685,7 +685,7 @@ def _copied_amounts(
     held, first = np.unique(pos[hit], return_index=True)
     ends = np.cumsum(np.fromiter(map(len, pool), np.int64, len(pool)))
     holder = np.searchsorted(ends, hit[first], side="right")
-    return np.bincount(holder, weights=weights[held], minlength=len(pool))
+    return np.asarray(np.bincount(holder, weights=weights[held], minlength=len(pool)), np.float64)
 
 
 def _shingle_counts(
