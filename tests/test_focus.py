@@ -35,6 +35,8 @@ from wisdom_scrapy.engine.link_graph import (
     SiteRecorder,
     StructureTracker,
     _copied_amounts,
+    _pack_strings,
+    _unpack_strings,
     analyse_site,
     anchor_weights,
     shingles,
@@ -333,6 +335,20 @@ def test_copied_amounts_give_each_shingle_to_its_first_holder() -> None:
                 want[holder] += w
         got = _copied_amounts(mine, weights, pool)
         assert got.tobytes() == want.tobytes()
+
+
+def test_record_strings_pack_as_each_string_encoded_alone() -> None:
+    """A record's strings are encoded joined, their lengths the strings' own when all are
+    ASCII: the bytes of each string encoded alone, ASCII or not, empty strings and lists too;
+    a lone surrogate is refused as before."""
+    for strings in ([], [""], ["http://a.example/x", "", "b"], ["café", "信息熵", "x", "𝄞", ""],
+                    [f"term{k}" for k in range(500)]):
+        encoded = [t.encode() for t in strings]
+        want = (np.fromiter(map(len, encoded), "<u4", len(encoded)).tobytes(), b"".join(encoded))
+        assert _pack_strings(strings) == want
+        assert _unpack_strings(*_pack_strings(strings)) == strings
+    with pytest.raises(UnicodeEncodeError):
+        _pack_strings(["ok", "\ud800"])
 
 
 def test_shingles_estimate_copied_text() -> None:

@@ -146,7 +146,7 @@ from wisdom_scrapy.page.terms import extract_terms, stable_hash
 from wisdom_scrapy.page.urls import is_page_turn
 from wisdom_scrapy.store import StoreError, TermStore
 from wisdom_scrapy.store.counts import KeyCounts
-from wisdom_scrapy.store.strings import StringTable, TableSubset
+from wisdom_scrapy.store.strings import StringTable, TableSubset, utf8_sizes
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -209,9 +209,11 @@ def _pair_keys(
 
 
 def _pack_strings(strings: list[str]) -> tuple[bytes, bytes]:
-    """(UTF-8 byte lengths as uint32, concatenated UTF-8): exact for any string."""
-    encoded = [t.encode() for t in strings]
-    return np.fromiter(map(len, encoded), "<u4", len(encoded)).tobytes(), b"".join(encoded)
+    """(UTF-8 byte lengths as uint32, concatenated UTF-8): exact for any string. Encoded
+    joined, in one call; the lengths are the strings' own when they are all ASCII (the two
+    sums agree), else each one's encoded (:func:`~wisdom_scrapy.store.strings.utf8_sizes`)."""
+    joined = "".join(strings).encode()
+    return utf8_sizes(strings, len(joined)).astype("<u4").tobytes(), joined
 
 
 def _unpack_strings(lengths: bytes, blob: bytes) -> list[str]:
