@@ -340,6 +340,32 @@ def test_toc_page_leaves_at_the_fetch_that_reaches_its_share_of_targets(demo):
     assert [type(item) for item in released] == [TocItem]
 
 
+def test_pending_targets_are_pruned_by_every_fetch_whatever_its_site(demo):
+    """A fetched page prunes itself from the unfetched targets of every pending TOC page
+    (``AwaitedTargets``), so that they always equal what the term index answers, the count
+    the pages were completed by before (each target tested again on every fetch of one of
+    them); two pending pages with equal targets each keep theirs, and nothing stays waiting
+    once no page is pending (every way out: completed, flushed)."""
+    site_dir = demo[0]
+    extractor, waited_for = _warm_home(demo)
+    for _ in range(2):
+        assert _submit(extractor, SITE, BASE + "index.html", _model(site_dir, "/index.html")) == []
+    targets = list(dict.fromkeys(waited_for))
+    pending = list(extractor._waits(SITE).pending_tocs)
+    assert len(pending) == 2 and pending[0].targets is not pending[1].targets
+    for i, url in enumerate(targets):
+        site = "elsewhere.example" if i % 3 == 1 else SITE  # another site's record of it
+        extractor.page_fetched(site, url, _model(site_dir, url[len(BASE) - 1 :]))
+        for page in extractor._waits(SITE).pending_tocs:
+            assert page.targets is not None
+            assert page.targets.unfetched == {
+                t for t in page.targets.all if t not in extractor.terms}
+        if i == 2:  # one completed and let go, its targets no longer waiting
+            run_sync(extractor.finish_completed())
+    _flush(extractor)
+    assert len(extractor._targets) == 0
+
+
 def test_two_fetches_of_one_toc_page_wait_and_leave_each(demo):
     """A TOC page submitted twice to the engine waits twice: each record waits for its targets
     and leaves on its own (pending TOC pages were a table by URL, where the second took the

@@ -34,6 +34,9 @@ from wisdom_scrapy.engine.link_graph import (
     PageLinks,
     SiteRecorder,
     StructureTracker,
+    _copied_amounts,
+    _pack_strings,
+    _unpack_strings,
     analyse_site,
     anchor_weights,
     shingles,
@@ -310,6 +313,42 @@ def test_template_links_on_python_docs(python_doc_pages: list[tuple[str, bytes]]
         assert template_texts[text] > 10 * content_texts[text], text
     # most links of the site are its own content
     assert sum(content_texts.values()) > sum(template_texts.values())
+
+
+def test_copied_amounts_give_each_shingle_to_its_first_holder() -> None:
+    """``_copied_amounts`` (the targets' shingles looked up in the page's) gives each of the
+    page's shingles to the first target holding it and sums each target's weights in the
+    page's shingle order: bit for bit what looking each shingle up in turn gives, with
+    shingles shared by several targets, targets holding none and a target listed twice."""
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        space = int(rng.integers(5, 400))
+        mine = np.unique(rng.integers(0, space, int(rng.integers(1, 60))))
+        weights = rng.random(len(mine))
+        pool = [np.unique(rng.integers(0, space, int(rng.integers(1, 80))))
+                for _ in range(int(rng.integers(3, 12)))]
+        pool.append(pool[0])
+        want = np.zeros(len(pool))
+        for shingle, w in zip(mine.tolist(), weights.tolist(), strict=True):
+            holder = next((j for j, r in enumerate(pool) if shingle in r.tolist()), None)
+            if holder is not None:
+                want[holder] += w
+        got = _copied_amounts(mine, weights, pool)
+        assert got.tobytes() == want.tobytes()
+
+
+def test_record_strings_pack_as_each_string_encoded_alone() -> None:
+    """A record's strings are encoded joined, their lengths the strings' own when all are
+    ASCII: the bytes of each string encoded alone, ASCII or not, empty strings and lists too;
+    a lone surrogate is refused as before."""
+    for strings in ([], [""], ["http://a.example/x", "", "b"], ["café", "信息熵", "x", "𝄞", ""],
+                    [f"term{k}" for k in range(500)]):
+        encoded = [t.encode() for t in strings]
+        want = (np.fromiter(map(len, encoded), "<u4", len(encoded)).tobytes(), b"".join(encoded))
+        assert _pack_strings(strings) == want
+        assert _unpack_strings(*_pack_strings(strings)) == strings
+    with pytest.raises(UnicodeEncodeError):
+        _pack_strings(["ok", "\ud800"])
 
 
 def test_shingles_estimate_copied_text() -> None:

@@ -146,7 +146,7 @@ from wisdom_scrapy.page.terms import extract_terms, stable_hash
 from wisdom_scrapy.page.urls import is_page_turn
 from wisdom_scrapy.store import StoreError, TermStore
 from wisdom_scrapy.store.counts import KeyCounts
-from wisdom_scrapy.store.strings import StringTable, TableSubset
+from wisdom_scrapy.store.strings import StringTable, TableSubset, utf8_sizes
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -209,9 +209,11 @@ def _pair_keys(
 
 
 def _pack_strings(strings: list[str]) -> tuple[bytes, bytes]:
-    """(UTF-8 byte lengths as uint32, concatenated UTF-8): exact for any string."""
-    encoded = [t.encode() for t in strings]
-    return np.fromiter(map(len, encoded), "<u4", len(encoded)).tobytes(), b"".join(encoded)
+    """(UTF-8 byte lengths as uint32, concatenated UTF-8): exact for any string. Encoded
+    joined, in one call; the lengths are the strings' own when they are all ASCII (the two
+    sums agree), else each one's encoded (:func:`~wisdom_scrapy.store.strings.utf8_sizes`)."""
+    joined = "".join(strings).encode()
+    return utf8_sizes(strings, len(joined)).astype("<u4").tobytes(), joined
 
 
 def _unpack_strings(lengths: bytes, blob: bytes) -> list[str]:
@@ -658,22 +660,34 @@ def _copied_share(
         total = float(w.sum())
         if total <= 0:
             continue
-        # each shingle of the page goes to the first target that has it (stable sort + left
-        # search); a target's share is capped at an equal share of the page: a list of
-        # abstracts copies a little from each of many pages, a near-duplicate of one or two
-        # pages (two versions of a document linking each other) is not a list of abstracts
-        sizes = np.fromiter(map(len, pool), np.int64, len(pool))
-        cat = np.concatenate(pool)
-        owner = np.repeat(np.arange(len(pool)), sizes)
-        order = np.argsort(cat, kind="stable")
-        cat, owner = cat[order], owner[order]
-        pos = np.minimum(np.searchsorted(cat, mine), len(cat) - 1)
-        hit = cat[pos] == mine
-        amounts = np.bincount(owner[pos[hit]], weights=w[hit], minlength=len(pool))
+        # a target's share is capped at an equal share of the page: a list of abstracts
+        # copies a little from each of many pages, a near-duplicate of one or two pages (two
+        # versions of a document linking each other) is not a list of abstracts
+        amounts = _copied_amounts(mine, w, pool)
         amounts = amounts[amounts > 0]
         if len(amounts) >= 3:
             copied[i] = float(np.minimum(amounts, total / len(amounts)).sum()) / total
     return copied, n_targets
+
+
+def _copied_amounts(
+    mine: NDArray[np.int64], weights: NDArray[np.float64], pool: list[NDArray[np.int64]]
+) -> NDArray[np.float64]:
+    """Per target of ``pool`` (each its sorted shingles): the weight of the page's shingles
+    ``mine`` (sorted, distinct; ``weights`` theirs) it is the first target to hold.
+
+    The targets' shingles are looked up in ``mine`` (sorted already) rather than sorted
+    together to look ``mine`` up in them: a page is a few hundred shingles, its targets
+    thousands. A shingle's first holder is the target of its first occurrence in the targets'
+    concatenation; the weights are summed in the page's shingle order, as a look-up of each
+    shingle in turn sums them."""
+    cat = np.concatenate(pool)
+    pos = np.minimum(np.searchsorted(mine, cat), len(mine) - 1)
+    hit = np.flatnonzero(mine[pos] == cat)
+    held, first = np.unique(pos[hit], return_index=True)
+    ends = np.cumsum(np.fromiter(map(len, pool), np.int64, len(pool)))
+    holder = np.searchsorted(ends, hit[first], side="right")
+    return np.asarray(np.bincount(holder, weights=weights[held], minlength=len(pool)), np.float64)
 
 
 def _shingle_counts(

@@ -354,8 +354,9 @@ class TocTargets:
     """A pending TOC page's distinct link targets, and those of them that were not fetched
     when it last counted them (:meth:`Extractor._targets_ready`). Every fetched page looks
     itself up in each pending TOC page of its site: a set look-up, where a scan of the
-    targets' list cost a pending page's whole list per fetch; and the count prunes only the
-    targets not seen fetched yet, since a page the term index holds stays in it."""
+    targets' list cost a pending page's whole list per fetch; the count at its pending prunes
+    the targets the term index holds (a page it holds stays in it), and from then on each
+    fetched page prunes itself (:class:`AwaitedTargets`)."""
 
     all: frozenset[str]
     unfetched: set[str]
@@ -363,6 +364,44 @@ class TocTargets:
     @classmethod
     def of(cls, urls: Collection[str]) -> TocTargets:
         return cls(frozenset(urls), set(urls))
+
+
+class AwaitedTargets:
+    """The unfetched targets of every pending TOC page (:class:`TocTargets`), by target URL:
+    a fetched page prunes itself from the targets that wait for it, whatever their site, so
+    that a pending page's ``unfetched`` stays what the term index would answer (it holds every
+    fetched page for good, and only :meth:`Extractor.page_fetched` adds one) without testing
+    each of its unfetched targets again on every fetch of one of them."""
+
+    __slots__ = ("_by_url",)
+
+    def __init__(self) -> None:
+        #: target URL -> the pending pages' targets waiting for it, by their ``id`` (each
+        #: pending page has its own :class:`TocTargets`, equal ones included)
+        self._by_url: dict[str, dict[int, TocTargets]] = {}
+
+    def wait(self, targets: TocTargets) -> None:
+        """A pending page's ``targets`` wait for their unfetched URLs."""
+        for url in targets.unfetched:
+            self._by_url.setdefault(url, {})[id(targets)] = targets
+
+    def leave(self, targets: TocTargets) -> None:
+        """A page's ``targets`` no longer wait (it left the pending list)."""
+        for url in targets.unfetched:
+            waiting = self._by_url.get(url)
+            if waiting is not None:
+                waiting.pop(id(targets), None)
+                if not waiting:
+                    del self._by_url[url]
+
+    def fetched(self, url: str) -> None:
+        """``url`` is fetched: no target waits for it any more."""
+        for targets in self._by_url.pop(url, {}).values():
+            targets.unfetched.discard(url)
+
+    def __len__(self) -> int:
+        """Target URLs some pending page waits for."""
+        return len(self._by_url)
 
 
 @dataclass(slots=True, eq=False)
@@ -673,6 +712,8 @@ class Extractor:
         #: pending TOC pages whose targets a fetched page completed, in that order
         #: (:meth:`finish_completed`; each once: :attr:`WaitingPage.completed`)
         self._completed: deque[WaitingPage] = deque()
+        #: the pending TOC pages' unfetched targets, by URL (pruned as pages are fetched)
+        self._targets = AwaitedTargets()
         #: with worker processes, the blocks of the pages fetched lately (the repetition keeps
         #: a digest of them), taken by their analysis when they come as page items: URL ->
         #: (the id of the page's model, its blocks). Keyed by URL: a page is fetched before
@@ -697,10 +738,11 @@ class Extractor:
             self._fetched_blocks[url] = (id(model), prints)
             while len(self._fetched_blocks) > _FETCHED_BLOCKS:
                 self._fetched_blocks.popitem(last=False)
+        self._targets.fetched(url)
         for page in state.pending_tocs:
             assert page.targets is not None
             if (not page.completed and url in page.targets.all
-                    and self._targets_ready(page.targets)):
+                    and self._enough_fetched(page.targets)):
                 page.completed = True
                 self._completed.append(page)
 
@@ -726,7 +768,7 @@ class Extractor:
                     self._forget_completed()
                     break
                 started.append(page)
-                self._waits(page.site).unpend(page)
+                self._unpend(self._waits(page.site), page)
         if not started:
             return []
         results = await self._awaited(started)
@@ -823,7 +865,7 @@ class Extractor:
         for page in released:
             state = self._waits(page.site)
             if page.targets is not None:
-                state.unpend(page)
+                self._unpend(state, page)
             else:  # held for the cold start
                 state.held = [h for h in state.held if h is not page]
             self._ready(page)
@@ -840,6 +882,8 @@ class Extractor:
                 ready += state.pending_tocs
                 state.held, state.pending_tocs = [], []
             for page in ready:
+                if page.targets is not None:
+                    self._targets.leave(page.targets)
                 page.targets = None
                 self._ready(page)
             self._forget_completed()
@@ -1138,8 +1182,24 @@ class Extractor:
         """Whether a share ``toc_targets_ratio`` of the targets is fetched (counted against
         the term index, which holds every page fetched: the unfetched ones are pruned)."""
         targets.unfetched = {t for t in targets.unfetched if t not in self.terms}
+        return self._enough_fetched(targets)
+
+    def _enough_fetched(self, targets: TocTargets) -> bool:
+        """:meth:`_targets_ready` of a pending page's targets, whose ``unfetched`` the fetched
+        pages keep pruned (:class:`AwaitedTargets`)."""
         fetched = len(targets.all) - len(targets.unfetched)
         return fetched >= self.params.toc_targets_ratio * len(targets.all)
+
+    def _pend(self, state: SiteWaits, page: WaitingPage, targets: TocTargets) -> None:
+        """The TOC page waits for its targets' fetch (:meth:`SiteWaits.pend`)."""
+        state.pend(page, targets)
+        self._targets.wait(targets)
+
+    def _unpend(self, state: SiteWaits, page: WaitingPage) -> None:
+        """The TOC page waits no more (:meth:`SiteWaits.unpend`)."""
+        assert page.targets is not None
+        self._targets.leave(page.targets)
+        state.unpend(page)
 
     async def _decide(self, page: WaitingPage, result: Any) -> list[WaitingPage]:
         """The page whose analysis is back (:meth:`submit`) leaves, or waits when it is a TOC
@@ -1152,7 +1212,7 @@ class Extractor:
             self._settled(page, result)
             return [page]
         page.settle()
-        state.pend(page, targets)
+        self._pend(state, page, targets)
         page.compact()
         self.count("wisdom/toc/pending")
         ready = []
@@ -1160,7 +1220,7 @@ class Extractor:
             oldest = state.pending_tocs[0]
             if not await self._finish(oldest):  # the store failed: the oldest stays pending
                 break
-            state.unpend(oldest)
+            self._unpend(state, oldest)
             ready.append(oldest)
         return ready
 

@@ -40,6 +40,7 @@ __all__ = [
     "StringValues",
     "TableSubset",
     "TableValues",
+    "utf8_sizes",
 ]
 
 
@@ -65,7 +66,7 @@ def _check(string: str) -> int:
     return hash(f"{string}\x01") & 0x7FFFFFFF
 
 
-def _utf8_sizes(strings: Sequence[str], total: int) -> NDArray[np.int64]:
+def utf8_sizes(strings: Sequence[str], total: int) -> NDArray[np.int64]:
     """Each string's size in UTF-8 bytes, ``total`` being their sum: their lengths when all
     are ASCII (the sums agree), else each one encoded."""
     sizes = np.fromiter(map(len, strings), np.int64, len(strings))
@@ -123,7 +124,7 @@ class StringTable(Sequence[str]):
         the time of :meth:`ids` on an empty table). Raises ValueError on a repeated string."""
         table = cls()
         table._blob[:] = "".join(strings).encode("utf-8", "surrogatepass")
-        sizes = _utf8_sizes(strings, len(table._blob))
+        sizes = utf8_sizes(strings, len(table._blob))
         table._offsets.frombytes(np.cumsum(sizes).tobytes())
         if len(set(strings)) != len(strings):
             raise ValueError("StringTable.of: a string is listed twice")
@@ -245,7 +246,7 @@ class StringTable(Sequence[str]):
         joined = "".join(strings).encode("utf-8", "surrogatepass")
         if len(joined) != int(sizes.sum()):
             return False
-        if not np.array_equal(_utf8_sizes(strings, len(joined)), sizes):
+        if not np.array_equal(utf8_sizes(strings, len(joined)), sizes):
             return False
         at = np.arange(len(joined)) + np.repeat(starts - (np.cumsum(sizes) - sizes), sizes)
         return np.frombuffer(self._blob, dtype=np.uint8)[at].tobytes() == joined
