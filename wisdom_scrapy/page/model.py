@@ -300,14 +300,16 @@ class PageModel:
         return model
 
     def _block_in_paragraph(self) -> bool:
-        """Whether some ``<p>`` holds an element that would have closed it in a browser."""
+        """Whether some ``<p>`` holds an element that would have closed it in a browser.
+        The closers are marked per distinct tag, then looked up by tag id (``np.isin``'s sort
+        of the page's tag ids cost more than the rest of the check)."""
         p = self._tag_code.get("p")
-        closers = [self._tag_code[t] for t in CLOSES_P if t in self._tag_code]
-        if p is None or not closers:
+        if p is None:
             return False
+        closer = self.tag_mask(CLOSES_P)
         paras = np.flatnonzero(self.tag_id == p)
         inside = range_mask(paras + 1, self.subtree_end[paras], self.n)
-        return bool((inside & np.isin(self.tag_id, closers)).any())
+        return bool((inside & closer).any())
 
     @classmethod
     def _build(
