@@ -21,6 +21,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from tests.fixtures_data import erikmcclure_blog
+from wisdom_scrapy.page.arrays import joined_nonspace_len
 from wisdom_scrapy.page.links import Link, resolve_links
 from wisdom_scrapy.page.model import _PLAIN_STEP, PageModel
 from wisdom_scrapy.page.parse import parse_html
@@ -995,3 +996,18 @@ def test_build_fields_on_a_tricky_page_are_pinned(parse: str) -> None:
     assert np.flatnonzero(model.dummy).tolist() == [1, 2, 10, 11]
     assert np.flatnonzero(model._hidden_all).tolist() == [1, 2, 3, 13]
     assert model.title == "T&t"
+
+
+# whitespace of every kind str.split() knows (ASCII, Latin-1, the Unicode spaces), characters
+# next to them that are not whitespace (U+200B, U+3001), and one outside the BMP
+_PIECE_CHARS = "a \n\t\r\x0b\x0c\x1c\x1f\x85\xa0\u1680\u2003\u2028\u200b\u3000\u3001\U0001d400"
+
+
+@given(st.lists(st.text(alphabet=_PIECE_CHARS, max_size=8), max_size=8))
+def test_joined_nonspace_lengths_are_those_of_split(pieces: list[str]) -> None:
+    """The vectorised lengths of the build's pieces (one search of the separators into the
+    offsets of whitespace) are what ``str.split`` leaves, ASCII-only pages and others."""
+    for case in (pieces, [p.encode("ascii", "ignore").decode() for p in pieces]):
+        joined, lengths = joined_nonspace_len(case)
+        assert joined == "\x00".join(case) and lengths.dtype == np.int64
+        assert lengths.tolist() == [len("".join(p.split())) for p in case]
