@@ -403,9 +403,10 @@ class PageModel:
         tail_mask[tail_pos] = tail_visible
         pieces = cast("tuple[str, ...]",
                       tuple(chain(compress(texts, text_mask), compress(tails, tail_mask))))
-        piece_owner = np.concatenate([node_of_pos[text_mask], tail_owner[tail_visible]])
-        model._piece_pos = np.concatenate([np.flatnonzero(text_mask), tail_pos[tail_visible]])
-        model._piece_tail = np.arange(len(pieces)) >= int(text_mask.sum())
+        text_pos = np.flatnonzero(text_mask)
+        piece_owner = np.concatenate([node_of_pos[text_pos], tail_owner[tail_visible]])
+        model._piece_pos = np.concatenate([text_pos, tail_pos[tail_visible]])
+        model._piece_tail = np.arange(len(pieces)) >= len(text_pos)
         model._joined, model._piece_len = joined_nonspace_len(pieces)
         model.own_len = np.bincount(piece_owner, weights=model._piece_len, minlength=n).astype(
             np.int64
