@@ -1011,3 +1011,40 @@ def test_joined_nonspace_lengths_are_those_of_split(pieces: list[str]) -> None:
         joined, lengths = joined_nonspace_len(case)
         assert joined == "\x00".join(case) and lengths.dtype == np.int64
         assert lengths.tolist() == [len("".join(p.split())) for p in case]
+
+
+def _many_chunks_page(elements: int) -> str:
+    """``elements`` elements (html and body included) in nested and flat runs, with a comment
+    after every few, so that chunks of the build's listing end at every kind of node."""
+    runs = []
+    for k in range(elements - 2):
+        opening = f"<div class='c{k % 7}'>t{k}" if k % 5 == 0 else f"<b>w{k}</b>"
+        runs.append(opening + ("<!-- c -->tail " if k % 3 == 0 else "")
+                    + ("</div>" if k % 5 == 0 else ""))
+    return f"<html><body>{''.join(runs)}</body></html>"
+
+
+@pytest.mark.parametrize("elements", [255, 256, 257, 700])
+def test_reads_taken_chunk_by_chunk_are_those_of_the_whole_listing(elements: int) -> None:
+    """The build reads the nodes chunk by chunk while listing them (issue 33): tags, child
+    counts, texts, tails and classes are those read from the whole listing at once, on pages
+    whose nodes end a chunk at every kind of node; the element bound still lists at most
+    ``max_nodes + 1`` nodes before it counts, and a page at the bound is modelled whole."""
+    html = _many_chunks_page(elements)
+    root = parse_html(html, "http://site.test/")
+    model = PageModel.from_tree(root, "http://site.test/")
+    listed = list(root.iter())
+    is_el = [isinstance(el.tag, str) for el in listed]
+    assert model.n == sum(is_el) == elements and len(model._tails) == len(listed)
+    assert model._tails == tuple(el.tail for el in listed)
+    assert [model._texts[p] for p in model._el_pos.tolist()] == [
+        el.text for el, e in zip(listed, is_el, strict=True) if e]
+    assert model.classes == tuple(
+        el.get("class") for el, e in zip(listed, is_el, strict=True) if e)
+    assert_matches_reference(model, root)
+    assert_invariants(model)
+    from wisdom_scrapy.page.model import PageTooComplex
+    bounded = PageModel.from_tree(root, "http://site.test/", max_nodes=elements)
+    assert bounded._tails == model._tails and bounded.classes == model.classes
+    with pytest.raises(PageTooComplex, match=rf"^{elements:,} elements > {elements - 1:,}$"):
+        PageModel.from_tree(root, "http://site.test/", max_nodes=elements - 1)
