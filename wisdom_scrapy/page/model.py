@@ -20,8 +20,9 @@ How it is built (why it is fast)
     Building a Python proxy for each lxml node is the dominant cost, so the only per-node work is
     ``list(root.iter())`` plus C-level ``map`` calls (tag, text, tail, number of children),
     made on each chunk of nodes as it is listed, while it is in the CPU's cache
-    (:class:`_NodeReads`); no Python bytecode runs per node (for parsel's private ``lxml.html`` parsers even lxml.html's
-    Python class lookup is bypassed during the walk, see :func:`_all_nodes`). The tree shape
+    (:class:`_NodeReads`); no Python bytecode runs per node (for parsel's private
+    ``lxml.html`` parsers even lxml.html's Python class lookup is bypassed during the walk,
+    see :func:`_all_nodes`). The tree shape
     comes from the pre-order child counts alone: with the Łukasiewicz path
     ``L[k] = 1 + Σ_{j<k} (len(node_j) − 1)``, which falls by at most one per step, node ``k``'s
     subtree ends at the first ``j > k`` with ``L[j] = L[k] − 1`` — found for all nodes at once
