@@ -21,6 +21,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from tests.fixtures_data import erikmcclure_blog
+from wisdom_scrapy.page.arrays import joined_nonspace_len
 from wisdom_scrapy.page.links import Link, resolve_links
 from wisdom_scrapy.page.model import _PLAIN_STEP, PageModel
 from wisdom_scrapy.page.parse import parse_html
@@ -941,3 +942,109 @@ def test_a_page_with_no_link_kept_builds_no_text_walk() -> None:
         model = PageModel.from_html(f"<html><body>{html}</body></html>", "http://a.example/p")
         assert list(model.links()) == []
         assert "_text_walk" not in vars(model)
+
+
+# The build's fields on a page of the cases its reads and masks must get right (comments and
+# a processing instruction among the nodes, entities, nested inline tags, empty attributes,
+# tails, whitespace outside ASCII and Latin-1, a character outside the BMP, hidden text),
+# pinned to the values the build gave before issue 33's ninth round changed how it reads
+# them, from a private parser's tree (plain proxies) and from a shared one alike.
+TRICKY_PAGE = (
+    "<html><head><title> T&amp;t </title><!-- h --></head>"
+    "<body class=''><!-- lead -->a&lt;b<?pi x?>\u00a0tail\u2003of pi<p class='p q'>x "
+    "<b>bo<i>ld\u3000it</i></b> y&nbsp;z<a href='' rel=''>e</a><a href='/h'>h<img alt='i'></a>"
+    "</p><script>var s = '<p>';</script>after\u00b6<br>\u2028"
+    "<div id=d class=>caf\u00e9 \U0001d400<span></span><a name=n>m</a></div></body></html>"
+)
+
+
+@pytest.mark.parametrize("parse", ["private", "shared"])
+def test_build_fields_on_a_tricky_page_are_pinned(parse: str) -> None:
+    root = (parse_html(TRICKY_PAGE, "http://site.test/") if parse == "private"
+            else lxml_html.fromstring(TRICKY_PAGE))
+    model = PageModel.from_tree(root, "http://site.test/")
+    assert model.tag_names == ["html", "head", "title", "body", "p", "b", "i", "a", "img",
+                               "script", "br", "div", "span"]
+    assert model.tag_id.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 7, 8, 9, 10, 11, 12, 7]
+    assert model.classes == (None, None, None, "", "p q", *[None] * 7, "", None, None)
+    assert model._hrefs == ("", "/h") and model.anchor_nodes.tolist() == [7, 8]
+    assert model.series_anchors() == frozenset()
+    # positions: 3 and 5 are comments, 6 the PI (a comment to lxml.html's parser)
+    assert model._el_pos.tolist() == [0, 1, 2, 4, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
+    assert model._end_all.tolist() == [18, 4, 3, 4, 18, 6, 7, 13, 10, 10, 11, 13, 13, 14, 15,
+                                       18, 17, 18]
+    assert [model._texts[p] for p in model._el_pos.tolist()] == [
+        None, None, " T&t ", None, "x ", "bo", "ld\u3000it", "e", "h", None,
+        "var s = '<p>';", None, "caf\u00e9 \U0001d400", None, "m"]
+    assert model._tails == (None, None, None, None, None, "a<b", "\xa0tail\u2003of pi", None,
+                            " y\xa0z", None, None, None, None, "after\u00b6", "\u2028", None,
+                            None, None)
+    assert model._pieces == ("x ", "bo", "ld\u3000it", "e", "h", "caf\u00e9 \U0001d400", "m",
+                             "a<b", "\xa0tail\u2003of pi", " y\xa0z", "after\u00b6", "\u2028")
+    assert model._joined == "\x00".join(model._pieces)
+    assert model._piece_len.tolist() == [1, 2, 4, 1, 1, 5, 1, 3, 8, 2, 6, 0]
+    assert model._piece_owner.tolist() == [4, 5, 6, 7, 8, 12, 14, 3, 3, 4, 3, 3]
+    assert model._piece_pos.tolist() == [7, 8, 9, 10, 11, 15, 17, 5, 6, 8, 13, 14]
+    assert model._piece_tail.tolist() == [False] * 7 + [True] * 5
+    assert model.parent.tolist() == [-1, 0, 1, 0, 3, 4, 5, 4, 4, 8, 3, 3, 3, 12, 12]
+    assert model.depth.tolist() == [0, 1, 2, 1, 2, 3, 4, 3, 3, 4, 2, 2, 2, 3, 3]
+    assert model.subtree_end.tolist() == [15, 3, 3, 15, 10, 7, 7, 8, 10, 10, 11, 12, 15, 14, 15]
+    assert model.own_len.tolist() == [0, 0, 0, 17, 3, 2, 4, 1, 1, 0, 0, 0, 5, 0, 1]
+    assert model.tlen.tolist() == [34, 0, 0, 34, 11, 6, 4, 1, 1, 0, 0, 0, 6, 0, 1]
+    assert model.alen.tolist() == [2, 0, 0, 2, 2, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0]
+    assert np.flatnonzero(model.hidden).tolist() == [1, 2, 10]
+    assert np.flatnonzero(model.dummy).tolist() == [1, 2, 10, 11]
+    assert np.flatnonzero(model._hidden_all).tolist() == [1, 2, 3, 13]
+    assert model.title == "T&t"
+
+
+# whitespace of every kind str.split() knows (ASCII, Latin-1, the Unicode spaces), characters
+# next to them that are not whitespace (U+200B, U+3001), and one outside the BMP
+_PIECE_CHARS = "a \n\t\r\x0b\x0c\x1c\x1f\x85\xa0\u1680\u2003\u2028\u200b\u3000\u3001\U0001d400"
+
+
+@given(st.lists(st.text(alphabet=_PIECE_CHARS, max_size=8), max_size=8))
+def test_joined_nonspace_lengths_are_those_of_split(pieces: list[str]) -> None:
+    """The vectorised lengths of the build's pieces (one search of the separators into the
+    offsets of whitespace) are what ``str.split`` leaves, ASCII-only pages and others."""
+    for case in (pieces, [p.encode("ascii", "ignore").decode() for p in pieces]):
+        joined, lengths = joined_nonspace_len(case)
+        assert joined == "\x00".join(case) and lengths.dtype == np.int64
+        assert lengths.tolist() == [len("".join(p.split())) for p in case]
+
+
+def _many_chunks_page(elements: int) -> str:
+    """``elements`` elements (html and body included) in nested and flat runs, with a comment
+    after every few, so that chunks of the build's listing end at every kind of node."""
+    runs = []
+    for k in range(elements - 2):
+        opening = f"<div class='c{k % 7}'>t{k}" if k % 5 == 0 else f"<b>w{k}</b>"
+        runs.append(opening + ("<!-- c -->tail " if k % 3 == 0 else "")
+                    + ("</div>" if k % 5 == 0 else ""))
+    return f"<html><body>{''.join(runs)}</body></html>"
+
+
+@pytest.mark.parametrize("elements", [255, 256, 257, 700])
+def test_reads_taken_chunk_by_chunk_are_those_of_the_whole_listing(elements: int) -> None:
+    """The build reads the nodes chunk by chunk while listing them (issue 33): tags, child
+    counts, texts, tails and classes are those read from the whole listing at once, on pages
+    whose nodes end a chunk at every kind of node; the element bound still lists at most
+    ``max_nodes + 1`` nodes before it counts, and a page at the bound is modelled whole."""
+    html = _many_chunks_page(elements)
+    root = parse_html(html, "http://site.test/")
+    model = PageModel.from_tree(root, "http://site.test/")
+    listed = list(root.iter())
+    is_el = [isinstance(el.tag, str) for el in listed]
+    assert model.n == sum(is_el) == elements and len(model._tails) == len(listed)
+    assert model._tails == tuple(el.tail for el in listed)
+    assert [model._texts[p] for p in model._el_pos.tolist()] == [
+        el.text for el, e in zip(listed, is_el, strict=True) if e]
+    assert model.classes == tuple(
+        el.get("class") for el, e in zip(listed, is_el, strict=True) if e)
+    assert_matches_reference(model, root)
+    assert_invariants(model)
+    from wisdom_scrapy.page.model import PageTooComplex
+    bounded = PageModel.from_tree(root, "http://site.test/", max_nodes=elements)
+    assert bounded._tails == model._tails and bounded.classes == model.classes
+    with pytest.raises(PageTooComplex, match=rf"^{elements:,} elements > {elements - 1:,}$"):
+        PageModel.from_tree(root, "http://site.test/", max_nodes=elements - 1)

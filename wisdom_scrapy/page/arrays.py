@@ -119,13 +119,20 @@ def subtree_sums(values: NDArray, subtree_end: NDArray) -> NDArray[np.int64]:
 # whitespace as str.split() sees it, as a lookup table over code points below U+3001
 _WS_TABLE = np.array([chr(c).isspace() for c in range(0x3001)] + [False], dtype=bool)
 _WS_TABLE[0] = False  # NUL: the piece separator of joined_nonspace_len, never whitespace here
+# what joined_nonspace_len does not count: whitespace and the separator (code points past the
+# table are clipped to its last entry, which is False)
+_DROPPED_TABLE = _WS_TABLE.copy()
+_DROPPED_TABLE[0] = True
 
 
 def joined_nonspace_len(pieces: Sequence[str]) -> tuple[str, NDArray[np.int64]]:
     """``("\\x00".join(pieces), number of non-whitespace characters of each piece)``.
 
     Vectorised over the joined text instead of ``len("".join(s.split()))`` per piece, which
-    allocates every word. NUL separates pieces: libxml2 strings cannot contain it.
+    allocates every word. NUL separates pieces: libxml2 strings cannot contain it. With
+    ``D(x)`` the whitespace and separators before offset ``x``, ``x − D(x)`` counts the
+    characters kept before ``x``, so each piece's count is the difference of that count at the
+    separators around it (one ``searchsorted`` of the separators into the dropped offsets).
     """
     joined = "\x00".join(pieces)
     k = len(pieces)
@@ -134,22 +141,17 @@ def joined_nonspace_len(pieces: Sequence[str]) -> tuple[str, NDArray[np.int64]]:
     if joined.isascii():
         codes = np.frombuffer(joined.encode("ascii"), np.uint8)
         cand = np.flatnonzero(codes <= 32)
-        c = codes[cand]
-        space = cand[_WS_TABLE[c]]
     else:
         codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
         cand = np.flatnonzero((codes <= 32) | (codes >= 0x85))
-        c = codes[cand]
-        space = cand[_WS_TABLE[np.minimum(c, np.uint32(0x3001))]]
-    sep = cand[c == 0]
-    bounds = np.empty(k + 1, np.int64)
-    bounds[0] = -1
-    bounds[1:-1] = sep
+    c = codes[cand]
+    dropped = cand[np.take(_DROPPED_TABLE, c, mode="clip")]
+    bounds = np.empty(k + 1, np.int64)  # the separators, and the text's end
+    bounds[0] = 0
+    bounds[1:-1] = cand[c == 0]
     bounds[-1] = len(codes)
-    starts = bounds[:-1] + 1
-    ends = bounds[1:]
-    spaces = np.searchsorted(space, ends) - np.searchsorted(space, starts)
-    return joined, (ends - starts) - spaces
+    kept_before = bounds - np.searchsorted(dropped, bounds)  # 0 at offset 0
+    return joined, np.diff(kept_before)
 
 
 def sibling_ranks(parent: NDArray[np.int32], tag_id: NDArray[np.int32]) -> NDArray[np.int32]:

@@ -18,9 +18,11 @@ Node numbering
 
 How it is built (why it is fast)
     Building a Python proxy for each lxml node is the dominant cost, so the only per-node work is
-    ``list(root.iter())`` plus C-level ``map`` calls (tag, text, tail, number of children); no
-    Python bytecode runs per node (for parsel's private ``lxml.html`` parsers even lxml.html's
-    Python class lookup is bypassed during the walk, see :func:`_all_nodes`). The tree shape
+    ``list(root.iter())`` plus C-level ``map`` calls (tag, text, tail, number of children),
+    made on each chunk of nodes as it is listed, while it is in the CPU's cache
+    (:class:`_NodeReads`); no Python bytecode runs per node (for parsel's private
+    ``lxml.html`` parsers even lxml.html's Python class lookup is bypassed during the walk,
+    see :func:`_all_nodes`). The tree shape
     comes from the pre-order child counts alone: with the Łukasiewicz path
     ``L[k] = 1 + Σ_{j<k} (len(node_j) − 1)``, which falls by at most one per step, node ``k``'s
     subtree ends at the first ``j > k`` with ``L[j] = L[k] − 1`` — found for all nodes at once
@@ -136,6 +138,10 @@ _GET = {name: methodcaller("get", name) for name in ("href", "rel", "class")}
 # lxml's own ``get``, called unbound on the plain proxies of :func:`_all_nodes`: no method
 # look-up a node (a third of a pydoc page's ``class`` read, 0.68-0.82 -> 0.43-0.52 ms)
 _PLAIN_GET = etree._Element.get
+# with the names as bytes: lxml's ``get`` encodes a ``str`` name to UTF-8 on every call, a
+# third of a ``class`` read (0.44 -> 0.34 ms a pydoc page); custom element classes, which may
+# override ``get``, keep the ``str`` names of ``_GET``
+_PLAIN_KEY = {name: name.encode("ascii") for name in _GET}
 # and the getter of lxml's ``tail`` (which no node class of lxml overrides, comments and
 # processing instructions included), called on them straight: 0.45-0.50 -> 0.24-0.28 ms a
 # pydoc page against ``attrgetter("tail")``'s attribute look-up a node
@@ -243,7 +249,7 @@ class PageModel:
     @classmethod
     def empty(cls, url: str, *, keep_numbers: bool = False) -> PageModel:
         """A model with no nodes (empty or unparsable page): every query answers "nothing"."""
-        return cls._build([], url, keep_numbers)
+        return cls._build([], _NodeReads(), url, keep_numbers)
 
     @classmethod
     def from_tree(
@@ -289,36 +295,42 @@ class PageModel:
     def _from_element(
         cls, root: etree._Element, url: str, keep_numbers: bool, max_nodes: int | None = None
     ) -> PageModel:
-        nodes, plain = _all_nodes(root, max_nodes)
-        model = cls._build(nodes, url, keep_numbers, plain)
+        reads = _NodeReads()
+        nodes, plain = _all_nodes(root, max_nodes, reads)
+        model = cls._build(nodes, reads, url, keep_numbers)
         if plain:  # let the plain proxies go: element() re-creates the tree's own ones lazily
             model._node_list = None
         return model
 
     def _block_in_paragraph(self) -> bool:
-        """Whether some ``<p>`` holds an element that would have closed it in a browser."""
+        """Whether some ``<p>`` holds an element that would have closed it in a browser.
+        The closers are marked per distinct tag, then looked up by tag id (``np.isin``'s sort
+        of the page's tag ids cost more than the rest of the check)."""
         p = self._tag_code.get("p")
-        closers = [self._tag_code[t] for t in CLOSES_P if t in self._tag_code]
-        if p is None or not closers:
+        if p is None:
             return False
+        closer = self.tag_mask(CLOSES_P)
         paras = np.flatnonzero(self.tag_id == p)
         inside = range_mask(paras + 1, self.subtree_end[paras], self.n)
-        return bool((inside & np.isin(self.tag_id, closers)).any())
+        return bool((inside & closer).any())
 
     @classmethod
     def _build(
-        cls, nodes: list[etree._Element], url: str, keep_numbers: bool, plain: bool = False
+        cls, nodes: list[etree._Element], reads: _NodeReads, url: str, keep_numbers: bool
     ) -> PageModel:
-        """Fill every array from ``nodes`` = ``list(root.iter())`` (all lxml nodes, pre-order).
+        """Fill every array from ``nodes`` = ``list(root.iter())`` (all lxml nodes, pre-order)
+        and their ``reads``, taken as they were listed (:class:`_NodeReads`).
 
         "Positions" index ``nodes`` (elements, comments and PIs); "nodes" index elements only.
-        ``plain``: the elements are lxml's plain ``_Element`` proxies (:func:`_all_nodes`),
-        whose attributes, texts and tails are read with lxml's own ``get`` and getters called
-        straight (no subclass to defer to; a comment's text is then None: never read)."""
+        ``reads.plain``: the elements are lxml's plain ``_Element`` proxies
+        (:func:`_all_nodes`), whose attributes, texts and tails are read with lxml's own
+        ``get`` and getters called straight (no subclass to defer to; a comment's text is then
+        None: never read)."""
+        plain = reads.plain
 
         def attribute(name: str, elements: Iterable[etree._Element]) -> tuple[str | None, ...]:
             if plain:
-                return tuple(map(_PLAIN_GET, elements, repeat(name)))
+                return tuple(map(_PLAIN_GET, elements, repeat(_PLAIN_KEY[name])))
             return tuple(map(_GET[name], elements))
 
         model = cls.__new__(cls)
@@ -328,12 +340,12 @@ class PageModel:
         model.root = model._root = nodes[0] if nodes else None
         N = len(nodes)
 
-        # --- the per-node reads, all C-level: tag, number of children, text, tail
-        tag_codes: defaultdict[object, int] = defaultdict(count().__next__)
-        pos_code = np.fromiter(map(tag_codes.__getitem__, map(_TAG, nodes)), np.intp, N)
-        nchild = np.fromiter(map(len, nodes), np.intp, N)
-        texts: tuple[str | None, ...] = tuple(map(_PLAIN_TEXT if plain else _TEXT, nodes))
-        tails: tuple[str | None, ...] = tuple(map(_PLAIN_TAIL if plain else _TAIL, nodes))
+        # --- the per-node reads (tag, number of children, text, tail), taken while listing
+        tag_codes = reads.tag_codes
+        pos_code = np.array(reads.codes, dtype=np.intp)
+        nchild = np.array(reads.nchild, dtype=np.intp)
+        texts: tuple[str | None, ...] = tuple(reads.texts)
+        tails: tuple[str | None, ...] = tuple(reads.tails)
 
         # --- per distinct tag (not per node): element tag ids, hidden / dummy / anchor tags
         name_code, code_tid, code_hidden, code_dummy = tag_tables(tag_codes)  # code order
@@ -373,7 +385,7 @@ class PageModel:
         a_nodes = np.flatnonzero(model.tag_id == a_tid)
         anchors = list(map(nodes.__getitem__, el_pos[a_nodes].tolist()))
         hrefs = attribute("href", anchors)
-        has_href = np.fromiter(map(is_not, hrefs, repeat(None)), bool, len(hrefs))
+        has_href = _truth_mask(map(is_not, hrefs, repeat(None)))
         rels = attribute("rel", anchors)
         model._series = series_nodes(a_nodes.tolist(), rels)
         model._hrefs = cast("tuple[str, ...]", tuple(compress(hrefs, has_href)))
@@ -382,13 +394,14 @@ class PageModel:
         model.is_anchor[model.anchor_nodes] = True
         model.in_anchor = range_mask(model.anchor_nodes, subtree_end[model.anchor_nodes], n)
 
-        model.classes = attribute("class", compress(nodes, pos_is_el.tolist()))
+        model.classes = (tuple(compress(reads.classes, pos_is_el.tolist())) if plain
+                         else attribute("class", compress(nodes, pos_is_el.tolist())))
 
         # --- visible text pieces: text(p) belongs to p, tail(p) to p's parent element
-        text_mask = np.fromiter(map(bool, texts), bool, N)
+        text_mask = _truth_mask(map(bool, texts))
         text_mask &= pos_is_el
         text_mask &= ~hidden_all
-        tail_mask = np.fromiter(map(bool, tails), bool, N)
+        tail_mask = _truth_mask(map(bool, tails))
         if N:
             tail_mask[0] = False  # the root's tail is outside the page
         tail_pos = np.flatnonzero(tail_mask)
@@ -397,9 +410,10 @@ class PageModel:
         tail_mask[tail_pos] = tail_visible
         pieces = cast("tuple[str, ...]",
                       tuple(chain(compress(texts, text_mask), compress(tails, tail_mask))))
-        piece_owner = np.concatenate([node_of_pos[text_mask], tail_owner[tail_visible]])
-        model._piece_pos = np.concatenate([np.flatnonzero(text_mask), tail_pos[tail_visible]])
-        model._piece_tail = np.arange(len(pieces)) >= int(text_mask.sum())
+        text_pos = np.flatnonzero(text_mask)
+        piece_owner = np.concatenate([node_of_pos[text_pos], tail_owner[tail_visible]])
+        model._piece_pos = np.concatenate([text_pos, tail_pos[tail_visible]])
+        model._piece_tail = np.arange(len(pieces)) >= len(text_pos)
         model._joined, model._piece_len = joined_nonspace_len(pieces)
         model.own_len = np.bincount(piece_owner, weights=model._piece_len, minlength=n).astype(
             np.int64
@@ -1040,16 +1054,65 @@ def _child_at(
     return parent[rank]
 
 
+def _truth_mask(flags: Iterable[bool]) -> NDArray[np.bool_]:
+    """A writable boolean array of ``flags``, filled through a ``bytearray`` (C-level, a byte
+    a flag): cheaper than ``np.fromiter``'s conversion an item (the build's text and tail
+    masks, ~3,600 flags a pydoc page: 0.100 -> 0.068 ms)."""
+    return np.frombuffer(bytearray(flags), dtype=bool)
+
+
 def _elements_before(el: etree._Element) -> int:
     """Elements before ``el`` in its document's order: its pre-order index among elements."""
     return int(_ELEMENTS_BEFORE(el))
 
 
+class _NodeReads:
+    """The build walk's per-node reads (tag code, number of children, text, tail and, on
+    plain proxies, ``class``), taken chunk by chunk as :func:`_listed` lists the nodes.
+
+    Each read is a C-level ``map``; over a whole page's list each would walk its proxies and
+    libxml2 nodes again (~0.5 MB for a pydoc page), out of the CPU's cache by then on a busy
+    machine. A chunk is read while its proxies, just made, and its nodes are still cached:
+    the listing and five reads of 106 pydoc pages, min 2.51 / median 5.70 ms a page -> 1.81 /
+    3.34 (chunks of 64 to 1,024 nodes measure alike; :data:`_CHUNK`). ``class`` is read on
+    every position of a chunk with lxml's own ``get`` (libxml2 gives no attribute of a
+    comment or PI: None) and the build keeps the elements'; other proxies' ``get`` may be a
+    subclass' and is called on elements only, by the build."""
+
+    __slots__ = ("classes", "codes", "nchild", "plain", "tag_codes", "tails", "texts")
+
+    def __init__(self) -> None:
+        self.plain = False  # set by _all_nodes before the listing
+        self.tag_codes: defaultdict[object, int] = defaultdict(count().__next__)
+        self.codes: list[int] = []
+        self.nchild: list[int] = []
+        self.texts: list[str | None] = []
+        self.tails: list[str | None] = []
+        self.classes: list[str | None] = []  # every position's, plain proxies only
+
+    def __call__(self, chunk: list[etree._Element]) -> None:
+        self.codes += map(self.tag_codes.__getitem__, map(_TAG, chunk))
+        self.nchild += map(len, chunk)
+        if self.plain:
+            self.texts += map(_PLAIN_TEXT, chunk)
+            self.tails += map(_PLAIN_TAIL, chunk)
+            self.classes += map(_PLAIN_GET, chunk, repeat(_PLAIN_KEY["class"]))
+        else:
+            self.texts += map(_TEXT, chunk)
+            self.tails += map(_TAIL, chunk)
+
+
+#: nodes listed and read at a time (:class:`_NodeReads`): ~50 KB of proxies and libxml2
+#: nodes, within a core's cache; 64, 256 and 1,024 measured alike on pydoc pages
+_CHUNK = 256
+
+
 def _all_nodes(
-    root: etree._Element, max_nodes: int | None = None
+    root: etree._Element, max_nodes: int | None = None, reads: _NodeReads | None = None
 ) -> tuple[list[etree._Element], bool]:
     """``list(root.iter())``, avoiding lxml.html's per-node Python class lookup when safe;
     :class:`PageTooComplex` for a tree of more than ``max_nodes`` elements (:func:`_listed`).
+    ``reads`` (told whether the proxies are plain) reads the nodes as they are listed.
 
     Creating a proxy for an ``lxml.html`` node calls ``HtmlElementClassLookup.lookup``, a Python
     method: about as much time as the rest of the iteration (and 1/4 of a page parse). Scrapy's
@@ -1066,32 +1129,45 @@ def _all_nodes(
         and parser is not lxml_html.html_parser
         and parser is not getattr(lxml_html, "xhtml_parser", None)
     ):
+        if reads is not None:
+            reads.plain = True
         parser.set_element_class_lookup(_PLAIN_LOOKUP)
         try:
-            return _listed(root, max_nodes), True
+            return _listed(root, max_nodes, reads), True
         finally:
             parser.set_element_class_lookup(lxml_html.HtmlElementClassLookup())
-    return _listed(root, max_nodes), False
+    return _listed(root, max_nodes, reads), False
 
 
-def _listed(root: etree._Element, max_nodes: int | None) -> list[etree._Element]:
+def _listed(
+    root: etree._Element, max_nodes: int | None, reads: _NodeReads | None = None
+) -> list[etree._Element]:
     """``list(root.iter())``, or :class:`PageTooComplex` when the tree holds more than
-    ``max_nodes`` elements. Every element is a node of the listing (comments and processing
-    instructions are too), so a listing of at most ``max_nodes`` nodes needs no count: only
-    past that are the elements counted (in C, an XPath ``count``), and a page refused has had
-    no more than ``max_nodes + 1`` nodes listed. Saves the count on every other page (0.37 ms
-    a pydoc page). No proxy listed outlives a refusal (they may be plain ones)."""
+    ``max_nodes`` elements; each chunk listed is given to ``reads``. Every element is a node
+    of the listing (comments and processing instructions are too), so a listing of at most
+    ``max_nodes`` nodes needs no count: only past that are the elements counted (in C, an
+    XPath ``count``), and a page refused has had no more than ``max_nodes + 1`` nodes listed.
+    Saves the count on every other page (0.37 ms a pydoc page). No proxy listed outlives a
+    refusal (they may be plain ones)."""
     nodes_it = root.iter()
-    if max_nodes is None:
-        return list(nodes_it)
-    nodes = list(islice(nodes_it, max_nodes + 1))
-    if len(nodes) > max_nodes:
-        elements = int(root.xpath("count(descendant-or-self::*)"))
-        if elements > max_nodes:
-            del nodes, nodes_it  # the traceback keeps this frame: no listed proxy with it
-            raise PageTooComplex(f"{elements:,} elements > {max_nodes:,}")
-        nodes += nodes_it
-    return nodes
+    nodes: list[etree._Element] = []
+    chunk: list[etree._Element] = []
+    unbounded = max_nodes is None
+    while True:
+        size = _CHUNK if unbounded else min(_CHUNK, cast("int", max_nodes) + 1 - len(nodes))
+        if size == 0:  # max_nodes + 1 listed: count the elements
+            elements = int(root.xpath("count(descendant-or-self::*)"))
+            if elements > cast("int", max_nodes):
+                del nodes, nodes_it, chunk  # the traceback keeps this frame: no proxy with it
+                raise PageTooComplex(f"{elements:,} elements > {max_nodes:,}")
+            unbounded = True
+            continue
+        chunk = list(islice(nodes_it, size))
+        if not chunk:
+            return nodes
+        nodes += chunk
+        if reads is not None:
+            reads(chunk)
 
 # One step of PageModel.path that is safe to put in an XPath expression: a plain tag name and
 # an optional position.
