@@ -808,3 +808,38 @@ def test_attribute_cues_equal_reading_every_element(name: str) -> None:
             if model.tlen[node] >= min_len:
                 expected[node] |= fn(methodcaller("get", attr)(el))
     assert (cues == expected).all() and (cues & density._HIDE).any()
+
+
+def _vendored_pages() -> list[Path]:
+    """Every HTML page vendored under tests/fixtures (plain and gzipped)."""
+    root = Path(__file__).parent / "fixtures"
+    return sorted([*root.rglob("*.html"), *root.rglob("*.html.gz")])
+
+
+@pytest.mark.parametrize("page", _vendored_pages(), ids=lambda p: p.name[:24])
+def test_attribute_cues_equal_reading_every_listed_element(page: Path) -> None:
+    """On every vendored page, parsed by a parser of its own (plain proxies, attributes read
+    by lxml's unbound ``get``) and by lxml.html's shared one (the tree's own classes), the cues
+    asked once per distinct value equal each listed element's own cues, and the metadata
+    names likewise (the per-distinct look-ups and the reads must not change a bit)."""
+    from lxml import html as lxml_html
+
+    from wisdom_scrapy.mining import density
+    from wisdom_scrapy.page.parse import parse_html
+
+    body = gzip.decompress(page.read_bytes()) if page.suffix == ".gz" else page.read_bytes()
+    for root in (parse_html(body, "http://d/"), lxml_html.document_fromstring(body)):
+        model = PageModel.from_tree(root, "http://d/")
+        cues, read, classes = density._attribute_cues(model)
+        listed = [el for el in model.element(0).iter() if isinstance(el.tag, str)]
+        expected = np.zeros(model.n, np.int64)
+        for node in read.tolist():
+            el = listed[node]
+            expected[node] = density._name_cue(el.get("class"))
+            for attr, fn, min_len in density._CUE_ATTRIBUTES:
+                if model.tlen[node] >= min_len:
+                    expected[node] |= fn(el.get(attr))
+        assert classes == [listed[node].get("class") for node in read.tolist()]
+        assert (cues == expected).all()
+        names = density._per_distinct(density._meta_name, classes, bool)
+        assert names.tolist() == [density._meta_name(c) for c in classes]

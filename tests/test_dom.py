@@ -27,6 +27,7 @@ from wisdom_scrapy.page.model import _PLAIN_STEP, PageModel
 from wisdom_scrapy.page.parse import parse_html
 from wisdom_scrapy.page.tags import DUMMY_TAGS, HIDDEN_TAGS
 from wisdom_scrapy.page.terms import count_terms, stable_hash
+from wisdom_scrapy.page.text import _assemble
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pydoc"
 PYDOC_PAGES = sorted(FIXTURES.glob("*.html"))
@@ -1048,3 +1049,36 @@ def test_reads_taken_chunk_by_chunk_are_those_of_the_whole_listing(elements: int
     assert bounded._tails == model._tails and bounded.classes == model.classes
     with pytest.raises(PageTooComplex, match=rf"^{elements:,} elements > {elements - 1:,}$"):
         PageModel.from_tree(root, "http://site.test/", max_nodes=elements - 1)
+@pytest.mark.parametrize("page", _fixture_pages(), ids=lambda p: p.name[:24])
+def test_text_events_ordered_by_arrays_equal_the_walk(page: Path) -> None:
+    """A large subtree's text events, ordered by array operations (every event's sort key),
+    are the walk's, event for event: for the root, the largest subtrees and random ones of
+    every vendored page (comments, hidden elements, listings, line breaks, CSS boxes), with
+    nothing, random positions (nested ones too) and the skipped positions excluded."""
+    from wisdom_scrapy.page.text import _subtree_events, _walked_events
+
+    body = gzip.decompress(page.read_bytes()) if page.suffix == ".gz" else page.read_bytes()
+    model = PageModel.from_tree(parse_html(body, "http://site.test/"), "http://site.test/")
+    if model.n == 0:
+        return
+    walk, arrays = model._text_walk, model._text_arrays
+    rng = np.random.default_rng(model.n)
+    sizes = model.subtree_end - np.arange(model.n)
+    nodes = {0, *np.argsort(-sizes)[:8].tolist(), *rng.integers(0, model.n, 12).tolist()}
+    n_pos = len(walk.end)
+    exclusions = [
+        set(),
+        set(rng.integers(0, n_pos, max(1, n_pos // 20)).tolist()),
+        set(np.flatnonzero(arrays.skip).tolist()),
+    ]
+    for p0 in sorted(int(model._el_pos[i]) for i in nodes):
+        if walk.skip[p0]:
+            continue
+        for excluded in exclusions:
+            excluded = excluded - {p0}
+            assert _subtree_events(walk, arrays, p0, excluded) == _walked_events(walk, p0, excluded)
+    kept = np.zeros(model.n, bool)
+    kept[rng.integers(0, model.n, max(1, model.n // 30))] = True
+    kept[0] = False
+    by_walk = _assemble(_walked_events(walk, 0, model._exclude_positions(kept) or ()))
+    assert model.text_of(0, exclude=kept) == by_walk

@@ -65,7 +65,7 @@ import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import compress
+from itertools import compress, repeat
 from operator import attrgetter, methodcaller
 from typing import TYPE_CHECKING, Any
 
@@ -76,7 +76,7 @@ from lxml import html as lxml_html
 from wisdom_scrapy.page.model import BLOCK_TAGS, VERBATIM_TAGS, nearest_marked
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from numpy.typing import NDArray
 
@@ -279,6 +279,9 @@ def _style_cue(value: str | None) -> int:
 
 
 _GET = {name: methodcaller("get", name) for name in ("id", "itemprop", "style")}
+#: lxml's own ``get``, called unbound on plain proxies (:func:`_plain_proxies`): no method
+#: look-up a node (as the page model's build reads ``class``)
+_PLAIN_GET = etree._Element.get
 
 
 # --------------------------------------------------------------------------------------------
@@ -300,7 +303,7 @@ _PLAIN_LOOKUP = etree.ElementDefaultClassLookup()
 
 
 @contextmanager
-def _plain_proxies(root: etree._Element) -> Iterator[None]:
+def _plain_proxies(root: etree._Element) -> Iterator[bool]:
     """Within the block, new element proxies of ``root``'s tree are lxml's plain C ones.
 
     ``lxml.html`` picks every proxy's class with a Python method (``HtmlElementClassLookup``),
@@ -310,6 +313,8 @@ def _plain_proxies(root: etree._Element) -> Iterator[None]:
     same switch :mod:`wisdom_scrapy.page.model` makes while it builds the model. The proxies made
     inside must not outlive the block (the caller reads their attributes and drops them).
     Trees of shared parsers (lxml.html's module-level ones, any other parser) are left alone.
+    Yields whether the proxies are plain ones (whose attributes lxml's own ``get``, called
+    unbound, reads without a method look-up a node).
     """
     parser = root.getroottree().parser
     own = (
@@ -318,11 +323,11 @@ def _plain_proxies(root: etree._Element) -> Iterator[None]:
         and parser is not getattr(lxml_html, "xhtml_parser", None)
     )
     if not own:
-        yield
+        yield False
         return
     parser.set_element_class_lookup(_PLAIN_LOOKUP)
     try:
-        yield
+        yield True
     finally:
         parser.set_element_class_lookup(lxml_html.HtmlElementClassLookup())
 
@@ -359,21 +364,35 @@ def _attribute_cues(
     tagged = np.flatnonzero(model.tag_mask(_CUE_TAGS))
     read = tagged[(model.tlen[tagged] > 0) & ~model.hidden[tagged]]
     classes = list(map(model.classes.__getitem__, read.tolist()))
-    sel_cues = np.fromiter(map(_name_cue, classes), np.int64, len(read))
+    sel_cues = _per_distinct(_name_cue, classes)
     tlen = model.tlen[read]
     longer = np.flatnonzero(tlen >= _LEAST_CUE_LEN)
     if len(longer):
         long_len = tlen[longer]
-        with _plain_proxies(_root(model)):
+        with _plain_proxies(_root(model)) as plain:
             els = model.elements(read[longer])
             for name, fn, min_len in _CUE_ATTRIBUTES:
                 some = long_len >= min_len
-                values = list(map(_GET[name], compress(els, some.tolist())))
-                sel_cues[longer[some]] |= np.fromiter(map(fn, values), np.int64, len(values))
+                on = list(compress(els, some.tolist()))
+                values = list(map(_PLAIN_GET, on, repeat(name)) if plain else map(_GET[name], on))
+                sel_cues[longer[some]] |= _per_distinct(fn, values)
+            del on
             del els  # plain proxies (see _plain_proxies): never kept
     cues = np.zeros(n, np.int64)
     cues[read] = sel_cues
     return cues, read, classes
+
+
+def _per_distinct(
+    fn: Callable[[str | None], Any], values: list[str | None], dtype: type = np.int64
+) -> NDArray[Any]:
+    """``fn`` of each of ``values`` as an array, asked once per distinct value: a page repeats
+    its class names (a thousand values, a few dozen distinct) and most nodes have no ``id``
+    or ``style`` at all, and a dict look-up costs a fraction of a cache hit of ``fn``."""
+    distinct = dict.fromkeys(values)
+    for value in distinct:
+        distinct[value] = fn(value)
+    return np.fromiter(map(distinct.__getitem__, values), dtype, len(values))
 
 
 #: UTF-8 bytes → 1 for sentence punctuation , . ; : ! ?, 2 for the NUL piece separator,
@@ -966,16 +985,18 @@ def _metadata(
     text_nodes = ~_range_mask(starts, end[starts], n)  # in the body's text
     text_nodes[:body] = False
     text_nodes[end[body] :] = False
+    kept = np.flatnonzero(text_nodes & (model.own_len > 0))
+    # candidates lie in the scope and before the body's first text: only the class names of
+    # that stretch are asked (a handful of nodes, not every cue node of the body)
+    stop = min(int(kept[0]) if len(kept) else int(end[body]), int(end[scope]))
     navs = np.flatnonzero(model.tag_mask(_NAV_TAGS))
     cand = model.tag_mask(_META_TAGS)
-    lo, hi = np.searchsorted(cue_nodes, [scope, end[body]])
-    cand[cue_nodes[lo:hi]] |= np.fromiter(map(_meta_name, classes[lo:hi]), bool, hi - lo)
+    lo, hi = np.searchsorted(cue_nodes, [scope, stop])
+    cand[cue_nodes[lo:hi]] |= _per_distinct(_meta_name, classes[lo:hi], bool)
     cand &= (model.tlen > 0) & (model.tlen <= _META_MAX_LEN) & ~text_nodes
     cand &= ~_range_mask(navs, end[navs], n)
-    kept = np.flatnonzero(text_nodes & (model.own_len > 0))
     cand[:scope] = False
-    cand[kept[0] if len(kept) else end[body] :] = False
-    cand[end[scope] :] = False
+    cand[stop:] = False
     idx = np.flatnonzero(cand)
     if len(idx):  # keep only the outermost candidates
         cand &= ~_range_mask(idx + 1, end[idx], n)

@@ -114,7 +114,13 @@ from wisdom_scrapy.page.tags import (
     tag_tables,
 )
 from wisdom_scrapy.page.terms import stable_hash
-from wisdom_scrapy.page.text import TextWalk, flat_text, text_in
+from wisdom_scrapy.page.text import (
+    VECTOR_MIN_POSITIONS,
+    TextArrays,
+    TextWalk,
+    flat_text,
+    text_in,
+)
 from wisdom_scrapy.page.tokens import piece_tokens, term_arrays
 
 if TYPE_CHECKING:
@@ -730,12 +736,17 @@ class PageModel:
     def _pos_kind(self) -> tuple[int, ...]:
         """Per position: how :meth:`text_of` separates it (0 inline, or an event code): by its
         tag, or as a box where the page's own CSS displays an inline element as one."""
+        return tuple(self._pos_kinds.tolist())
+
+    @cached_property
+    def _pos_kinds(self) -> NDArray[np.int8]:
+        """:attr:`_pos_kind` as an array."""
         kind_of_tid = [tag_kind(name) for name in self.tag_names]
         kinds = np.array([*kind_of_tid, 0], dtype=np.int8)  # −1 (non-element) → 0
-        out = kinds[self._pos_tid].tolist()
+        out = kinds[self._pos_tid]
         for pos, kind in self._css_boxes.items():
-            out[pos] = max(out[pos], kind)
-        return tuple(out)
+            out[pos] = max(int(out[pos]), kind)
+        return out
 
     @cached_property
     def _css_boxes(self) -> dict[int, int]:
@@ -766,7 +777,23 @@ class PageModel:
     @cached_property
     def _skip_pos(self) -> tuple[bool, ...]:
         """Per position: no text of its own in any output (comment, PI, hidden element)."""
-        return tuple(((self._pos_tid < 0) | self._hidden_all).tolist())
+        return tuple(self._skip_array.tolist())
+
+    @cached_property
+    def _skip_array(self) -> NDArray[np.bool_]:
+        return (self._pos_tid < 0) | self._hidden_all
+
+    @cached_property
+    def _text_arrays(self) -> TextArrays:
+        """The text walk's facts as arrays (:func:`~wisdom_scrapy.page.text.text_in` orders a
+        large subtree's events with them); which positions have a text or a tail to give is
+        where the build found the visible pieces."""
+        n_pos = len(self._end_all)
+        has_text = np.zeros(n_pos, bool)
+        has_tail = np.zeros(n_pos, bool)
+        has_text[self._piece_pos[~self._piece_tail]] = True
+        has_tail[self._piece_pos[self._piece_tail]] = True
+        return TextArrays(self._end_all, self._pos_kinds, self._skip_array, has_text, has_tail)
 
     @cached_property
     def _text_walk(self) -> TextWalk:
@@ -817,7 +844,8 @@ class PageModel:
         excluded = self._exclude_positions(exclude) or ()
         if self._skip_pos[p0] or p0 in excluded:
             return ""
-        return text_in(self._text_walk, p0, excluded)
+        large = self._end_list[p0] - p0 >= VECTOR_MIN_POSITIONS
+        return text_in(self._text_walk, p0, excluded, self._text_arrays if large else None)
 
     def html_of(
         self, node: int = 0, *, exclude: Iterable[int] | NDArray[np.bool_] | None = None
