@@ -93,26 +93,6 @@ def _site_anchors(model: PageModel) -> NDArray[np.bool_]:
     return out
 
 
-def _first_text_owner(model: PageModel) -> NDArray[np.int64]:
-    """Per node: the node owning the first text of its sub-tree in document order (a
-    heading's link before the date that trails the heading), ``model.n`` when it has none."""
-    n = model.n
-    node, kind, _ = model.document_events()
-    opens = np.flatnonzero(kind == 0)
-    open_at = np.zeros(n, dtype=np.int64)
-    open_at[node[opens]] = opens
-    pieces = np.flatnonzero(kind == 2)
-    owner = np.full(n, n, dtype=np.int64)
-    if not len(pieces):
-        return owner
-    k = np.searchsorted(pieces, open_at)
-    found = k < len(pieces)
-    first = node[pieces[np.minimum(k, len(pieces) - 1)]]
-    inside = found & (first >= np.arange(n)) & (first < model.subtree_end)
-    owner[inside] = first[inside]
-    return owner
-
-
 def _heading_text(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
     """The nodes of ``template`` whose whole text lies in headings (``h1``–``h6``)."""
     in_heads = np.where(model.subtree_mask(model.tag_mask(HEADING_TAGS)), model.own_len, 0)
@@ -189,7 +169,7 @@ def list_entries(model: PageModel, template: NDArray[np.bool_]) -> Entries:
     anchors = _site_anchors(model)
     if not anchors.any():
         return Entries(items, items.copy())
-    first = _first_text_owner(model)
+    first = model.first_text_owner()  # a heading's link before the date that trails it
     idx = np.flatnonzero(first < n)
     fn = first[idx]
     a = nearest_marked(anchors, model.parent)[fn]  # nearest site-anchor ancestor-or-self

@@ -86,6 +86,7 @@ from wisdom_scrapy.page.arrays import (
     csr_children,
     depths_from_ends,
     event_stream,
+    first_piece_owner,
     joined_nonspace_len,
     nearest_marked,
     parents_from_depths,
@@ -951,6 +952,15 @@ class PageModel:
         return event_stream(
             self._end_all, self._el_pos, self._piece_pos[keep], self._piece_tail[keep],
             self._piece_owner[keep], self._piece_len[keep])
+
+    def first_text_owner(self) -> NDArray[np.int64]:
+        """Per node: the node owning the first visible non-blank text piece of its sub-tree
+        in document order (:meth:`document_events`), ``n`` when it has none; one sort of the
+        pieces instead of the whole event stream's."""
+        keep = self._piece_len > 0
+        return first_piece_owner(self._end_all, self._el_pos, self._piece_pos[keep],
+                                 self._piece_tail[keep], self._piece_owner[keep],
+                                 self.subtree_end)  # fmt: skip
 
     # ---------------------------------------------------------------- title, paths
 
