@@ -550,14 +550,13 @@ def link_targets(model: PageModel) -> tuple[NDArray[np.int64], list[str]]:
     """The anchor nodes that link to another page and their target URLs, from
     :meth:`PageModel.links` (one definition of a page's links, shared with the store's feed,
     which has computed them on the model already when the crawl pipeline analyses a page)."""
-    links = model.links()
-    return np.array([lk.node for lk in links], dtype=np.int64), [lk.url for lk in links]
+    return model.link_nodes, [lk.url for lk in model.links()]
 
 
 def link_anchors(model: PageModel) -> NDArray[np.int64]:
     """The anchor nodes that link to another page (:func:`link_targets`). LAMIS's link entropy
     is a property of links between pages, so in-page "#" anchors take no part in it."""
-    return link_targets(model)[0]
+    return model.link_nodes
 
 
 def _standard_error(values: NDArray[np.float64], k: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -713,15 +712,14 @@ def node_features(
         raise ValueError(f"entropy needs one value per vocab term ({len(model.vocab)})")
     w = term_weights(en)
     cii = model.subtree_term_mean(w) if model.n else np.zeros(0)
-    targets = link_targets(model)
-    api, known = anchor_precision(model, en, target_terms, n_pages=n_pages, links=targets)
+    api, known = anchor_precision(model, en, target_terms, n_pages=n_pages)
     end = model.subtree_end
     n = model.n
     # own terms per node: all of a node's own terms are link text when the node is inside a
     # link anchor, context when it is outside every anchor (term_start groups terms by owner)
     ts = model.term_start
     own_terms = np.diff(ts).astype(np.float64)
-    links = targets[0]
+    links = model.link_nodes
     in_link = _range_mask(links, end[links], n)
     e = en[model.term_ids]
     csum = np.zeros((len(e) + 1, 2), dtype=np.float64)

@@ -935,6 +935,14 @@ class PageModel:
         """
         return list(self._links)
 
+    @cached_property
+    def link_nodes(self) -> NDArray[np.int64]:
+        """The anchor node of each of :meth:`links`, in their order (read-only, computed
+        once: the site view, the template boxes and WISDOM's features all ask)."""
+        nodes = np.fromiter((link.node for link in self._links), np.int64, len(self._links))
+        nodes.flags.writeable = False
+        return nodes
+
     def document_events(self) -> tuple[NDArray[np.int64], NDArray[np.int8], NDArray[np.int64]]:
         """The page as one flat stream of events in document order: ``(node, kind, length)``
         arrays with kind 0 = the element ``node`` opens, 1 = it closes, 2 = a visible non-blank
