@@ -873,23 +873,22 @@ def k_mib(
     if n == 0 or f_a[root] <= 0:
         return MibSearch(out, split, rejected)
     c = summary if summary is not None else child_summary(model, f_a)
-    candidate = ((c.kids == 0) | (sii >= st) | (c.own >= c.best)).tolist()
-    accept = passes.tolist()
-    leaf = (c.kids == 0).tolist()
-    fl = f_a.tolist()
-    heap: list[tuple[float, int]] = [(-fl[root], root)]
+    # the search visits a few nodes of the page: each is read where it is, no page-wide list
+    heap: list[tuple[float, int]] = [(-float(f_a[root]), root)]
     while heap and len(out) < k:
         _, node = heapq.heappop(heap)
-        if candidate[node]:
-            if accept[node]:
+        leaf = c.kids[node] == 0
+        if leaf or sii[node] >= st or c.own[node] >= c.best[node]:  # a candidate
+            if passes[node]:
                 out.append(node)
                 continue
             rejected[node] = True
-            if not explore_rejected or leaf[node]:
+            if not explore_rejected or leaf:
                 continue
         split[node] = True
-        for kid in _non_dummy_children(model, node, f_a, c).tolist():
-            heapq.heappush(heap, (-fl[kid], kid))
+        kids = _non_dummy_children(model, node, f_a, c)
+        for key, kid in zip((-f_a[kids]).tolist(), kids.tolist(), strict=True):
+            heapq.heappush(heap, (key, kid))
     return MibSearch(out, split, rejected)
 
 
