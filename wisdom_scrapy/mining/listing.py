@@ -38,6 +38,7 @@ this site, and does not count.
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import compress
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import urlsplit
 
@@ -251,17 +252,16 @@ def _repeated_across(
     if not candidates.any():
         return out
     entry_of = nearest_marked(entries, model.parent)
+    nodes = model.link_nodes
+    entry = entry_of[nodes]
+    inside = np.flatnonzero(entries[entry])  # the links inside an entry, in order
+    links = model.links()
+    patterns = [_url_pattern(links[k].url) for k in inside.tolist()]
     seen: dict[str, set[int]] = {}
-    title_patterns: set[str] = set()
-    pattern_of: dict[int, str] = {}
-    for link in model.links():
-        entry = int(entry_of[link.node])
-        if not entries[entry]:
-            continue
-        pattern = pattern_of[link.node] = _url_pattern(link.url)
-        seen.setdefault(pattern, set()).add(entry)
-        if titles[link.node]:
-            title_patterns.add(pattern)
+    for pattern, owner in zip(patterns, entry[inside].tolist(), strict=True):
+        seen.setdefault(pattern, set()).add(owner)
+    title_patterns = set(compress(patterns, titles[nodes[inside]].tolist()))
+    pattern_of = dict(zip(nodes[inside].tolist(), patterns, strict=True))
     for node in np.flatnonzero(candidates).tolist():
         found = pattern_of.get(node)
         out[node] = found is not None and len(seen[found]) >= 2 and found not in title_patterns
