@@ -1,8 +1,9 @@
-"""The list analysis's shortcuts (issue 33, ninth round) against the plain reading they
-replace, on every vendored page and on edge cases: the first text owner from one sort of the
+"""The site view's and k-MIB's shortcuts (issue 33, ninth round) against the plain reading
+they replace, on every vendored page and on edge cases: the first text owner from one sort of the
 text pieces equals the one read off the whole event stream; the template by the counts of
 the block nodes alone equals the one by the counts of all nodes; the link masks and the
-entries' repeated URL patterns equal a loop over the links."""
+entries' repeated URL patterns equal a loop over the links; WISDOM's features computed when
+first read equal those of one eager aggregation."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
+from wisdom_scrapy.engine.writes import feed_model
 from wisdom_scrapy.mining.listing import _host_page, _link_masks, _repeated_across, _url_pattern
 from wisdom_scrapy.mining.repetition import MIN_PAGES, BlockRepetition, block_nodes, repeated_text
+from wisdom_scrapy.mining.wisdom import _range_mask, ict_aggregate, node_features, term_weights
 from wisdom_scrapy.page.model import PageModel, nearest_marked
 from wisdom_scrapy.page.parse import parse_html
+from wisdom_scrapy.store import open_store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -132,3 +136,60 @@ def test_link_masks_and_repeated_patterns_equal_a_loop_over_the_links() -> None:
             titles = anchors & (np.arange(model.n) % 3 == 0)
             got = _repeated_across(model, entries, titles, anchors)
             assert np.array_equal(got, _repeated_across_by_loop(model, entries, titles, anchors))
+
+
+def _eager_features(model: PageModel, en: np.ndarray, known_api: tuple) -> dict[str, object]:
+    """node_features as it was before its fields turned lazy: every column of the
+    information coverage tree in one aggregation."""
+    api, known = known_api
+    end, ts, n = model.subtree_end, model.term_start, model.n
+    own_terms = np.diff(ts).astype(np.float64)
+    links = model.link_nodes
+    in_link = _range_mask(links, end[links], n)
+    e = en[model.term_ids]
+    csum = np.zeros((len(e) + 1, 2), dtype=np.float64)
+    np.cumsum(np.stack([e, e * e], axis=1), axis=0, out=csum[1:])
+    own_en = csum[ts[1:]] - csum[ts[:-1]]
+    link_cnt = own_terms * in_link
+    n_link = float(link_cnt.sum())
+    sd = 0.0
+    if n_link > 1:
+        mean = float(own_en[in_link, 0].sum()) / n_link
+        sd = math.sqrt(max(float(own_en[in_link, 1].sum()) / n_link - mean * mean, 0.0))
+    own = np.stack([api, known, own_en[:, 0] * in_link, link_cnt, own_terms * ~model.in_anchor],
+                   axis=1)  # fmt: skip
+    agg = ict_aggregate(own, end)
+    return {"cii": model.subtree_term_mean(term_weights(en)), "api_a": agg[:, 0],
+            "known_a": agg[:, 1], "link_entropy_sum": agg[:, 2], "link_terms": agg[:, 3],
+            "context_terms": agg[:, 4], "link_entropy_sd": sd}  # fmt: skip
+
+
+def test_lazy_node_features_equal_the_eager_ones() -> None:
+    """Each lazily computed feature (CII, API_A, the link-entropy sums and deviation, the
+    context terms) has the very bits of the one aggregation of all columns, on the vendored
+    pydoc pages with their site's entropies and one another as fetched targets; read in
+    either order (an article search first, or a TOC search first)."""
+    pages = sorted((FIXTURES / "pydoc").glob("*.html"))
+    models = {f"http://docs.test/{p.name}": PageModel.from_html(p.read_bytes(),
+                                                               f"http://docs.test/{p.name}")
+              for p in pages}  # fmt: skip
+    store = open_store("memory://")
+    for model in models.values():
+        feed_model(store, model, site="docs.test")
+    snapshot = store.snapshot("docs.test")
+    terms = {url: frozenset(model.vocab) for url, model in models.items()}
+    scored = 0
+    for model in models.values():
+        en = snapshot.entropy(model.vocab)
+        want = None
+        for names in (list(LAZY), list(LAZY)[::-1]):
+            f = node_features(model, en, n_pages=len(models), target_terms=terms.get)
+            want = want or _eager_features(model, f.entropy, (f.api, f.api_known))
+            for name in names:
+                assert np.array_equal(getattr(f, name), want[name]), name
+        scored += int(f.known_a[0])
+    assert scored > 0
+
+
+LAZY = ("cii", "api_a", "known_a", "link_entropy_sum", "link_terms", "context_terms",
+        "link_entropy_sd")
