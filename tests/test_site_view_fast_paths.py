@@ -101,8 +101,9 @@ def _link_masks_by_loop(model: PageModel) -> tuple[np.ndarray, np.ndarray]:
     return site, elsewhere
 
 
-def _repeated_across_by_loop(model: PageModel, entries: np.ndarray, titles: np.ndarray,
-                             candidates: np.ndarray) -> np.ndarray:
+def _repeated_across_by_loop(
+    model: PageModel, entries: np.ndarray, titles: np.ndarray, candidates: np.ndarray
+) -> np.ndarray:
     entry_of = nearest_marked(entries, model.parent)
     seen: dict[str, set[int]] = {}
     title_patterns: set[str] = set()
@@ -128,7 +129,8 @@ def test_link_masks_and_repeated_patterns_equal_a_loop_over_the_links() -> None:
     for model in _vendored_models():
         site, elsewhere = _link_masks(model)
         assert (site.tolist(), elsewhere.tolist()) == tuple(
-            mask.tolist() for mask in _link_masks_by_loop(model))
+            mask.tolist() for mask in _link_masks_by_loop(model)
+        )
         anchors = model.is_anchor
         for entries in (model.tag_mask(("li",)), model.tag_mask(("p", "div", "td")), anchors):
             entries = entries.copy()
@@ -191,5 +193,12 @@ def test_lazy_node_features_equal_the_eager_ones() -> None:
     assert scored > 0
 
 
-LAZY = ("cii", "api_a", "known_a", "link_entropy_sum", "link_terms", "context_terms",
-        "link_entropy_sd")
+LAZY = (
+    "cii",
+    "api_a",
+    "known_a",
+    "link_entropy_sum",
+    "link_terms",
+    "context_terms",
+    "link_entropy_sd",
+)
