@@ -107,12 +107,10 @@ def _link_masks(model: PageModel) -> LinkMasks:
 
 
 def _heading_text(
-    model: PageModel, template: NDArray[np.bool_], in_heads: NDArray[np.bool_] | None = None
+    model: PageModel, template: NDArray[np.bool_], in_heads: NDArray[np.bool_]
 ) -> NDArray[np.bool_]:
     """The nodes of ``template`` whose whole text lies in headings (``h1``–``h6``;
-    ``in_heads``: the nodes inside one, if known)."""
-    if in_heads is None:
-        in_heads = model.subtree_mask(model.tag_mask(HEADING_TAGS))
+    ``in_heads``: the nodes inside one)."""
     count = np.concatenate([[0], np.cumsum(np.where(in_heads, model.own_len, 0))])
     heading_len = count[model.subtree_end] - count[np.arange(model.n)]
     return template & (model.tlen > 0) & (heading_len == model.tlen)
