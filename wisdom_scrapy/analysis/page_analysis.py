@@ -740,7 +740,7 @@ class SiteView:
         boxes = template_boxes(model, template)
         if not boxes.any():
             return None
-        items, listed = list_entries(model, template)
+        items, listed = list_entries(model, template, boxes)
         return cls(template, boxes, items, item_share(model, template, items), listed)
 
     @property

@@ -38,6 +38,7 @@ this site, and does not count.
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import compress
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import urlsplit
 
@@ -82,46 +83,43 @@ def _host_page(url: str) -> tuple[str, str]:
     return urlsplit(url).netloc, _same_page(url)
 
 
-def _site_anchors(model: PageModel) -> NDArray[np.bool_]:
-    """Per node: an ``<a>`` linking to another page of the page's host."""
-    host, me = _host_page(model.url)
-    out = np.zeros(model.n, dtype=bool)
+class LinkMasks(NamedTuple):
+    """Per node, what its ``<a>`` links to (:func:`_link_masks`): ``site``, another page of
+    the page's host; ``elsewhere``, another page of any host."""
+
+    site: NDArray[np.bool_]
+    elsewhere: NDArray[np.bool_]
+
+
+def _link_masks(model: PageModel) -> LinkMasks:
+    """:class:`LinkMasks` of the page, from one pass over its links (the list analysis asks
+    both of every link)."""
+    me = _host_page(model.url)
+    site = np.zeros(model.n, dtype=bool)
+    elsewhere = np.zeros(model.n, dtype=bool)
     for link in model.links():
-        there, page = _host_page(link.url)
-        if there == host and page != me:
-            out[link.node] = True
-    return out
+        there = _host_page(link.url)
+        if there != me:
+            elsewhere[link.node] = True
+            if there[0] == me[0]:
+                site[link.node] = True
+    return LinkMasks(site, elsewhere)
 
 
-def _first_text_owner(model: PageModel) -> NDArray[np.int64]:
-    """Per node: the node owning the first text of its sub-tree in document order (a
-    heading's link before the date that trails the heading), ``model.n`` when it has none."""
-    n = model.n
-    node, kind, _ = model.document_events()
-    opens = np.flatnonzero(kind == 0)
-    open_at = np.zeros(n, dtype=np.int64)
-    open_at[node[opens]] = opens
-    pieces = np.flatnonzero(kind == 2)
-    owner = np.full(n, n, dtype=np.int64)
-    if not len(pieces):
-        return owner
-    k = np.searchsorted(pieces, open_at)
-    found = k < len(pieces)
-    first = node[pieces[np.minimum(k, len(pieces) - 1)]]
-    inside = found & (first >= np.arange(n)) & (first < model.subtree_end)
-    owner[inside] = first[inside]
-    return owner
-
-
-def _heading_text(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
-    """The nodes of ``template`` whose whole text lies in headings (``h1``–``h6``)."""
-    in_heads = np.where(model.subtree_mask(model.tag_mask(HEADING_TAGS)), model.own_len, 0)
-    count = np.concatenate([[0], np.cumsum(in_heads)])
+def _heading_text(
+    model: PageModel, template: NDArray[np.bool_], in_heads: NDArray[np.bool_]
+) -> NDArray[np.bool_]:
+    """The nodes of ``template`` whose whole text lies in headings (``h1``–``h6``;
+    ``in_heads``: the nodes inside one)."""
+    count = np.concatenate([[0], np.cumsum(np.where(in_heads, model.own_len, 0))])
     heading_len = count[model.subtree_end] - count[np.arange(model.n)]
     return template & (model.tlen > 0) & (heading_len == model.tlen)
 
 
-def _lone_entries(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
+def _lone_entries(
+    model: PageModel, boxes: NDArray[np.bool_], titles: NDArray[np.bool_],
+    elsewhere: NDArray[np.bool_],
+) -> NDArray[np.bool_]:
     """Per node: it may be a titled item with no sibling item (an archive listing one post,
     whose title links to the post) when its title is a heading's: its sub-tree holds a heading
     (``h1``–``h6``), each of its headings holds a link to another page (of this site or not),
@@ -130,18 +128,17 @@ def _lone_entries(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.b
     links or more (menus, a share bar; an entry's own "comments" or author link is one) but
     its title. A post keeps a heading of its own that links nowhere else
     (its title), even when a kicker or a breadcrumb above it is a link; a wrapper of the page
-    (whose first text may be the site's name, linked in a heading) holds its menus."""
+    (whose first text may be the site's name, linked in a heading) holds its menus.
+
+    ``boxes``: the template boxes; ``titles``: the template's heading text
+    (:func:`_heading_text`); ``elsewhere``: the anchors linking to another page
+    (:class:`LinkMasks`)."""
     n = model.n
     heads = model.tag_mask(HEADING_TAGS)
-    boxes = template_boxes(model, template) & ~_heading_text(model, template)
+    boxes = boxes & ~titles
     boxes &= model.n_anchors >= 2  # a menu, a share bar; not an entry's "comments" link
     box_count = np.concatenate([[0], np.cumsum(boxes)])
-    me = _host_page(model.url)
-    linking = np.zeros(n + 1, dtype=np.int64)
-    for link in model.links():
-        if _host_page(link.url) != me:
-            linking[link.node + 1] = 1
-    below = np.cumsum(linking)  # below[j] - below[i]: linking anchors among nodes i..j-1
+    below = np.concatenate([[0], np.cumsum(elsewhere)])  # [j] - [i]: linking among i..j-1
     start, end = np.arange(n), model.subtree_end
     bare = np.zeros(n + 1, dtype=np.int64)
     bare[1:] = heads & (below[end] == below[start])
@@ -172,7 +169,9 @@ def titled_items(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bo
     return list_entries(model, template).items
 
 
-def list_entries(model: PageModel, template: NDArray[np.bool_]) -> Entries:
+def list_entries(
+    model: PageModel, template: NDArray[np.bool_], boxes: NDArray[np.bool_] | None = None
+) -> Entries:
     """The page's titled items and the links it lists (:class:`Entries`; module docstring).
 
     A list page's links are the titles of its entries: the links to what it lists. An
@@ -183,13 +182,17 @@ def list_entries(model: PageModel, template: NDArray[np.bool_]) -> Entries:
     (which the site may repeat on its other tables of contents, so it is no item), an index
     line ("tab, [1]"). What a table of contents holds beside its entries (an introduction's
     links, a pagination bar) is the TOC structure's to say
-    (:func:`wisdom_scrapy.analysis.page_analysis.toc_links_of`)."""
+    (:func:`wisdom_scrapy.analysis.page_analysis.toc_links_of`).
+
+    ``boxes``: the page's :func:`~wisdom_scrapy.mining.repetition.template_boxes` of
+    ``template``, if the caller has them."""
     n = model.n
     items = np.zeros(n, dtype=bool)
-    anchors = _site_anchors(model)
+    links = _link_masks(model)
+    anchors = links.site
     if not anchors.any():
         return Entries(items, items.copy())
-    first = _first_text_owner(model)
+    first = model.first_text_owner()  # a heading's link before the date that trails it
     idx = np.flatnonzero(first < n)
     fn = first[idx]
     a = nearest_marked(anchors, model.parent)[fn]  # nearest site-anchor ancestor-or-self
@@ -207,11 +210,15 @@ def list_entries(model: PageModel, template: NDArray[np.bool_]) -> Entries:
     items = lead & ((siblings[np.maximum(parent, 0)] >= 2) | model.tag_mask(("li",)))
     # a lone entry's title may be repeated text: a post's title is on its page and on every
     # archive that lists it, on more than √N pages of a site's first few
-    titles = _heading_text(model, template)
+    in_heads = model.subtree_mask(model.tag_mask(HEADING_TAGS))
+    titles = _heading_text(model, template, in_heads)
     headed = np.zeros(n, dtype=bool)  # the title is a heading's
-    headed[idx] = model.subtree_mask(model.tag_mask(HEADING_TAGS))[fn]
-    items |= (titled_lead & headed & ~not_own_text(model, template & ~titles)
-              & _lone_entries(model, template))  # fmt: skip
+    headed[idx] = in_heads[fn]
+    lone = titled_lead & headed
+    if lone.any():  # else no lone entry, whatever _lone_entries says
+        lone &= ~not_own_text(model, template & ~titles)
+        boxes = template_boxes(model, template) if boxes is None else boxes
+        items |= lone & _lone_entries(model, boxes, titles, links.elsewhere)
     items[0] = False
     inner = model.subtree_mask(items) & ~items  # strictly inside another item
     title_of = np.full(n, n, dtype=np.int64)  # n: no title (a dummy slot below)
@@ -239,19 +246,20 @@ def _repeated_across(
     does: every teaser's byline names ``/author/…``, its tag line ``/tag/…``, while the titles
     name the posts' folder. An index line's links ("tab, [1]") lead into the folder of the
     index's titles, however often they recur, and stay."""
-    entry_of = nearest_marked(entries, model.parent)
-    seen: dict[str, set[int]] = {}
-    title_patterns: set[str] = set()
-    pattern_of: dict[int, str] = {}
-    for link in model.links():
-        entry = int(entry_of[link.node])
-        if not entries[entry]:
-            continue
-        pattern = pattern_of[link.node] = _url_pattern(link.url)
-        seen.setdefault(pattern, set()).add(entry)
-        if titles[link.node]:
-            title_patterns.add(pattern)
     out = np.zeros(model.n, dtype=bool)
+    if not candidates.any():
+        return out
+    entry_of = nearest_marked(entries, model.parent)
+    nodes = model.link_nodes
+    entry = entry_of[nodes]
+    inside = np.flatnonzero(entries[entry])  # the links inside an entry, in order
+    links = model.links()
+    patterns = [_url_pattern(links[k].url) for k in inside.tolist()]
+    seen: dict[str, set[int]] = {}
+    for pattern, owner in zip(patterns, entry[inside].tolist(), strict=True):
+        seen.setdefault(pattern, set()).add(owner)
+    title_patterns = set(compress(patterns, titles[nodes[inside]].tolist()))
+    pattern_of = dict(zip(nodes[inside].tolist(), patterns, strict=True))
     for node in np.flatnonzero(candidates).tolist():
         found = pattern_of.get(node)
         out[node] = found is not None and len(seen[found]) >= 2 and found not in title_patterns

@@ -311,9 +311,13 @@ class BlockRepetition:
                 return False
         return True
 
-    def pages_of(self, model: PageModel) -> NDArray[np.int64]:
-        """Per node of ``model``: the pages of the site holding a block with its text."""
-        return self._counts.lookup(block_fingerprints(model).view(np.int64))
+    def pages_of(
+        self, model: PageModel, nodes: NDArray[np.intp] | None = None
+    ) -> NDArray[np.int64]:
+        """Per node of ``model`` (or of ``nodes`` only, when given): the pages of the site
+        holding a block with its text."""
+        prints = block_fingerprints(model)
+        return self._counts.lookup((prints if nodes is None else prints[nodes]).view(np.int64))
 
     def part_pages_of(self, model: PageModel) -> NDArray[np.int64]:
         """Per node of ``model``: the pages of the site holding a box part (:func:`box_parts`)
@@ -390,8 +394,12 @@ def repeated_text(model: PageModel, repetition: BlockRepetition) -> NDArray[np.b
     """Block nodes of ``model`` whose exact text is on more than √N of the site's N pages
     (and on ``MIN_PAGES``): the site's template by repetition alone (module docstring). Only
     blocks are counted (:func:`block_nodes`), so an inline link inside a paragraph
-    ("bandcamp") is never template because a menu item has the same word."""
-    return _on_many(repetition.pages_of(model), repetition.n_pages) & block_nodes(model)
+    ("bandcamp") is never template because a menu item has the same word. Only the blocks'
+    counts are looked up."""
+    blocks = np.flatnonzero(block_nodes(model))
+    out = np.zeros(model.n, dtype=bool)
+    out[blocks] = _on_many(repetition.pages_of(model, blocks), repetition.n_pages)
+    return out
 
 
 def repeated_parts(model: PageModel, repetition: BlockRepetition) -> NDArray[np.bool_]:

@@ -550,14 +550,13 @@ def link_targets(model: PageModel) -> tuple[NDArray[np.int64], list[str]]:
     """The anchor nodes that link to another page and their target URLs, from
     :meth:`PageModel.links` (one definition of a page's links, shared with the store's feed,
     which has computed them on the model already when the crawl pipeline analyses a page)."""
-    links = model.links()
-    return np.array([lk.node for lk in links], dtype=np.int64), [lk.url for lk in links]
+    return model.link_nodes, [lk.url for lk in model.links()]
 
 
 def link_anchors(model: PageModel) -> NDArray[np.int64]:
     """The anchor nodes that link to another page (:func:`link_targets`). LAMIS's link entropy
     is a property of links between pages, so in-page "#" anchors take no part in it."""
-    return link_targets(model)[0]
+    return model.link_nodes
 
 
 def _standard_error(values: NDArray[np.float64], k: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -578,23 +577,58 @@ class NodeFeatures:
     link-text term occurrences. ``context_terms``: terms of T(N) outside anchors.
     ``alen``/``clen``/``tlen``: ALEN_A, CLEN_A, TLEN_A.
     ``n_pages``: pages of the site the entropies come from.
+
+    CII, the API aggregates, the link-entropy sums and the context terms are computed when
+    first asked: a page's article search reads no link entropy, its TOC search no CII, and
+    each column of the information coverage tree is its own running sum, so computing them
+    apart gives the same numbers.
     """
 
     model: PageModel
     entropy: NDArray[np.float64]
     weight: NDArray[np.float64]
-    cii: NDArray[np.float64]
     api: NDArray[np.float64]
     api_known: NDArray[np.bool_]
-    api_a: NDArray[np.float64]
-    known_a: NDArray[np.float64]
-    link_entropy_sum: NDArray[np.float64]
-    link_terms: NDArray[np.float64]
-    context_terms: NDArray[np.float64]
-    link_entropy_sd: float
     n_pages: int
     _sii: dict[str, NDArray[np.float64]] = field(default_factory=dict, repr=False)
     _summary: dict[str, ChildSummary] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def cii(self) -> NDArray[np.float64]:
+        """CII of every node: the mean term weight of T(N)."""
+        return self.model.subtree_term_mean(self.weight) if self.model.n else np.zeros(0)
+
+    @cached_property
+    def _link_stats(self) -> tuple[NDArray[np.float64], float]:
+        """:func:`_link_statistics` of the page (what its TOC search reads)."""
+        return _link_statistics(self.model, self.entropy, self.api, self.api_known)
+
+    @property
+    def api_a(self) -> NDArray[np.float64]:
+        return self._link_stats[0][:, 0]
+
+    @property
+    def known_a(self) -> NDArray[np.float64]:
+        return self._link_stats[0][:, 1]
+
+    @property
+    def link_entropy_sum(self) -> NDArray[np.float64]:
+        return self._link_stats[0][:, 2]
+
+    @property
+    def link_terms(self) -> NDArray[np.float64]:
+        return self._link_stats[0][:, 3]
+
+    @property
+    def link_entropy_sd(self) -> float:
+        return self._link_stats[1]
+
+    @cached_property
+    def context_terms(self) -> NDArray[np.float64]:
+        """Terms of T(N) outside every anchor."""
+        m = self.model
+        return ict_aggregate(np.diff(m.term_start).astype(np.float64) * ~m.in_anchor,
+                             m.subtree_end)  # fmt: skip
 
     @property
     def alen(self) -> NDArray[np.int64]:
@@ -703,7 +737,8 @@ def node_features(
     n_pages: int,
     target_terms: TargetTerms | None = None,
 ) -> NodeFeatures:
-    """Phase 1 of WISDOM for one page: CII, API, API_A and the link-entropy sums.
+    """Phase 1 of WISDOM for one page: API now; CII, API_A, the link-entropy sums and the
+    context terms when a search first reads them (:class:`NodeFeatures`).
 
     ``entropy`` gives EN for each ``model.vocab`` term (e.g. ``snapshot.entropy(model.vocab)``);
     ``n_pages`` is the number of site pages those entropies come from (for the API floor).
@@ -711,18 +746,24 @@ def node_features(
     en = np.asarray(entropy, dtype=np.float64)
     if en.shape != (len(model.vocab),):
         raise ValueError(f"entropy needs one value per vocab term ({len(model.vocab)})")
-    w = term_weights(en)
-    cii = model.subtree_term_mean(w) if model.n else np.zeros(0)
-    targets = link_targets(model)
-    api, known = anchor_precision(model, en, target_terms, n_pages=n_pages, links=targets)
-    end = model.subtree_end
-    n = model.n
+    api, known = anchor_precision(model, en, target_terms, n_pages=n_pages)
+    return NodeFeatures(model=model, entropy=en, weight=term_weights(en), api=api,
+                        api_known=known, n_pages=n_pages)  # fmt: skip
+
+
+def _link_statistics(
+    model: PageModel, en: NDArray[np.float64], api: NDArray[np.float64],
+    known: NDArray[np.bool_],
+) -> tuple[NDArray[np.float64], float]:
+    """For :class:`NodeFeatures`: the ICT aggregates of ``api``, of ``known`` (the scored
+    anchors), of Σ EN of the link-text terms and of their number, as four columns; and the
+    standard deviation of EN over the page's link-text term occurrences."""
+    end, ts = model.subtree_end, model.term_start
     # own terms per node: all of a node's own terms are link text when the node is inside a
     # link anchor, context when it is outside every anchor (term_start groups terms by owner)
-    ts = model.term_start
     own_terms = np.diff(ts).astype(np.float64)
-    links = targets[0]
-    in_link = _range_mask(links, end[links], n)
+    links = model.link_nodes
+    in_link = _range_mask(links, end[links], model.n)
     e = en[model.term_ids]
     csum = np.zeros((len(e) + 1, 2), dtype=np.float64)
     np.cumsum(np.stack([e, e * e], axis=1), axis=0, out=csum[1:])
@@ -734,25 +775,8 @@ def node_features(
         sd = math.sqrt(max(float(own_en[in_link, 1].sum()) / n_link - mean * mean, 0.0))
     else:
         sd = 0.0
-    own = np.stack(
-        [api, known, own_en[:, 0] * in_link, link_cnt, own_terms * ~model.in_anchor], axis=1
-    )
-    agg = ict_aggregate(own, end)  # the information coverage tree of all five at once
-    return NodeFeatures(
-        model=model,
-        entropy=en,
-        weight=w,
-        cii=cii,
-        api=api,
-        api_known=known,
-        api_a=agg[:, 0],
-        known_a=agg[:, 1],
-        link_entropy_sum=agg[:, 2],
-        link_terms=agg[:, 3],
-        context_terms=agg[:, 4],
-        link_entropy_sd=sd,
-        n_pages=n_pages,
-    )
+    own = np.stack([api, known, own_en[:, 0] * in_link, link_cnt], axis=1)
+    return ict_aggregate(own, end), sd
 
 
 # --------------------------------------------------------------------------------------------
@@ -875,23 +899,22 @@ def k_mib(
     if n == 0 or f_a[root] <= 0:
         return MibSearch(out, split, rejected)
     c = summary if summary is not None else child_summary(model, f_a)
-    candidate = ((c.kids == 0) | (sii >= st) | (c.own >= c.best)).tolist()
-    accept = passes.tolist()
-    leaf = (c.kids == 0).tolist()
-    fl = f_a.tolist()
-    heap: list[tuple[float, int]] = [(-fl[root], root)]
+    # the search visits a few nodes of the page: each is read where it is, no page-wide list
+    heap: list[tuple[float, int]] = [(-float(f_a[root]), root)]
     while heap and len(out) < k:
         _, node = heapq.heappop(heap)
-        if candidate[node]:
-            if accept[node]:
+        leaf = c.kids[node] == 0
+        if leaf or sii[node] >= st or c.own[node] >= c.best[node]:  # a candidate
+            if passes[node]:
                 out.append(node)
                 continue
             rejected[node] = True
-            if not explore_rejected or leaf[node]:
+            if not explore_rejected or leaf:
                 continue
         split[node] = True
-        for kid in _non_dummy_children(model, node, f_a, c).tolist():
-            heapq.heappush(heap, (-fl[kid], kid))
+        kids = _non_dummy_children(model, node, f_a, c)
+        for key, kid in zip((-f_a[kids]).tolist(), kids.tolist(), strict=True):
+            heapq.heappush(heap, (key, kid))
     return MibSearch(out, split, rejected)
 
 

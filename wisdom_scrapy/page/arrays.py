@@ -215,3 +215,35 @@ def event_stream(
     )
     lengths = np.concatenate([np.zeros(2 * n, np.int64), plen])
     return nodes[order], kinds[order], lengths[order]
+
+
+def first_piece_owner(
+    end_all: NDArray[np.intp],
+    el_pos: NDArray[np.intp],
+    ppos: NDArray[np.intp],
+    ptail: NDArray[np.bool_],
+    powner: NDArray[np.intp],
+    subtree_end: NDArray[np.integer],
+) -> NDArray[np.int64]:
+    """Per element: the owner of the first text piece of its sub-tree in the order of
+    :func:`event_stream` (``len(el_pos)`` when it has none), with one sort of the pieces
+    alone: that stream's order of the pieces is one integer key. A text follows its element's
+    open (``2p + 1``), a tail its element's close, before what opens there (``2 end[p]``),
+    the deeper close (the later position) first; so an element's first piece is the first
+    piece keyed at or after its own text's key, if its owner lies inside the element (its
+    node range ends at ``subtree_end``)."""
+    n, big = len(el_pos), len(end_all) + 1
+    owner = np.full(n, n, dtype=np.int64)
+    if not len(ppos) or not n:
+        return owner
+    ppos = np.asarray(ppos, dtype=np.int64)
+    at = np.where(ptail, 2 * np.asarray(end_all, dtype=np.int64)[ppos], 2 * ppos + 1)
+    key = at * big + np.where(ptail, big - 1 - ppos, 0)
+    order = np.argsort(key)
+    k = np.searchsorted(key[order], (2 * np.asarray(el_pos, dtype=np.int64) + 1) * big)
+    first = np.asarray(powner, dtype=np.int64)[order[np.minimum(k, len(order) - 1)]]
+    node = np.arange(n)
+    inside = (k < len(order)) & (first >= node)
+    inside &= first < subtree_end
+    owner[inside] = first[inside]
+    return owner

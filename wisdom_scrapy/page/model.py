@@ -88,6 +88,7 @@ from wisdom_scrapy.page.arrays import (
     csr_children,
     depths_from_ends,
     event_stream,
+    first_piece_owner,
     joined_nonspace_len,
     nearest_marked,
     parents_from_depths,
@@ -976,6 +977,14 @@ class PageModel:
         """
         return list(self._links)
 
+    @cached_property
+    def link_nodes(self) -> NDArray[np.int64]:
+        """The anchor node of each of :meth:`links`, in their order (read-only, computed
+        once: the site view, the template boxes and WISDOM's features all ask)."""
+        nodes = np.fromiter((link.node for link in self._links), np.int64, len(self._links))
+        nodes.flags.writeable = False
+        return nodes
+
     def document_events(self) -> tuple[NDArray[np.int64], NDArray[np.int8], NDArray[np.int64]]:
         """The page as one flat stream of events in document order: ``(node, kind, length)``
         arrays with kind 0 = the element ``node`` opens, 1 = it closes, 2 = a visible non-blank
@@ -993,6 +1002,15 @@ class PageModel:
         return event_stream(
             self._end_all, self._el_pos, self._piece_pos[keep], self._piece_tail[keep],
             self._piece_owner[keep], self._piece_len[keep])
+
+    def first_text_owner(self) -> NDArray[np.int64]:
+        """Per node: the node owning the first visible non-blank text piece of its sub-tree
+        in document order (:meth:`document_events`), ``n`` when it has none; one sort of the
+        pieces instead of the whole event stream's."""
+        keep = self._piece_len > 0
+        return first_piece_owner(self._end_all, self._el_pos, self._piece_pos[keep],
+                                 self._piece_tail[keep], self._piece_owner[keep],
+                                 self.subtree_end)  # fmt: skip
 
     # ---------------------------------------------------------------- title, paths
 
