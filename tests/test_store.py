@@ -704,3 +704,36 @@ def test_link_count_is_the_number_of_links_stored(store: TermStore) -> None:
     store.add_page(SITE, "u2", {"y": 1}, [("https://example.org/c", "C")])
     assert store.link_count(SITE) == 3 == sum(len(v) for v in store.links(SITE).values())
     assert store.link_count("other.example") == 0
+
+
+def _pairwise_digest(counts: Mapping[str, int], links: Sequence[tuple[str, str]]) -> bytes:
+    """The digest as first written: the (term, count) pairs sorted as pairs."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for term, n in sorted(counts.items()):
+        h.update(f"{term}\x00{n}\x01".encode())
+    h.update(b"\x02")
+    for url, text in links:
+        h.update(f"{url}\x00{text}\x01".encode())
+    return h.digest()
+
+
+_TERMS = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(counts=st.dictionaries(_TERMS, st.integers(-3, 50), max_size=20),
+       links=st.lists(st.tuples(_TERMS, _TERMS), max_size=5))  # fmt: skip
+def test_page_digest_and_kept_terms_match_the_pairwise_reading(
+    counts: dict[str, int], links: list[tuple[str, str]]
+) -> None:
+    """Sorting the terms alone gives the digest of the pairs sorted (stored digests stay valid,
+    non-ASCII terms and counts of 0 or below included); the kept terms are those above 0, in
+    order, with their counts."""
+    from wisdom_scrapy.store.base import page_digest, positive_counts
+
+    assert page_digest(counts, links) == _pairwise_digest(counts, links)
+    terms, tfs = positive_counts(counts)
+    assert terms == [t for t, n in counts.items() if n > 0]
+    assert tfs.dtype == np.int64 and tfs.tolist() == [counts[t] for t in terms]

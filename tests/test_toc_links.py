@@ -20,6 +20,7 @@ from wisdom_scrapy.analysis.page_analysis import (
 )
 from wisdom_scrapy.engine.waits import _toc_links
 from wisdom_scrapy.engine.writes import feed_model
+from wisdom_scrapy.items import xml_safe, xml_safe_strings
 from wisdom_scrapy.mining.lamis import link_weights
 from wisdom_scrapy.mining.listing import list_entries
 from wisdom_scrapy.page.model import PageModel
@@ -185,19 +186,35 @@ def test_toc_link_weights_and_blocks_are_each_links_own() -> None:
             continue
         tocs += 1
         # the page's TOC links, then again in reverse (texts repeat) and links of its menus
-        chosen = analysis._toc_links = [*analysis.toc_anchor_links,
+        # and two holding characters XML forbids (one text repeated clean)
+        first, at = analysis.toc_anchor_links[0], len(analysis.toc_anchor_links)
+        stray = [first._replace(url=first.url + "\x0b", text=first.text + "\x01\uffff"),
+                 first._replace(text="\x08" + first.text)]
+        chosen = analysis._toc_links = [*analysis.toc_anchor_links, *stray,
                                          *analysis.toc_anchor_links[::-1], *model.links()[:3]]
         # and TOC blocks (out of document order) around two of them
         analysis.blocks += [Block("toc", chosen[2].node, ""), Block("toc", chosen[0].node, "")]
         toc = [(k, b.node) for k, b in enumerate(analysis.blocks) if b.kind == "toc"]
-        want = [
+        want = xml_safe([
             {"url": link.url, "text": link.text,
              "weight": round(float(link_weights([extract_terms(link.text)], snapshot)[0]), 6),
              "block": next((k for k, node in toc
                             if node <= link.node < model.subtree_end[node]), None)}
             for link in chosen
-        ]  # fmt: skip
+        ])  # fmt: skip
         assert {d["block"] for d in want} > {None}
+        # the stray links: clean in the item
+        assert [(d["url"], d["text"]) for d in want[at : at + 2]] == [(first.url, first.text)] * 2
         assert _toc_links(analysis, model, snapshot) == want
         assert [d["weight"] for d in _toc_links(analysis, model, None)] == [0.0] * len(chosen)
     assert tocs
+
+
+@pytest.mark.parametrize("values", [
+    [], [""], ["plain", "text"], ["a\x00b", "clean", "\ufffe", "tab\tand\nnewline\r"],
+    ["\x0b\x0c", "\x1f"], ["only one stray\x0e"],
+])  # fmt: skip
+def test_xml_safe_strings_is_xml_safe_of_each(values: list[str]) -> None:
+    """One search of the strings joined finds a forbidden character exactly where a search of
+    each would (tab, newlines and others kept)."""
+    assert xml_safe_strings(values) == [xml_safe(v) for v in values]

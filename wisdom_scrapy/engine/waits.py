@@ -69,6 +69,7 @@ from wisdom_scrapy.items import (
     TocItem,
     feature_records,
     xml_safe,
+    xml_safe_strings,
 )
 from wisdom_scrapy.mining.fields import SiteTitles, article_fields
 from wisdom_scrapy.mining.lamis import link_weights
@@ -573,7 +574,7 @@ def items_from_analysis(
         return TocItem(
             url=url,
             title=xml_safe(analysis.title),
-            links=xml_safe(_toc_links(analysis, model, snapshot)),
+            links=_toc_links(analysis, model, snapshot),
             page_turns=xml_safe(analysis.page_turn_urls),
             blocks=blocks,
             entropy=entropy,
@@ -588,7 +589,9 @@ def _toc_links(
 ) -> list[dict[str, Any]]:
     """The page's TOC links (:attr:`PageAnalysis.toc_anchor_links`: a list's entry titles, or
     the TOC blocks' links), each with its LAMIS weight and the index in ``analysis.blocks`` of
-    the TOC block it lies in (None for an entry the list analysis found outside them)."""
+    the TOC block it lies in (None for an entry the list analysis found outside them); their
+    URLs and texts XML-safe (:func:`~wisdom_scrapy.items.xml_safe_strings`: each distinct
+    text once, all in a few searches, where the item's walk searched each string alone)."""
     chosen = analysis.toc_anchor_links
     blocks = _toc_blocks(analysis, model, [link.node for link in chosen])
     # LAMIS α = 1 − E(link): a link's weight is its anchor text's (its terms' mean entropy),
@@ -599,9 +602,11 @@ def _toc_links(
     else:  # all anchors in one look-up
         alpha = link_weights([extract_terms(text) for text in texts], snapshot)
         weight = dict(zip(texts, [round(w, 6) for w in alpha.tolist()], strict=True))
+    urls = xml_safe_strings([link.url for link in chosen])
+    safe_text = dict(zip(texts, xml_safe_strings(list(texts)), strict=True))
     return [
-        {"url": link.url, "text": link.text, "weight": weight[link.text], "block": block}
-        for link, block in zip(chosen, blocks, strict=True)
+        {"url": url, "text": safe_text[link.text], "weight": weight[link.text], "block": block}
+        for url, link, block in zip(urls, chosen, blocks, strict=True)
     ]
 
 

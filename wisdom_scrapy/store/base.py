@@ -37,7 +37,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from itertools import count
+from itertools import compress, count
 from typing import NamedTuple, cast
 from urllib.parse import urlsplit, urlunsplit
 
@@ -61,6 +61,7 @@ __all__ = [
     "entropy_numerators",
     "entropy_of_numerators",
     "page_digest",
+    "positive_counts",
     "redact_uri",
 ]
 
@@ -132,14 +133,27 @@ def tf_log_tf(counts: np.ndarray) -> np.ndarray:
 
 
 def page_digest(counts: Mapping[str, int], links: Sequence[tuple[str, str]] = ()) -> bytes:
-    """16-byte digest of a page's term counts and out-links, independent of their order."""
+    """16-byte digest of a page's term counts (in any order) and out-links.
+
+    The terms are sorted alone, each count read after: the order of the (term, count) pairs
+    sorted, since no term repeats, for a sort of strings, the costlier half of the digest,
+    where one of tuples compared them a pair at a time."""
     h = hashlib.blake2b(digest_size=16)
-    for term, n in sorted(counts.items()):
-        h.update(f"{term}\x00{n}\x01".encode())
+    for term in sorted(counts):
+        h.update(f"{term}\x00{counts[term]}\x01".encode())
     h.update(b"\x02")
     for url, text in links:
         h.update(f"{url}\x00{text}\x01".encode())
     return h.digest()
+
+
+def positive_counts(counts: Mapping[str, int]) -> tuple[list[str], np.ndarray]:
+    """The terms of ``counts`` with a count above 0, in its order, and those counts (int64):
+    what a store adds of a page. Read as one array and one C-level filter, where a look-up a
+    term cost a store's write as much again."""
+    tfs = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+    kept = tfs > 0
+    return list(compress(counts, kept.tolist())), tfs[kept]
 
 
 def encode_record(ids: np.ndarray, tfs: np.ndarray) -> bytes:

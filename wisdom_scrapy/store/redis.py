@@ -86,6 +86,7 @@ from wisdom_scrapy.store.base import (
     encode_links,
     entropy_from_sums,
     page_digest,
+    positive_counts,
     redact_uri,
     tf_log_tf,
 )
@@ -458,8 +459,7 @@ class RedisStore(TermStore):
         links: Sequence[tuple[str, str]] = (),
     ) -> bool:
         digest = page_digest(counts, links)
-        terms = [t for t, n in counts.items() if n > 0]
-        tfs = np.fromiter((counts[t] for t in terms), dtype=np.int64, count=len(terms))
+        terms, tfs = positive_counts(counts)
         s = tf_log_tf(tfs)
         k = self._keys(site)
         keys = [k["ids"], k["tf"], k["s"], k["pages"], k["links"], k["meta"]]

@@ -34,6 +34,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from itertools import filterfalse
 from pathlib import Path
 from urllib.parse import parse_qsl
 
@@ -51,6 +52,7 @@ from wisdom_scrapy.store.base import (
     encode_links,
     encode_record,
     page_digest,
+    positive_counts,
     tf_log_tf,
 )
 
@@ -351,7 +353,7 @@ class SQLiteStore(TermStore):
     def _ids(self, db: sqlite3.Connection, sid: int, terms: Sequence[str]) -> np.ndarray:
         """Term ids of ``terms`` (creating the missing ones) in order."""
         cache = self._site_term_ids(sid)
-        missing = [t for t in terms if t not in cache]
+        missing = list(filterfalse(cache.__contains__, terms))
         self._make_room(sid, len(missing))
         if len(cache) + len(missing) > _TERM_ID_CACHE:  # the site alone: its cache starts over
             self._cached_ids -= len(cache)
@@ -373,7 +375,7 @@ class SQLiteStore(TermStore):
                     )
                 )
             self._cached_ids += len(cache) - before
-        return np.fromiter((cache[t] for t in terms), dtype=np.int64, count=len(terms))
+        return np.fromiter(map(cache.__getitem__, terms), dtype=np.int64, count=len(terms))
 
     def _site_term_ids(self, sid: int) -> dict[str, int]:
         """Site ``sid``'s term-id cache, now the most recently used."""
@@ -397,8 +399,7 @@ class SQLiteStore(TermStore):
         links: Sequence[tuple[str, str]] = (),
     ) -> bool:
         digest = page_digest(counts, links)
-        terms = [t for t, n in counts.items() if n > 0]
-        tfs = np.fromiter((counts[t] for t in terms), dtype=np.int64, count=len(terms))
+        terms, tfs = positive_counts(counts)
         with self._transaction() as db:
             sid = self._site_id(db, site, create=True)
             old = db.execute(
