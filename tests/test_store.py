@@ -737,3 +737,12 @@ def test_page_digest_and_kept_terms_match_the_pairwise_reading(
     terms, tfs = positive_counts(counts)
     assert terms == [t for t, n in counts.items() if n > 0]
     assert tfs.dtype == np.int64 and tfs.tolist() == [counts[t] for t in terms]
+
+
+def test_kept_terms_compare_counts_as_given() -> None:
+    """A count that is a fraction or past int64 is kept or dropped as ``n > 0`` decides (the
+    memory store's term-by-term filter), not after a conversion to int64."""
+    from wisdom_scrapy.store.base import positive_counts
+
+    terms, tfs = positive_counts({"half": 0.5, "huge": -(2**70), "two": 2, "zero": 0})
+    assert terms == ["half", "two"] and tfs.tolist() == [0, 2]

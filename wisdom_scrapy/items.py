@@ -69,14 +69,15 @@ def xml_safe(value: Any) -> Any:
     return value
 
 
-
 def xml_safe_strings(values: list[str]) -> list[str]:
     """:func:`xml_safe` of each of ``values``: one search of them all joined (a forbidden
     character is one code point, so the join holds one exactly where a string does), each
-    string cleaned only then, where a search a string cost a TOC's hundreds of links more."""
+    string cleaned only then, where a search a string cost a TOC's hundreds of links more.
+    Returns ``values`` itself when none needs cleaning (callers give a fresh list)."""
     if not _NOT_XML.search("".join(values)):
         return values
     return [xml_safe(value) for value in values]
+
 
 @dataclass(init=False)
 class PageItem:

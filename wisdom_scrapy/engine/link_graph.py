@@ -192,6 +192,7 @@ def shingles(term_ids: NDArray[np.integer[Any]]) -> NDArray[np.int64]:
     h ^= h >> np.uint64(29)
     h *= _MIX
     h ^= h >> np.uint64(32)
+    # sorted as int64 too, as :func:`_copied_amounts` needs: the kept hashes are below 2**61
     return np.unique(h[(h >> _SAMPLE_BITS) == 0]).view(np.int64)
 
 
@@ -674,7 +675,9 @@ def _copied_amounts(
     mine: NDArray[np.int64], weights: NDArray[np.float64], pool: list[NDArray[np.int64]]
 ) -> NDArray[np.float64]:
     """Per target of ``pool`` (each its sorted shingles): the weight of the page's shingles
-    ``mine`` (sorted, distinct; ``weights`` theirs) it is the first target to hold.
+    ``mine`` (sorted, distinct; ``weights`` theirs) it is the first target to hold. ``mine``
+    must be sorted and distinct as int64 (:func:`shingles` makes them so): a repeated shingle
+    would be counted once.
 
     The targets' shingles are looked up in ``mine`` (sorted already) rather than sorted
     together to look ``mine`` up in them: a page is a few hundred shingles, its targets

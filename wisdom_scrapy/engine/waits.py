@@ -736,6 +736,7 @@ class Extractor:
         repetition.page_blocks`, computed when not given), and which pending TOC pages it
         completes: :meth:`finish_completed` analyses them."""
         self.terms.add(url, model.vocab, owner=model)
+        self._targets.fetched(url)  # with the term index, whatever fails below
         state = self._state(site, fetched=url)
         prints = page_blocks(model) if blocks is None else blocks
         self._count_blocks(state, url, prints)
@@ -743,7 +744,6 @@ class Extractor:
             self._fetched_blocks[url] = (id(model), prints)
             while len(self._fetched_blocks) > _FETCHED_BLOCKS:
                 self._fetched_blocks.popitem(last=False)
-        self._targets.fetched(url)
         for page in state.pending_tocs:
             assert page.targets is not None
             if (not page.completed and url in page.targets.all
@@ -884,12 +884,11 @@ class Extractor:
             ready: list[WaitingPage] = []
             for state in self._all_waits():
                 ready += state.held
-                ready += state.pending_tocs
-                state.held, state.pending_tocs = [], []
+                state.held = []
+                for page in list(state.pending_tocs):  # each as any page leaves pending
+                    self._unpend(state, page)
+                    ready.append(page)
             for page in ready:
-                if page.targets is not None:
-                    self._targets.leave(page.targets)
-                page.targets = None
                 self._ready(page)
             self._forget_completed()
             return ready

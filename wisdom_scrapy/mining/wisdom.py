@@ -456,7 +456,6 @@ def anchor_precision(
     target_terms: TargetTerms | None,
     *,
     n_pages: int,
-    links: tuple[NDArray[np.int64], list[str]] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     """API of every anchor node (§3.1.2) and whether it is known (its target was fetched).
 
@@ -464,16 +463,16 @@ def anchor_precision(
     page's terms, or None when that page has not been fetched. API = Σ 1/max(EN(t), floor) over
     the distinct terms t of the anchor text found in the target's terms (floor:
     :func:`entropy_floor`). Non-anchor nodes and anchors without a crawlable target (fragment
-    links, mailto:, javascript: …) have API 0 and are not known. ``links``: the page's
-    :func:`link_targets`, if already computed. The (anchor, term) pairs are gathered for all
-    anchors at once; only the look-up of each distinct pair in its target's terms is Python.
+    links, mailto:, javascript: …) have API 0 and are not known. The (anchor, term) pairs are
+    gathered for all anchors at once; only the look-up of each distinct pair in its target's
+    terms is Python.
     """
     n = model.n
     api = np.zeros(n, dtype=np.float64)
     known = np.zeros(n, dtype=bool)
     if target_terms is None or n == 0:
         return api, known
-    nodes, urls = links if links is not None else link_targets(model)
+    nodes, urls = link_targets(model)
     cache: dict[str, Collection[str] | None] = {}
     targets: list[Collection[str]] = []
     keep: list[int] = []
@@ -549,13 +548,15 @@ def _pairs_held(
 def link_targets(model: PageModel) -> tuple[NDArray[np.int64], list[str]]:
     """The anchor nodes that link to another page and their target URLs, from
     :meth:`PageModel.links` (one definition of a page's links, shared with the store's feed,
-    which has computed them on the model already when the crawl pipeline analyses a page)."""
+    which has computed them on the model already when the crawl pipeline analyses a page).
+    The nodes are the model's own read-only array (:attr:`PageModel.link_nodes`)."""
     return model.link_nodes, [lk.url for lk in model.links()]
 
 
 def link_anchors(model: PageModel) -> NDArray[np.int64]:
     """The anchor nodes that link to another page (:func:`link_targets`). LAMIS's link entropy
-    is a property of links between pages, so in-page "#" anchors take no part in it."""
+    is a property of links between pages, so in-page "#" anchors take no part in it. The
+    model's own read-only array (:attr:`PageModel.link_nodes`)."""
     return model.link_nodes
 
 
@@ -581,7 +582,8 @@ class NodeFeatures:
     CII, the API aggregates, the link-entropy sums and the context terms are computed when
     first asked: a page's article search reads no link entropy, its TOC search no CII, and
     each column of the information coverage tree is its own running sum, so computing them
-    apart gives the same numbers.
+    apart gives the same numbers. So ``weight``, ``api`` and ``api_known`` are read when a
+    search first asks, not at construction: they must not be changed in place after it.
     """
 
     model: PageModel

@@ -37,7 +37,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from itertools import compress, count
+from itertools import compress, count, repeat
+from operator import lt
 from typing import NamedTuple, cast
 from urllib.parse import urlsplit, urlunsplit
 
@@ -149,11 +150,13 @@ def page_digest(counts: Mapping[str, int], links: Sequence[tuple[str, str]] = ()
 
 def positive_counts(counts: Mapping[str, int]) -> tuple[list[str], np.ndarray]:
     """The terms of ``counts`` with a count above 0, in its order, and those counts (int64):
-    what a store adds of a page. Read as one array and one C-level filter, where a look-up a
-    term cost a store's write as much again."""
-    tfs = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
-    kept = tfs > 0
-    return list(compress(counts, kept.tolist())), tfs[kept]
+    what a store adds of a page. One C-level filter, where a look-up a term cost a store's
+    write as much again. The counts are compared as given, before any conversion, so that a
+    count the int64 array cannot hold or a fraction is kept or dropped as a term-by-term
+    ``n > 0`` (the memory store's) would."""
+    kept = list(map(lt, repeat(0), counts.values()))
+    terms = list(compress(counts, kept))
+    return terms, np.fromiter(compress(counts.values(), kept), dtype=np.int64, count=len(terms))
 
 
 def encode_record(ids: np.ndarray, tfs: np.ndarray) -> bytes:
