@@ -116,7 +116,6 @@ from wisdom_scrapy.page.tags import (
 )
 from wisdom_scrapy.page.terms import stable_hash
 from wisdom_scrapy.page.text import (
-    VECTOR_MIN_POSITIONS,
     TextArrays,
     TextWalk,
     flat_text,
@@ -845,8 +844,7 @@ class PageModel:
         excluded = self._exclude_positions(exclude) or ()
         if self._skip_pos[p0] or p0 in excluded:
             return ""
-        large = self._end_list[p0] - p0 >= VECTOR_MIN_POSITIONS
-        return text_in(self._text_walk, p0, excluded, self._text_arrays if large else None)
+        return text_in(self._text_walk, p0, excluded, lambda: self._text_arrays)
 
     def html_of(
         self, node: int = 0, *, exclude: Iterable[int] | NDArray[np.bool_] | None = None

@@ -53,14 +53,16 @@ VECTOR_MIN_POSITIONS = 256
 
 
 def text_in(
-    walk: TextWalk, p0: int, excluded: set[int] | tuple[()], arrays: TextArrays | None = None
+    walk: TextWalk, p0: int, excluded: set[int] | tuple[()],
+    arrays: Callable[[], TextArrays] | None = None,
 ) -> str:
     """Readable text of the subtree at position ``p0`` (neither skipped nor ``excluded``):
     its pieces and separation events, in document order, joined by :func:`_assemble`. An
-    excluded or skipped subtree's tail is kept. With ``arrays``, a subtree of at least
+    excluded or skipped subtree's tail is kept. With ``arrays`` (called only then, so a page
+    that asks for small subtrees alone never builds them), a subtree of at least
     :data:`VECTOR_MIN_POSITIONS` positions is ordered by :func:`_subtree_events`."""
     if arrays is not None and walk.end[p0] - p0 >= VECTOR_MIN_POSITIONS:
-        return _assemble(_subtree_events(walk, arrays, p0, excluded))
+        return _assemble(_subtree_events(walk, arrays(), p0, excluded))
     return _assemble(_walked_events(walk, p0, excluded))
 
 
