@@ -18,7 +18,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -44,9 +44,13 @@ from wisdom_scrapy.engine.link_graph import (
 )
 from wisdom_scrapy.items import PageItem
 from wisdom_scrapy.page.model import PageModel
+from wisdom_scrapy.page.terms import stable_hash
 from wisdom_scrapy.settings import SettingsError, WisdomSettings
 from wisdom_scrapy.store import open_store
 from wisdom_scrapy.store.counts import KeyValues
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -203,6 +207,29 @@ def test_slot_hash_is_the_position_free_tag_path() -> None:
     assert ha[0] == ha[1] == hb[0]  # html/body/ul/li/a, whatever the item's position
     assert ha[2] != ha[0]  # html/body/div/a
     assert slot_hashes(a, np.zeros(0, dtype=np.int64)).shape == (0,)
+
+
+def _slot_hashes_level_by_level(model: PageModel) -> NDArray[np.int64]:
+    """The reference of :func:`slot_hashes`: every node's path hash, its parent's first, in
+    Python integers wrapped to 64 bits."""
+    h = [0] * model.n
+    for node in np.argsort(model.depth, kind="stable").tolist():
+        p = int(model.parent[node])
+        code = stable_hash(model.tag_names[model.tag_id[node]]) & (2**64 - 1)
+        h[node] = ((h[p] * 0x9E3779B97F4A7C15 if p >= 0 else 0) + code) & (2**64 - 1)
+    return np.array(h, dtype=np.uint64).view(np.int64)
+
+
+def test_slot_hashes_walked_up_from_the_links_are_the_paths_hashed_from_the_root() -> None:
+    """:func:`slot_hashes` sums each link's ancestors' codes walking up from the links: the
+    hash of every node's path made root first, on the vendored Sphinx pages (any node asked,
+    in any order, repeated)."""
+    pages = sorted((Path(__file__).parent / "fixtures" / "pydoc").glob("*.html"))
+    for page in pages:
+        model = PageModel.from_html(page.read_bytes(), "http://docs.test/" + page.name)
+        want = _slot_hashes_level_by_level(model)
+        nodes = np.concatenate([model.link_nodes, np.arange(model.n)[::-1], [0, 0]])
+        assert slot_hashes(model, nodes).tolist() == want[nodes].tolist()
 
 
 def test_template_links_from_the_sites_own_statistics() -> None:
