@@ -253,6 +253,22 @@ def slot_hashes(model: PageModel, nodes: NDArray[np.integer[Any]]) -> NDArray[np
     return h.view(np.int64)
 
 
+def _page_terms(vocab: Sequence[str], local_to_site: NDArray[np.int32],
+                local_ids: NDArray[np.integer[Any]]) -> tuple[NDArray[np.uint32], list[str]]:
+    """A record's terms as :meth:`SiteRecorder.encode` numbers them, from the page's own term
+    ids (``local_ids``: its anchor terms then its content terms, each an index of ``vocab``,
+    the page's vocabulary, whose crawl ids are ``local_to_site``, all distinct): the place of
+    each among the distinct ones in crawl-id order, and their strings. Marked by page id, where
+    ``np.unique`` sorted every occurrence and each string's page id was searched for."""
+    used = np.zeros(len(local_to_site), dtype=bool)
+    used[local_ids] = True
+    kept = np.flatnonzero(used)
+    kept = kept[np.argsort(local_to_site[kept])]
+    place = np.empty(len(local_to_site), dtype="<u4")
+    place[kept] = np.arange(len(kept), dtype="<u4")
+    return place[local_ids], [vocab[i] for i in kept.tolist()]
+
+
 def _compact(counts: NDArray[np.integer[Any]]) -> NDArray[np.unsignedinteger[Any]]:
     """Non-negative ``counts`` in the smallest unsigned type that holds them (same values)."""
     top = int(counts.max()) if len(counts) else 0
@@ -327,14 +343,15 @@ class SiteRecorder:
     def observe_encoded(self, url: str, model: PageModel) -> tuple[PageLinks, bytes]:
         """:meth:`observe` and the record's :meth:`encode`, its strings taken from the page
         (its links' URLs, its vocabulary) rather than read back from the tables."""
-        record, urls, term_strings = self._observe(url, model)
-        return record, self._encode(record, urls, term_strings)
+        record, urls, terms = self._observe(url, model)
+        return record, self._encode(record, urls, *terms())
 
     def _observe(
         self, url: str, model: PageModel
-    ) -> tuple[PageLinks, list[str], Callable[[NDArray[np.int32]], list[str]]]:
-        """The page's record (recorded), its links' URLs, and the strings of any sorted ids of
-        its terms (each a term of the page) from its own vocabulary."""
+    ) -> tuple[PageLinks, list[str], Callable[[], tuple[NDArray[np.uint32], list[str]]]]:
+        """The page's record (recorded), its links' URLs, and a way to its terms as
+        :meth:`_encode` takes them, from the page's own ids and vocabulary
+        (:func:`_page_terms`)."""
         links = model.links()
         n_links = len(links)
         urls, texts, node_list = zip(*links, strict=True) if links else ((), (), ())
@@ -371,14 +388,8 @@ class SiteRecorder:
             shingles=shingles(term_hashes[outside] if len(outside) else outside),
         )
         self._register(record)
-        vocab = model.vocab
-
-        def term_strings(ids: NDArray[np.int32]) -> list[str]:
-            by_id = np.argsort(local_to_site)  # the page's terms in id order (ids distinct)
-            local = by_id[np.searchsorted(local_to_site, ids, sorter=by_id)]
-            return [vocab[i] for i in local.tolist()]
-
-        return record, list(urls), term_strings
+        return record, list(urls), lambda: _page_terms(
+            model.vocab, local_to_site, np.concatenate([anchor_local, present]))
 
     def _url_ids(self, urls: Sequence[str]) -> NDArray[np.int32]:
         """:attr:`urls`' ids of ``urls``, each distinct URL looked up once (a page links to
@@ -443,20 +454,20 @@ class SiteRecorder:
     def encode(self, record: PageLinks) -> bytes:
         """``record`` in the store's form (:data:`RECORD_KIND`): URLs and terms as strings
         (this recorder's ids mean nothing to another process), hashes as they are (stable)."""
-        return self._encode(record, self.urls.strings(record.url_id.tolist()),
-                            lambda ids: self.vocab.strings(ids.tolist()))  # fmt: skip
-
-    def _encode(self, record: PageLinks, urls: list[str],
-                term_strings: Callable[[NDArray[np.int32]], list[str]]) -> bytes:
-        """:meth:`encode` with the strings of the record's URL ids (``urls``) and a way to the
-        strings of its sorted term ids."""
-        k = len(record.term_ids)
         used, local = np.unique(np.concatenate([record.term_ids, record.content_ids]),
                                 return_inverse=True)
-        local = local.astype("<u4")
+        return self._encode(record, self.urls.strings(record.url_id.tolist()),
+                            local.astype("<u4"), self.vocab.strings(used.tolist()))
+
+    def _encode(self, record: PageLinks, urls: list[str], local: NDArray[np.uint32],
+                terms: list[str]) -> bytes:
+        """:meth:`encode` with the strings of the record's URL ids (``urls``), and its terms:
+        the strings of its distinct term ids in id order (``terms``) and the place among them
+        of each of its anchor then content term ids (``local``)."""
+        k = len(record.term_ids)
         parts = [
             *_pack_strings(urls),
-            *_pack_strings(term_strings(used)),
+            *_pack_strings(terms),
             record.slot.astype("<i8").tobytes(),
             record.text_key.astype("<i8").tobytes(),
             record.url_key.astype("<i8").tobytes(),
