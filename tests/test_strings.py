@@ -60,6 +60,37 @@ def test_ids_follow_first_sight_like_a_list_and_a_dict(seed: int) -> None:
     assert len(table) == len(names)  # looking up added nothing
 
 
+def _one_by_one(batches: list[list[str]]) -> tuple[StringTable, StringTable]:
+    """(a table given the batches by ``ids``, one given each string by ``id``), the second
+    comparing with the first after each batch: the same ids, bytes and look-ups."""
+    at_once, apart = StringTable(), StringTable()
+    for batch in batches:
+        assert at_once.ids(batch).tolist() == [apart.id(s) for s in batch]
+        assert (bytes(at_once._blob), at_once._offsets) == (bytes(apart._blob), apart._offsets)
+        assert at_once.lookup(batch).tolist() == apart.lookup(batch).tolist()
+        assert len(at_once) == len(apart) and at_once.collisions == apart.collisions
+    return at_once, apart
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_new_strings_of_a_batch_are_added_at_once_as_one_by_one(seed: int) -> None:
+    """``ids`` adds a batch's new strings at once when each is listed once and free to go
+    under its own key (a page's vocabulary, its distinct link URLs): the ids, bytes and
+    look-ups of adding them one by one, past the index's merges, non-ASCII strings
+    included; batches with repeats take the one-by-one way."""
+    rng = random.Random(seed)
+    batches, known = [], ["entropie"]
+    for n in range(80):
+        fresh = [f"{word}{n}" for word in _words(rng, rng.choice([1, 7, 300]))]
+        batch = list(dict.fromkeys(fresh + rng.sample(known, min(len(known), 20))))
+        rng.shuffle(batch)
+        if n % 4 == 3:  # a repeat: one by one
+            batch.append(batch[0])
+        batches.append(batch)
+        known += fresh
+    _one_by_one(batches)
+
+
 def test_unknown_strings_are_not_added_by_lookups() -> None:
     table = StringTable()
     table.ids(["a", "b"])
@@ -332,6 +363,16 @@ def test_a_table_gives_colliding_strings_two_ids(colliding: tuple[str, str]) -> 
     values = StringValues([first, second], [1.0, 2.0])
     assert values[first] == 1.0 and values[second] == 2.0
     assert values.values_of([second, first]).tolist() == [2.0, 1.0]
+
+
+def test_strings_added_at_once_keep_colliding_ones_apart(colliding: tuple[str, str]) -> None:
+    """A batch whose new strings share a key, or whose new string's key is a known string's,
+    is added one by one: each colliding string takes its probe key, as ``id`` gives it."""
+    first, second = colliding
+    at_once, _ = _one_by_one([["x", first, "y", second], ["z"]])
+    assert at_once.collisions == 1 and at_once.get(second) == 3
+    at_once, _ = _one_by_one([[first, "x"], ["y", second, "z"]])
+    assert at_once.collisions == 1 and at_once.lookup([second, first]).tolist() == [3, 0]
 
 
 def test_hash_only_tables_tell_colliding_strings_apart(colliding: tuple[str, str]) -> None:

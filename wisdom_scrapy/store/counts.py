@@ -77,6 +77,12 @@ class KeyValues:
         self._recent[key] = value
         self._merge_if_due()
 
+    def put_many(self, keys: list[int], values: list[int]) -> None:
+        """:meth:`put` of each of ``keys`` (distinct, none with a value yet) in one dict
+        update: the same look-ups after, merged at most once."""
+        self._recent.update(zip(keys, values, strict=True))
+        self._merge_if_due()
+
     def set(self, key: int, value: int) -> None:
         """Give ``key`` its ``value``, whether it had one or not."""
         at = int(self._keys.searchsorted(key))

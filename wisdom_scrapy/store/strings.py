@@ -200,15 +200,43 @@ class StringTable(Sequence[str]):
 
     def lookup(self, strings: Sequence[str]) -> NDArray[np.int32]:
         """The ids of ``strings`` in order, -1 for strings never given one."""
-        return self._compared(strings, _keys(strings))
+        keys = _keys(strings)
+        return self._compared(strings, keys, self._lookup(keys))
 
     def ids(self, strings: Iterable[str]) -> NDArray[np.int32]:
         """The ids of ``strings`` in order, new strings added."""
         listed = strings if isinstance(strings, Sequence) else list(strings)
-        out = self._compared(listed, _keys(listed))
-        for k in np.flatnonzero(out < 0).tolist():  # a string listed twice: added by the first
-            out[k] = self.id(listed[k])
+        keys = _keys(listed)
+        under_key = self._lookup(keys)
+        out = self._compared(listed, keys, under_key.copy())
+        new = np.flatnonzero(out < 0)
+        if len(new) and not self._add_all(listed, keys, under_key, new, out):
+            for k in new.tolist():  # a string listed twice: added by the first
+                out[k] = self.id(listed[k])
         return out
+
+    def _add_all(self, strings: Sequence[str], keys: NDArray[np.int64],
+                 under_key: NDArray[np.int32], new: NDArray[np.intp],
+                 out: NDArray[np.int32]) -> bool:
+        """Add the new ``strings[new]`` at once, their ids into ``out``, when they go under
+        their own keys, as :meth:`id` one by one would put them: each key free (nothing
+        ``under_key``) and taken by one string only. Whether they were added (else nothing
+        is: a string listed twice, or keys that collide, take :meth:`id`'s way). A page
+        brings tens of new terms and URLs, each of which cost a look-up and a put."""
+        adding = [strings[k] for k in new.tolist()]
+        new_keys = keys[new]
+        if ((under_key[new] >= 0).any() or len(set(adding)) < len(adding)
+                or len(np.unique(new_keys)) < len(new_keys)):
+            return False
+        first = len(self)
+        joined = "".join(adding).encode("utf-8", "surrogatepass")
+        ends = np.cumsum(utf8_sizes(adding, len(joined))) + len(self._blob)
+        self._blob += joined
+        self._offsets.extend(ends.tolist())
+        ids = np.arange(first, first + len(adding))
+        self._index.put_many(new_keys.tolist(), ids.tolist())
+        out[new] = ids
+        return True
 
     def owned_ids(self, owner: object, strings: Sequence[str]) -> NDArray[np.int32]:
         """:meth:`ids` of ``strings``, which ``owner`` holds for good (a page model's
@@ -225,10 +253,10 @@ class StringTable(Sequence[str]):
         self._owned[owner] = (strings, ids)
         return ids
 
-    def _compared(self, strings: Sequence[str], keys: NDArray[np.int64]) -> NDArray[np.int32]:
-        """The ids found under ``keys`` for ``strings``, each found one compared with its
-        string, a colliding one looked for along its probe sequence."""
-        out = self._lookup(keys)
+    def _compared(self, strings: Sequence[str], keys: NDArray[np.int64],
+                  out: NDArray[np.int32]) -> NDArray[np.int32]:
+        """The ids of ``strings``: ``out``, the ids found under their ``keys``, each compared
+        with its string, a colliding one looked for along its probe sequence (in place)."""
         found = np.flatnonzero(out >= 0)
         asked = [strings[k] for k in found.tolist()]
         if asked and not self._holds(out[found], asked):
