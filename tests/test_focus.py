@@ -522,6 +522,24 @@ def test_observed_and_encoded_at_once_equals_observe_then_encode() -> None:
     assert at_once.shingle_pages == apart.shingle_pages
 
 
+def test_record_content_terms_are_the_terms_outside_anchors() -> None:
+    """A record's content terms and their counts are the page's terms whose node is not in
+    an anchor, counted node by node (the reference reads each node's terms one at a time),
+    over the vendored Sphinx pages."""
+    recorder = SiteRecorder()
+    for page in sorted((Path(__file__).parent / "fixtures" / "pydoc").glob("*.html")):
+        model = PageModel.from_html(page.read_bytes(), "http://docs.test/" + page.name)
+        record = recorder.observe(model.url, model)
+        want: Counter[str] = Counter()
+        for node in range(model.n):
+            if not model.in_anchor[node]:
+                start, end = model.term_start[node], model.term_start[node + 1]
+                want.update(model.vocab[t] for t in model.term_ids[start:end].tolist())
+        got = dict(zip(recorder.vocab.strings(record.content_ids.tolist()),
+                       record.content_tf.tolist(), strict=True))
+        assert got == dict(want) and len(got) > 20
+
+
 def test_link_weights_look_each_distinct_term_up_once_as_every_occurrence() -> None:
     """A page's LAMIS link weights (its anchors' distinct terms looked up once) equal the
     weights of every anchor term occurrence looked up, on the vendored Sphinx pages."""

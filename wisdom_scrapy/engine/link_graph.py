@@ -370,8 +370,8 @@ class SiteRecorder:
         total = int(term_start[-1])
         within = np.arange(total) - np.repeat(term_start[:-1], lengths)
         anchor_local = model.term_ids[np.repeat(starts, lengths) + within]
-        owner = np.repeat(np.arange(model.n), np.diff(ts))
-        outside = model.term_ids[~model.in_anchor[owner]] if model.n else np.zeros(0, np.int32)
+        outside = (model.term_ids[np.repeat(~model.in_anchor, np.diff(ts))] if model.n
+                   else np.zeros(0, np.int32))  # each term's node's flag, repeated in place
         term_hashes = model.vocab_hashes
         tf = np.bincount(outside, minlength=len(local_to_site))
         present = np.flatnonzero(tf)
