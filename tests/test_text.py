@@ -67,3 +67,28 @@ def test_token_terms_of_words_met_in_crawls():
     for word in ["entropies", "python3", "utf8", "the", "a", "x", "running", "42", "Naïve",
                  "ｆｕｌｌ", "数据挖掘", "a" * 65]:
         assert token_terms(word) == tuple(extract_terms(word)), word
+
+
+def test_jieba_cache_read_whole_loads_what_jieba_loads(tmp_path):
+    """The fast load of jieba's dictionary cache gives the tokenizer jieba's own load gives it
+    (same words, counts and total, same cuts), and leaves a tokenizer without a cache alone."""
+    import jieba
+
+    from wisdom_scrapy.page.terms import _load_cached_dictionary
+
+    built = jieba.Tokenizer()
+    built.tmp_dir = str(tmp_path)
+    built.initialize()  # jieba's way: builds the dictionary, writes its cache, or loads it
+    fast = jieba.Tokenizer()
+    fast.tmp_dir = str(tmp_path)
+    _load_cached_dictionary(fast)
+    assert fast.initialized
+    assert fast.total == built.total
+    assert fast.FREQ == built.FREQ
+    text = "景太郎我们的网站结构信息挖掘，中文分词"
+    assert fast.lcut(text) == built.lcut(text)
+    empty = jieba.Tokenizer()
+    empty.tmp_dir = str(tmp_path / "no-cache")
+    _load_cached_dictionary(empty)
+    assert not empty.initialized
+    assert empty.FREQ == {}
