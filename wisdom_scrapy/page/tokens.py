@@ -88,12 +88,11 @@ def piece_tokens(pieces: Sequence[str], use: NDArray[np.bool_]) -> PieceTokens:
     non = use & ~is_ascii
     asc_idx = np.flatnonzero(asc)
     non_idx = np.flatnonzero(non)
-    # ASCII pieces: NUL-separated, translated (lower-case; non-alphanumerics → space), split
+    # ASCII pieces: joined by a spaced NUL (the table keeps both: no text of an lxml tree holds
+    # a NUL, so each NUL token is a separator), translated (lower-case; non-alphanumerics →
+    # space), split: two passes over the text
     tokens = (
-        "\x00".join(compress(pieces, asc))
-        .translate(_ASCII_TOKEN_TABLE)
-        .replace("\x00", " \x00 ")
-        .split()
+        " \x00 ".join(compress(pieces, asc)).translate(_ASCII_TOKEN_TABLE).split()
         if len(asc_idx)
         else []
     )
