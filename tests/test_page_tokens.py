@@ -86,3 +86,7 @@ def test_term_arrays_of_edge_cases_equal_the_reference(keep_numbers: bool) -> No
     )
     _assert_same(PageModel.from_html(page, "http://x/", keep_numbers=keep_numbers))
     _assert_same(PageModel.from_html("<p> </p><div></div>", "http://x/", keep_numbers=keep_numbers))
+    # a NUL in the markup: the parser drops it, so no piece holds the separator
+    nul = "<p>ab\x00cd ef</p><p>x\x00y é\x00</p>"
+    _assert_same(PageModel.from_html(nul, "http://x/", keep_numbers=keep_numbers))
+    assert not any("\x00" in piece for piece in PageModel.from_html(nul, "http://x/")._pieces)

@@ -67,3 +67,61 @@ def test_token_terms_of_words_met_in_crawls():
     for word in ["entropies", "python3", "utf8", "the", "a", "x", "running", "42", "Naïve",
                  "ｆｕｌｌ", "数据挖掘", "a" * 65]:
         assert token_terms(word) == tuple(extract_terms(word)), word
+
+
+def test_jieba_cache_read_whole_loads_what_jieba_loads(tmp_path):
+    """The fast load of jieba's dictionary cache gives the tokenizer jieba's own load gives it
+    (same words, counts and total, same cuts), and leaves a tokenizer without a cache alone."""
+    import jieba
+
+    from wisdom_scrapy.page.terms import _load_cached_dictionary
+
+    built = jieba.Tokenizer()
+    built.tmp_dir = str(tmp_path)
+    built.initialize()  # jieba's way: builds the dictionary, writes its cache, or loads it
+    fast = jieba.Tokenizer()
+    fast.tmp_dir = str(tmp_path)
+    _load_cached_dictionary(fast)
+    assert fast.initialized
+    assert fast.total == built.total
+    assert fast.FREQ == built.FREQ
+    text = "景太郎我们的网站结构信息挖掘，中文分词"
+    assert fast.lcut(text) == built.lcut(text)
+    empty = jieba.Tokenizer()
+    empty.tmp_dir = str(tmp_path / "no-cache")
+    _load_cached_dictionary(empty)
+    assert not empty.initialized
+    assert empty.FREQ == {}
+
+
+def test_jieba_imported_without_pkg_resources_reads_the_same_files_and_cuts_alike():
+    """jieba imported with ``pkg_resources`` hidden opens its data files by path: the bytes
+    ``pkg_resources`` gives, and the same cuts as the jieba imported the ordinary way."""
+    import sys
+
+    import jieba
+    import pkg_resources
+
+    from wisdom_scrapy.page.terms import _import_jieba, _load_cached_dictionary
+
+    ordinary = jieba
+    _load_cached_dictionary(ordinary.dt)
+    ordinary.initialize()
+    saved = {name: module for name, module in sys.modules.items()
+             if name in ("jieba", "pkg_resources") or name.startswith("jieba.")}
+    for name in saved:
+        del sys.modules[name]
+    try:
+        fresh = _import_jieba()
+        assert "pkg_resources" not in sys.modules
+        assert fresh is not ordinary
+        with fresh._compat.get_module_res("dict.txt") as by_path:
+            assert by_path.read() == pkg_resources.resource_string("jieba", "dict.txt")
+        _load_cached_dictionary(fresh.dt)
+        fresh.initialize()
+        text = "景太郎我们的网站结构信息挖掘，中文分词系统"
+        assert fresh.lcut(text) == ordinary.lcut(text)
+    finally:
+        for name in [n for n in sys.modules if n == "jieba" or n.startswith("jieba.")]:
+            del sys.modules[name]
+        sys.modules.update(saved)

@@ -88,12 +88,11 @@ def piece_tokens(pieces: Sequence[str], use: NDArray[np.bool_]) -> PieceTokens:
     non = use & ~is_ascii
     asc_idx = np.flatnonzero(asc)
     non_idx = np.flatnonzero(non)
-    # ASCII pieces: NUL-separated, translated (lower-case; non-alphanumerics → space), split
+    # ASCII pieces: joined by a spaced NUL (the table keeps both: no text of an lxml tree holds
+    # a NUL, so each NUL token is a separator), translated (lower-case; non-alphanumerics →
+    # space), split: two passes over the text
     tokens = (
-        "\x00".join(compress(pieces, asc))
-        .translate(_ASCII_TOKEN_TABLE)
-        .replace("\x00", " \x00 ")
-        .split()
+        " \x00 ".join(compress(pieces, asc)).translate(_ASCII_TOKEN_TABLE).split()
         if len(asc_idx)
         else []
     )
@@ -128,8 +127,10 @@ def _term_tokens(distinct: dict[str, int]) -> tuple[list[str], NDArray[np.bool_]
     kept out of the caches: it may be megabytes), and which were overlong. Only a token longer
     than :data:`~wisdom_scrapy.page.terms.MAX_TERM_CHARS` can be one: few are tested."""
     tokens = list(distinct)
-    lengths = np.fromiter(map(len, tokens), np.int64, len(tokens))
     overlong = np.zeros(len(tokens), bool)
+    if max(map(len, tokens), default=0) <= MAX_TERM_CHARS:  # most pages: no array of lengths
+        return tokens, overlong
+    lengths = np.fromiter(map(len, tokens), np.int64, len(tokens))
     for i in np.flatnonzero(lengths > MAX_TERM_CHARS).tolist():
         if is_overlong(tokens[i]):
             overlong[i] = True
@@ -152,7 +153,7 @@ def term_arrays(
     """
     occ, occ_piece = _occurrences(toks)
     tokens, overlong = _term_tokens(toks.distinct)
-    n_overlong = int(overlong[occ].sum())
+    n_overlong = int(overlong[occ].sum()) if overlong.any() else 0
     occ_owner = piece_owner[occ_piece]
     order = np.lexsort((occ_piece, occ_owner))
     occ = occ[order]
@@ -164,12 +165,30 @@ def term_arrays(
     flat_ids, vocab = _codes(flat_terms, len(flat_terms), np.int32)
     tt_start = np.zeros(len(tt_len) + 1, np.int64)
     np.cumsum(tt_len, out=tt_start[1:])
-    # expand every occurrence into its terms (order kept)
+    term_ids, term_owner = _expanded(occ, occ_owner, tt_len, tt_start, flat_ids)
+    term_start = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(term_owner, minlength=n), out=term_start[1:])
+    return list(vocab), term_ids, term_start, n_overlong
+
+
+def _expanded(
+    occ: NDArray[np.int64],
+    occ_owner: NDArray[np.intp],
+    tt_len: NDArray[np.int64],
+    tt_start: NDArray[np.int64],
+    flat_ids: NDArray[np.int32],
+) -> tuple[NDArray[np.int32], NDArray[np.intp]]:
+    """Every token occurrence expanded into its terms' ids (order kept), and each term's owner.
+
+    Only a Han run gives a token several terms: where no token has more than one (pages
+    without Chinese), an occurrence keeps its one term or, without any, is masked out; no
+    ``repeat``.
+    """
     occ_n = tt_len[occ]
+    if tt_len.max(initial=0) <= 1:
+        has_term = occ_n.astype(bool)
+        return flat_ids[tt_start[occ[has_term]]], occ_owner[has_term]
     total = int(occ_n.sum())
     occ_first = np.cumsum(occ_n) - occ_n
     within = np.arange(total) - np.repeat(occ_first, occ_n)
-    term_ids = flat_ids[np.repeat(tt_start[occ], occ_n) + within]
-    term_start = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(np.repeat(occ_owner, occ_n), minlength=n), out=term_start[1:])
-    return list(vocab), term_ids, term_start, n_overlong
+    return flat_ids[np.repeat(tt_start[occ], occ_n) + within], np.repeat(occ_owner, occ_n)
