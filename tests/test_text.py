@@ -92,6 +92,11 @@ def test_jieba_cache_read_whole_loads_what_jieba_loads(tmp_path):
     _load_cached_dictionary(empty)
     assert not empty.initialized
     assert empty.FREQ == {}
+    renamed = jieba.Tokenizer()  # a jieba whose fields are named otherwise: left to jieba
+    renamed.tmp_dir = str(tmp_path)
+    del renamed.cache_file
+    _load_cached_dictionary(renamed)
+    assert not renamed.initialized
 
 
 def test_jieba_imported_without_pkg_resources_reads_the_same_files_and_cuts_alike():

@@ -164,10 +164,16 @@ def _load_cached_dictionary(tokenizer: Any) -> None:
     0.47 s of CPU, where the same dict comes from the file's bytes in 0.17 s. Only the case
     jieba itself loads without a check is taken (the default dictionary, no other thread
     writing its cache, the cache file there and readable), with the same file and the same
-    fields set; otherwise the tokenizer is left as it is for ``initialize`` to load or build.
+    fields set; otherwise the tokenizer is left as it is for ``initialize`` to load or build
+    (also when a jieba release names these fields differently: the load is only a shortcut).
     """
     import jieba
 
+    names = ("lock", "initialized", "dictionary", "tmp_dir", "cache_file", "FREQ", "total")
+    if not all(hasattr(tokenizer, name) for name in names) or not (
+        hasattr(jieba, "DEFAULT_DICT") and hasattr(jieba, "DICT_WRITING")
+    ):
+        return
     with tokenizer.lock:
         if tokenizer.initialized or tokenizer.dictionary != jieba.DEFAULT_DICT:
             return
