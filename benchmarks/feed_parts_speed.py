@@ -6,7 +6,11 @@ as :mod:`benchmarks.fed_outputs` does; then each part is timed over all pages in
 
 * **links**: :func:`~wisdom_scrapy.page.links.resolve_links` of each page's anchors (the URLs
   only: anchor texts stubbed), the caches of resolved links emptied before each pass, so each
-  pass meets the site's hrefs as a crawl's first pass does.
+  pass meets the site's hrefs as a crawl's first pass does;
+* **build**: ``PageModel.from_tree`` of each page's response tree (parsed once);
+* **css**: the page's CSS boxes (``PageModel._css_boxes``, which the text walk needs first),
+  computed afresh on each pass;
+* **build+css**: both, as a fed page's model computes them.
 
 To compare two checkouts run the script from each, back to back (``PYTHONPATH=<checkout>``)::
 
@@ -45,7 +49,38 @@ def _links_part(models: list[PageModel]) -> Callable[[], None]:
     return run
 
 
-PARTS = {"links": _links_part}
+def _build_part(models: list[PageModel]) -> Callable[[], None]:
+    trees = [(m.url, m.root) for m in models]
+
+    def run() -> None:
+        for url, root in trees:
+            PageModel.from_tree(root, url)
+
+    return run
+
+
+def _css_part(models: list[PageModel]) -> Callable[[], None]:
+    boxes = PageModel._css_boxes.func  # type: ignore[attr-defined]
+
+    def run() -> None:
+        for model in models:
+            boxes(model)
+
+    return run
+
+
+def _build_css_part(models: list[PageModel]) -> Callable[[], None]:
+    trees = [(m.url, m.root) for m in models]
+
+    def run() -> None:
+        for url, root in trees:
+            PageModel.from_tree(root, url)._css_boxes  # noqa: B018
+
+    return run
+
+
+PARTS = {"links": _links_part, "build": _build_part, "css": _css_part,
+         "build+css": _build_css_part}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -902,6 +902,39 @@ def test_styled_elements_through_the_attribute_axis_are_the_predicates(page: Pat
         assert _STYLED(root) == _STYLED_BY_PREDICATE(root)
 
 
+_HAND_STYLED = (
+    '<html style="display:block"><body><p style="color:red">a<b style="">b</b>'
+    '<span style="DISPLAY:block">c</span><i style="x;display : inline">d</i><!-- c -->'
+    '<em style="display:none">x</em></p><div><span style="display:flex">e<b>f</b></span>'
+    '<u style="display: inline-block ! important">g</u></div></body></html>'
+)
+
+
+@pytest.mark.parametrize(
+    "page", [None, *_fixture_pages()], ids=lambda p: p.name[:24] if p else "hand"
+)
+def test_styled_elements_read_in_the_build_are_the_trees(page: Path | None) -> None:
+    """The build reads the ``style`` that names ``display`` with the other attributes (plain
+    proxies): the same (node, style) pairs, in the same order, as the CSS reader's search of
+    the tree, and the same CSS boxes as a model of the same page whose build could not read
+    them (a tree of lxml.html's shared parser), on a hand page and every vendored page."""
+    from wisdom_scrapy.page.css import _styled_nodes
+
+    body = (_HAND_STYLED.encode() if page is None
+            else gzip.decompress(page.read_bytes()) if page.suffix == ".gz"
+            else page.read_bytes())  # fmt: skip
+    model = PageModel.from_tree(parse_html(body, "http://site.test/"), "http://site.test/")
+    assert model._styled is not None  # read in the build
+    assert model._styled == _styled_nodes(model.root, lambda: model._element_nodes)
+    shared = lxml_html.document_fromstring(body, parser=lxml_html.html_parser)
+    searched = PageModel.from_tree(shared, "http://site.test/")
+    assert searched._styled is None  # the CSS reader searches the tree
+    if searched.n == model.n:  # (the two parsers agree on the tree)
+        assert searched._css_boxes == model._css_boxes
+    if page is None:
+        assert [model.tag[node] for node, _ in model._styled] == ["html", "i", "em", "span", "u"]
+
+
 def test_demo_site_advertisement_label_is_its_own_line() -> None:
     """The demo's ``.ad .ad-label{display:block}``: the label no longer glues to the ad's
     headline ("AdvertisementSpring sale"), nor the tagline to the site name."""
