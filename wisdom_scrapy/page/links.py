@@ -191,6 +191,16 @@ def _general_outcome(href: str, base: str, origin: str, folder: str) -> str | No
     return _OVERLONG if url is not None and len(url) > MAX_LINK_CHARS else url
 
 
+def _contexts(base: str) -> tuple[str, str]:
+    """The origin and the folder of ``base``: hrefs are resolved against the least of the
+    base each needs, so that the caches of resolved links serve every page of a folder (or
+    of the site), not only this page."""
+    parts = urlsplit(base)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    folder = origin + parts.path[: parts.path.rfind("/") + 1] if parts.path else origin + "/"
+    return origin, folder
+
+
 def resolve_links(
     base: str, anchors: list[int], hrefs: Sequence[str],
     anchor_texts: Callable[[list[int]], list[str]],
@@ -201,11 +211,7 @@ def resolve_links(
     ``anchor_texts`` gives the texts of the kept anchors' nodes, all at once. Each distinct
     href of the page is resolved once (a page repeats its hrefs: an index's entries, the
     headings' permalinks), the others take its outcome from a dict."""
-    # Resolve against the least of the base each href needs, so that the cache of resolved
-    # links serves every page of a folder (or of the site), not only this page.
-    parts = urlsplit(base)
-    origin = f"{parts.scheme}://{parts.netloc}"
-    folder = origin + parts.path[: parts.path.rfind("/") + 1] if parts.path else origin + "/"
+    origin, folder = _contexts(base)
     outcome = {href: _href_outcome(href, base, origin, folder) for href in dict.fromkeys(hrefs)}
     urls = list(map(outcome.__getitem__, hrefs))
     kept = [k for k, url in enumerate(urls) if url is not None and url is not _OVERLONG]
