@@ -581,6 +581,39 @@ def test_links_resolved_at_once_equal_one_anchor_at_a_time(page: Path) -> None:
     assert model.links() == alone and model.overlong_links == overlong
 
 
+_HAND_IMAGES = (
+    '<html><body><a href="/a"><img alt=" one  pic "><img></a><p><img alt="">x</p>'
+    + "".join(f'<a href="/{k}"><img alt="n{k}"></a>' for k in range(300))  # past a chunk
+    + '<svg><image href="y.png"/></svg><a href="/z"><IMG ALT="upper"></a></body></html>'
+)
+
+
+@pytest.mark.parametrize(
+    "page", [None, *_fixture_pages()], ids=lambda p: p.name[:24] if p else "hand"
+)
+def test_image_alts_read_in_the_build_are_the_trees(page: Path | None) -> None:
+    """The build reads the ``alt`` of the elements tagged ``img`` (plain proxies): the image
+    nodes and alts the anchors' texts take are those of a walk of the tree, on a hand page
+    (images across chunks, no alt, an empty one) and every vendored page; a page whose
+    image elements are not all tagged ``img`` (XHTML) walks the tree as before."""
+    body = (_HAND_IMAGES.encode() if page is None
+            else gzip.decompress(page.read_bytes()) if page.suffix == ".gz"
+            else page.read_bytes())  # fmt: skip
+    model = PageModel.from_tree(parse_html(body, "http://site.test/"), "http://site.test/")
+    assert model._read_img_alts is not None  # read in the build
+    nodes, alts = model._img_alts
+    model._read_img_alts = None
+    walked_nodes, walked_alts = PageModel._img_alts.func(model)  # type: ignore[attr-defined]
+    assert nodes.tolist() == walked_nodes.tolist() and alts == walked_alts
+    if page is None:
+        assert alts[:3] == [" one  pic ", None, ""] and len(alts) == 304
+        xhtml = etree.fromstring(
+            b'<html xmlns="http://www.w3.org/1999/xhtml"><body><a href="/a">'
+            b'<img alt="x"/></a></body></html>')
+        model = PageModel.from_tree(xhtml, "http://site.test/")
+        assert model._read_img_alts is None and model._img_alts[1] == ["x"]
+
+
 # ------------------------------------------------------------------------------ text_of
 
 
@@ -900,6 +933,39 @@ def test_styled_elements_through_the_attribute_axis_are_the_predicates(page: Pat
         roots = [parse_html(body, "http://site.test/")]
     for root in roots:
         assert _STYLED(root) == _STYLED_BY_PREDICATE(root)
+
+
+_HAND_STYLED = (
+    '<html style="display:block"><body><p style="color:red">a<b style="">b</b>'
+    '<span style="DISPLAY:block">c</span><i style="x;display : inline">d</i><!-- c -->'
+    '<em style="display:none">x</em></p><div><span style="display:flex">e<b>f</b></span>'
+    '<u style="display: inline-block ! important">g</u></div></body></html>'
+)
+
+
+@pytest.mark.parametrize(
+    "page", [None, *_fixture_pages()], ids=lambda p: p.name[:24] if p else "hand"
+)
+def test_styled_elements_read_in_the_build_are_the_trees(page: Path | None) -> None:
+    """The build reads the ``style`` that names ``display`` with the other attributes (plain
+    proxies): the same (node, style) pairs, in the same order, as the CSS reader's search of
+    the tree, and the same CSS boxes as a model of the same page whose build could not read
+    them (a tree of lxml.html's shared parser), on a hand page and every vendored page."""
+    from wisdom_scrapy.page.css import _styled_nodes
+
+    body = (_HAND_STYLED.encode() if page is None
+            else gzip.decompress(page.read_bytes()) if page.suffix == ".gz"
+            else page.read_bytes())  # fmt: skip
+    model = PageModel.from_tree(parse_html(body, "http://site.test/"), "http://site.test/")
+    assert model._styled is not None  # read in the build
+    assert model._styled == _styled_nodes(model.root, lambda: model._element_nodes)
+    shared = lxml_html.document_fromstring(body, parser=lxml_html.html_parser)
+    searched = PageModel.from_tree(shared, "http://site.test/")
+    assert searched._styled is None  # the CSS reader searches the tree
+    if searched.n == model.n:  # (the two parsers agree on the tree)
+        assert searched._css_boxes == model._css_boxes
+    if page is None:
+        assert [model.tag[node] for node, _ in model._styled] == ["html", "i", "em", "span", "u"]
 
 
 def test_demo_site_advertisement_label_is_its_own_line() -> None:

@@ -77,6 +77,7 @@ def css_boxes(
     root: etree._Element,
     sheets: list[str],
     element_nodes: Callable[[], dict[etree._Element, int]],
+    styled: list[tuple[int, str]] | None = None,
 ) -> dict[int, int]:
     """Nodes the page's own CSS (``<style>`` ``sheets`` and ``style`` attributes under
     ``root``) displays as a box: ``PARA`` for a block-level box, ``SPACE`` for an inline box
@@ -91,10 +92,13 @@ def css_boxes(
     serves a whole site, so a rule is only evaluated when its subject (tag, classes, ids)
     is on an element of this page whose separation it can change (:func:`_css_matches`).
     ``element_nodes`` maps the tree's elements to nodes; it is only called when a ``style``
-    attribute or an XPath-evaluated selector needs it.
+    attribute or an XPath-evaluated selector needs it. ``styled``: (node, ``style``) of the
+    elements whose ``style`` attribute names ``display``, in document order, when the caller
+    has read them (:func:`_styled_nodes` finds them in the tree otherwise).
     """
     rules = [r for sheet in sheets if "display" in sheet for r in _display_rules(sheet)]
-    styled = _STYLED(root)
+    if styled is None:
+        styled = _styled_nodes(root, element_nodes)
     if not rules and not styled:
         return {}
     best: dict[int, tuple[tuple[int, ...], str]] = {}
@@ -103,15 +107,23 @@ def css_boxes(
         key = (important, 0, *selector.specificity, order)
         if node not in best or best[node][0] < key:
             best[node] = (key, value)
-    if styled:
-        where = element_nodes()
-        for el in styled:
-            display, weight = _inline_display(el.get("style") or "")
-            at = where.get(el)
-            key = (weight, 1, 0, 0, 0, 0)  # above every selector's
-            if display and at is not None and (at not in best or best[at][0] < key):
-                best[at] = (key, display)
+    for at, style in styled:
+        display, weight = _inline_display(style)
+        key = (weight, 1, 0, 0, 0, 0)  # above every selector's
+        if display and (at not in best or best[at][0] < key):
+            best[at] = (key, display)
     return _boxes(page, {i: value for i, (_, value) in best.items()})
+
+
+def _styled_nodes(
+    root: etree._Element, element_nodes: Callable[[], dict[etree._Element, int]]
+) -> list[tuple[int, str]]:
+    """(node, ``style``) of the elements under ``root`` whose ``style`` names ``display``."""
+    found = _STYLED(root)
+    if not found:
+        return []
+    where = element_nodes()
+    return [(at, el.get("style") or "") for el in found if (at := where.get(el)) is not None]
 
 
 def _boxes(page: StyledPage, display: dict[int, str]) -> dict[int, int]:

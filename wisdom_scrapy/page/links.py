@@ -7,7 +7,9 @@ does for requests; a URL longer than :data:`MAX_LINK_CHARS` is no link (it is co
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
+from itertools import repeat
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import urldefrag, urljoin, urlsplit
 
@@ -107,13 +109,73 @@ def series_nodes(anchors: list[int], rels: Sequence[str | None]) -> frozenset[in
 #: :func:`_href_outcome` of an href longer than :data:`MAX_LINK_CHARS` (once resolved)
 _OVERLONG = "\x00overlong"
 
+#: Characters of a plain path segment: RFC 3986's unreserved ones, sub-delimiters but ``;``
+#: (``urlparse``'s parameters), ``@`` and ``%`` — every one left as it is by ``urljoin``,
+#: ``urldefrag`` and ``safe_url_string``'s path quoting, none a delimiter of a relative path.
+_SEGMENT = r"(?!\.\.?(?:[/?#]|\Z))[A-Za-z0-9._~!$&'()*+,=@%-]+"
+#: Characters of a plain query: those ``safe_url_string`` leaves as they are in the query of
+#: an http(s) URL (not ``'``), but ``#`` and brackets.
+_QUERY = r"[A-Za-z0-9._~!$&()*+,;=:@/?%-]+"
+#: A plain href (:func:`_plain_outcome`): a lead (an http(s) origin and ``/``, a ``/``, or a
+#: run of ``../`` and ``./``, maybe none), then plain segments, not ``.`` nor ``..``, with no
+#: empty one but a trailing ``/``, maybe a plain query; then its end or its fragment.
+_PLAIN_HREF = re.compile(
+    rf"((?i:https?)://[A-Za-z0-9.-]+(?::[0-9]+)?/|/|(?:\.\.?/)*)"
+    rf"({_SEGMENT}(?:/{_SEGMENT})*/?(?:\?{_QUERY})?)(?=#|\Z)")
+#: Most keys of :data:`_PREFIXES` kept before it starts over (a site has a few folders).
+_PREFIXES_SIZE = 1 << 12
+#: (context, lead, fragment stand-in) → the resolved prefix of every plain href of that key
+_PREFIXES: dict[tuple[str, str, str], str] = {}
+
+
+def _plain_outcome(plain: re.Match[str], origin: str, folder: str) -> str | None:
+    """:func:`_resolve_link`'s URL of a plain href (:data:`_PLAIN_HREF`): the prefix its
+    lead's first href resolved to, then its own segments.
+
+    Why it is the same string: for a plain rest ``r`` (a path of no ``:``, ``;``, ``\\``,
+    whitespace or non-ASCII, no dot or empty segment, and maybe a non-empty query),
+    ``urljoin`` of a context and lead + ``r`` appends ``r``'s segments to the path the context
+    and the lead give (the context's segments resolved, the lead's ``..`` popping them) and
+    keeps ``r``'s query, so it gives P + ``r`` for a P that does not depend on ``r``;
+    ``urldefrag`` re-splits that at the scheme, the host (which ends at P's ``/``), a ``#``
+    and the first ``?``, and ``safe_url_string`` quotes its path and query byte by byte,
+    leaving ``r``'s characters as they are; so the URL is Q + ``r``, Q found from any one href
+    of the key. A resolution that does not end with its rest teaches nothing.
+    ``tests/test_dom.py`` checks this against :func:`_resolve_link` on generated hrefs."""
+    lead, rest = plain.group(1, 2)
+    end = plain.end()
+    href = plain.string
+    fragment = "" if end == len(href) else ("#f" if href[end + 1 :].strip() else "#")
+    context = folder if not lead or lead[0] == "." else origin if lead == "/" else ""
+    key = (context, lead, fragment)
+    prefix = _PREFIXES.get(key)
+    if prefix is not None:
+        return prefix + rest
+    url = _resolve_link(context, href[:end] + fragment)
+    if url is not None and url.endswith(rest):
+        if len(_PREFIXES) >= _PREFIXES_SIZE:
+            _PREFIXES.clear()
+        _PREFIXES[key] = url[: len(url) - len(rest)]
+    return url
+
 
 def _href_outcome(href: str, base: str, origin: str, folder: str) -> str | None:
     """What one ``href`` of a page whose base is ``base`` (its ``origin`` and ``folder``)
     gives: its absolute URL, None (no link: empty, in-page, another scheme, unresolvable) or
-    :data:`_OVERLONG` (counted, not kept)."""
+    :data:`_OVERLONG` (counted, not kept). Most hrefs of a site are plain
+    (:func:`_plain_outcome`); the others take :func:`_general_outcome`."""
     if len(href) > MAX_LINK_CHARS and len(href.strip()) > MAX_LINK_CHARS:
         return _OVERLONG
+    plain = _PLAIN_HREF.match(href)
+    if plain is None:
+        return _general_outcome(href, base, origin, folder)
+    url = _plain_outcome(plain, origin, folder)
+    return _OVERLONG if url is not None and len(url) > MAX_LINK_CHARS else url
+
+
+def _general_outcome(href: str, base: str, origin: str, folder: str) -> str | None:
+    """:func:`_href_outcome` of any href (not overlong before its resolution), through
+    :func:`_resolve_link`."""
     start = href.lstrip()[:8].lower()
     if start.startswith("#"):  # in-page: what _resolve_link answers, without its look-up
         return None
@@ -129,6 +191,16 @@ def _href_outcome(href: str, base: str, origin: str, folder: str) -> str | None:
     return _OVERLONG if url is not None and len(url) > MAX_LINK_CHARS else url
 
 
+def _contexts(base: str) -> tuple[str, str]:
+    """The origin and the folder of ``base``: hrefs are resolved against the least of the
+    base each needs, so that the caches of resolved links serve every page of a folder (or
+    of the site), not only this page."""
+    parts = urlsplit(base)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    folder = origin + parts.path[: parts.path.rfind("/") + 1] if parts.path else origin + "/"
+    return origin, folder
+
+
 def resolve_links(
     base: str, anchors: list[int], hrefs: Sequence[str],
     anchor_texts: Callable[[list[int]], list[str]],
@@ -139,11 +211,7 @@ def resolve_links(
     ``anchor_texts`` gives the texts of the kept anchors' nodes, all at once. Each distinct
     href of the page is resolved once (a page repeats its hrefs: an index's entries, the
     headings' permalinks), the others take its outcome from a dict."""
-    # Resolve against the least of the base each href needs, so that the cache of resolved
-    # links serves every page of a folder (or of the site), not only this page.
-    parts = urlsplit(base)
-    origin = f"{parts.scheme}://{parts.netloc}"
-    folder = origin + parts.path[: parts.path.rfind("/") + 1] if parts.path else origin + "/"
+    origin, folder = _contexts(base)
     outcome = {href: _href_outcome(href, base, origin, folder) for href in dict.fromkeys(hrefs)}
     urls = list(map(outcome.__getitem__, hrefs))
     kept = [k for k, url in enumerate(urls) if url is not None and url is not _OVERLONG]
@@ -151,4 +219,4 @@ def resolve_links(
     nodes = [anchors[k] for k in kept]
     texts = anchor_texts(nodes)
     links = zip([urls[k] for k in kept], texts, nodes, strict=True)
-    return tuple(map(Link._make, links)), overlong
+    return tuple(map(tuple.__new__, repeat(Link), links)), overlong
