@@ -140,7 +140,11 @@ __all__ = [
 _TAG = attrgetter("tag")
 _TEXT = attrgetter("text")
 _TAIL = attrgetter("tail")
-_GET = {name: methodcaller("get", name) for name in ("href", "rel", "class")}
+#: attributes the build reads on every node of plain proxies besides ``class``
+#: (:class:`_NodeReads`): the article finder's cues (``id``, ``style``, ``itemprop``) and the
+#: article fields' marks (``itemprop``), which would otherwise reach their elements again
+READ_ATTRIBUTES = ("id", "style", "itemprop")
+_GET = {name: methodcaller("get", name) for name in ("href", "rel", "class", *READ_ATTRIBUTES)}
 # lxml's own ``get``, called unbound on the plain proxies of :func:`_all_nodes`: no method
 # look-up a node (a third of a pydoc page's ``class`` read, 0.68-0.82 -> 0.43-0.52 ms)
 _PLAIN_GET = etree._Element.get
@@ -232,6 +236,8 @@ class PageModel:
     _hidden_all: NDArray[np.bool_]
     _el_pos: NDArray[np.intp]
     _tags_plain: bool
+    # per position: the values of READ_ATTRIBUTES the build read (plain proxies), else empty
+    _read_attributes: dict[str, tuple[str | None, ...]]
     _overlong_tokens: int
     _overlong_links: int
 
@@ -402,6 +408,9 @@ class PageModel:
 
         model.classes = (tuple(compress(reads.classes, pos_is_el.tolist())) if plain
                          else attribute("class", compress(nodes, pos_is_el.tolist())))
+        model._read_attributes = (
+            {name: tuple(values) for name, values in reads.attributes.items()} if plain else {}
+        )
 
         # --- visible text pieces: text(p) belongs to p, tail(p) to p's parent element
         text_mask = _truth_mask(map(bool, texts))
@@ -542,17 +551,33 @@ class PageModel:
         order (see :meth:`attributes`)."""
         return self.attributes((name,))[name]
 
+    def attribute_at(
+        self, name: str, nodes: Sequence[int] | NDArray[np.integer]
+    ) -> list[str | None]:
+        """The value of attribute ``name`` of each of ``nodes`` (None where absent), in the
+        order given: from the build's reads for ``class`` and :data:`READ_ATTRIBUTES` (no
+        element reached), else read on the elements of the kept node list."""
+        if name == "class":
+            return list(map(self.classes.__getitem__, np.asarray(nodes, np.intp).tolist()))
+        positions = self._el_pos[np.asarray(nodes, dtype=np.intp)].tolist()
+        read = self._read_attributes.get(name)
+        if read is not None:
+            return list(map(read.__getitem__, positions))
+        listed = self._nodes
+        return [listed[p].get(name) for p in positions]
+
     def attributes(self, names: Sequence[str]) -> dict[str, list[str | None]]:
         """For each of ``names``, the attribute's value on every node (None where absent), in
         node order: one listing of the page's elements and one C-level ``map`` per name (a
         presentation style needs the display attributes of every node, so this beats
         :meth:`element` per node). The listing uses plain proxies where safe
         (:func:`_all_nodes`), read and dropped here: lxml.html's per-node class lookup would
-        cost more than the reads. ``class`` comes from :attr:`classes` (read in the build)."""
+        cost more than the reads. ``class`` and the build's other reads
+        (:data:`READ_ATTRIBUTES`, plain proxies) come from the build: no listing."""
         if self.n == 0:
             return {name: [] for name in names}
-        if all(name == "class" for name in names):
-            return {name: list(self.classes) for name in names}
+        if all(name == "class" or name in self._read_attributes for name in names):
+            return {name: self.attribute_at(name, range(self.n)) for name in names}
         nodes = self._node_list
         if nodes is None:
             nodes = _all_nodes(self._root)[0]
@@ -1112,7 +1137,8 @@ def _elements_before(el: etree._Element) -> int:
 
 class _NodeReads:
     """The build walk's per-node reads (tag code, number of children, text, tail and, on
-    plain proxies, ``class``), taken chunk by chunk as :func:`_listed` lists the nodes.
+    plain proxies, ``class`` and :data:`READ_ATTRIBUTES`), taken chunk by chunk as
+    :func:`_listed` lists the nodes.
 
     Each read is a C-level ``map``; over a whole page's list each would walk its proxies and
     libxml2 nodes again (~0.5 MB for a pydoc page), out of the CPU's cache by then on a busy
@@ -1121,9 +1147,12 @@ class _NodeReads:
     3.34 (chunks of 64 to 1,024 nodes measure alike; :data:`_CHUNK`). ``class`` is read on
     every position of a chunk with lxml's own ``get`` (libxml2 gives no attribute of a
     comment or PI: None) and the build keeps the elements'; other proxies' ``get`` may be a
-    subclass' and is called on elements only, by the build."""
+    subclass' and is called on elements only, by the build. The other attributes are read
+    the same way and kept per position (:meth:`PageModel.attribute_at`): in the chunk, three
+    more reads cost ~0.05-0.3 ms a pydoc page, where reaching the ~290 elements the article
+    finder asks for them cost ~0.7 ms, and the article fields' query for ``itemprop`` ~0.6."""
 
-    __slots__ = ("classes", "codes", "nchild", "plain", "tag_codes", "tails", "texts")
+    __slots__ = ("attributes", "classes", "codes", "nchild", "plain", "tag_codes", "tails", "texts")
 
     def __init__(self) -> None:
         self.plain = False  # set by _all_nodes before the listing
@@ -1133,6 +1162,8 @@ class _NodeReads:
         self.texts: list[str | None] = []
         self.tails: list[str | None] = []
         self.classes: list[str | None] = []  # every position's, plain proxies only
+        #: every position's value of each of READ_ATTRIBUTES, plain proxies only
+        self.attributes: dict[str, list[str | None]] = {name: [] for name in READ_ATTRIBUTES}
 
     def __call__(self, chunk: list[etree._Element]) -> None:
         self.codes += map(self.tag_codes.__getitem__, map(_TAG, chunk))
@@ -1141,6 +1172,8 @@ class _NodeReads:
             self.texts += map(_PLAIN_TEXT, chunk)
             self.tails += map(_PLAIN_TAIL, chunk)
             self.classes += map(_PLAIN_GET, chunk, repeat(_PLAIN_KEY["class"]))
+            for name, values in self.attributes.items():
+                values += map(_PLAIN_GET, chunk, repeat(_PLAIN_KEY[name]))
         else:
             self.texts += map(_TEXT, chunk)
             self.tails += map(_TAIL, chunk)
