@@ -236,6 +236,8 @@ class PageModel:
     _hidden_all: NDArray[np.bool_]
     _el_pos: NDArray[np.intp]
     _tags_plain: bool
+    # every ``a`` node (href or not) and its ``rel``, read in the build
+    _a_rels: tuple[NDArray[np.intp], tuple[str | None, ...]]
     # per position: the values of READ_ATTRIBUTES the build read (plain proxies), else empty
     _read_attributes: dict[str, tuple[str | None, ...]]
     _overlong_tokens: int
@@ -400,6 +402,7 @@ class PageModel:
         has_href = _truth_mask(map(is_not, hrefs, repeat(None)))
         rels = attribute("rel", anchors)
         model._series = series_nodes(a_nodes.tolist(), rels)
+        model._a_rels = (a_nodes, rels)
         model._hrefs = cast("tuple[str, ...]", tuple(compress(hrefs, has_href)))
         model.anchor_nodes = a_nodes[has_href].astype(np.int32)
         model.is_anchor = np.zeros(n, dtype=bool)
@@ -565,6 +568,28 @@ class PageModel:
             return list(map(read.__getitem__, positions))
         listed = self._nodes
         return [listed[p].get(name) for p in positions]
+
+    def nodes_with(self, name: str) -> NDArray[np.intp]:
+        """The nodes that carry attribute ``name`` (whatever its value, ``""`` included), in
+        node order: a C-level scan of the build's reads for :data:`READ_ATTRIBUTES`."""
+        read = self._read_attributes.get(name)
+        if read is None:
+            values: Iterable[str | None] = self.attribute_values(name)
+        else:
+            values = map(read.__getitem__, self._el_pos.tolist())
+        return np.flatnonzero(_truth_mask(map(is_not, values, repeat(None))))
+
+    def anchor_rels(self) -> tuple[NDArray[np.intp], tuple[str | None, ...]]:
+        """Every ``a`` node (with an ``href`` or not), in node order, and its ``rel`` attribute
+        (None where absent), as the build read them."""
+        return self._a_rels
+
+    @property
+    def names_are_tags(self) -> bool:
+        """Every element's lxml tag is its model tag name (no namespace, no upper case: any
+        HTML parse), so an XPath name test or an lxml tag filter matches exactly the nodes of
+        that model tag."""
+        return self._tags_plain
 
     def attributes(self, names: Sequence[str]) -> dict[str, list[str | None]]:
         """For each of ``names``, the attribute's value on every node (None where absent), in
