@@ -38,8 +38,6 @@ import unicodedata
 from collections import Counter
 from datetime import date, datetime
 from functools import cached_property
-from itertools import repeat
-from operator import is_not
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
@@ -300,18 +298,17 @@ def _model_marks(model: PageModel, doc: etree._Element) -> _Marks | None:
     Spares the query's walk of the whole tree (~0.6 ms a pydoc page)."""
     if model.root is not doc or not model.names_are_tags:
         return None
-    a_nodes, rels = model.anchor_rels()
-    with_rel = np.fromiter(map(is_not, rels, repeat(None)), bool, len(rels))
-    nodes = np.union1d(model.nodes_with("itemprop"), a_nodes[with_rel])
-    nodes = np.union1d(nodes, np.flatnonzero(model.tag_mask(("time",))))
+    a_nodes, rels = model.rel_anchors()
+    times = np.flatnonzero(model.tag_id == model.tag_code("time"))
+    nodes = np.concatenate([model.nodes_with("itemprop"), a_nodes, times])
+    nodes = np.unique(nodes)
     nodes = nodes[~model.hidden[nodes]]
-    at = np.minimum(np.searchsorted(a_nodes, nodes), max(len(a_nodes) - 1, 0))
-    is_a = (a_nodes[at] == nodes).tolist() if len(a_nodes) else [False] * len(nodes)
+    rel_of = dict(zip(a_nodes.tolist(), rels, strict=True))
+    listed = nodes.tolist()
     known: dict[str, list[object]] = {
         "itemprop": list(model.attribute_at("itemprop", nodes)),
-        "rel": [rels[k] if a else _UNKNOWN for k, a in zip(at.tolist(), is_a, strict=True)],
+        "rel": [rel_of.get(node, _UNKNOWN) for node in listed],
     }
-    listed = nodes.tolist()
     reached: dict[int, etree._Element] = {}
 
     def reach(k: int) -> etree._Element:

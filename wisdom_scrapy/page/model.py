@@ -571,18 +571,24 @@ class PageModel:
 
     def nodes_with(self, name: str) -> NDArray[np.intp]:
         """The nodes that carry attribute ``name`` (whatever its value, ``""`` included), in
-        node order: a C-level scan of the build's reads for :data:`READ_ATTRIBUTES`."""
+        node order: from the build's reads for :data:`READ_ATTRIBUTES`, where most pages
+        have none (``tuple.count``, C-level, tells) and the others one C-level scan."""
         read = self._read_attributes.get(name)
         if read is None:
-            values: Iterable[str | None] = self.attribute_values(name)
-        else:
-            values = map(read.__getitem__, self._el_pos.tolist())
-        return np.flatnonzero(_truth_mask(map(is_not, values, repeat(None))))
+            return np.flatnonzero(_truth_mask(map(is_not, self.attribute_values(name),
+                                                  repeat(None))))  # fmt: skip
+        if read.count(None) == len(read):
+            return np.zeros(0, np.intp)
+        return np.flatnonzero(_truth_mask(map(is_not, read, repeat(None)))[self._el_pos])
 
-    def anchor_rels(self) -> tuple[NDArray[np.intp], tuple[str | None, ...]]:
-        """Every ``a`` node (with an ``href`` or not), in node order, and its ``rel`` attribute
-        (None where absent), as the build read them."""
-        return self._a_rels
+    def rel_anchors(self) -> tuple[NDArray[np.intp], list[str]]:
+        """The ``a`` nodes (with an ``href`` or not) that carry a ``rel`` attribute, in node
+        order, and its values, as the build read them."""
+        a_nodes, rels = self._a_rels
+        if rels.count(None) == len(rels):
+            return np.zeros(0, np.intp), []
+        has = _truth_mask(map(is_not, rels, repeat(None)))
+        return a_nodes[has], list(compress(rels, has.tolist()))  # type: ignore[arg-type]
 
     @property
     def names_are_tags(self) -> bool:
