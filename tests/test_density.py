@@ -399,8 +399,8 @@ def test_deterministic() -> None:
 
 
 def test_trees_keep_their_element_classes() -> None:
-    """Attribute reads use plain lxml proxies only inside the extractor (see
-    ``_plain_proxies``): afterwards the tree hands out ``lxml.html`` elements as before, and
+    """Attribute reads use plain lxml proxies only inside the model's build (see
+    ``page.model._all_nodes``): afterwards the tree hands out ``lxml.html`` elements as before, and
     new documents of the same parser too."""
     from lxml import etree
     from lxml import html as lxml_html
@@ -789,8 +789,8 @@ def test_loose_text_outside_the_run_keeps_the_body_as_it_was() -> None:
 
 @pytest.mark.parametrize("name", ["library-zipapp.html", "tutorial-appetite.html"])
 def test_attribute_cues_equal_reading_every_element(name: str) -> None:
-    """The cues from the model's classes and the few elements reached by child index equal
-    the cues read from every tagged element's own attributes."""
+    """The cues from the attributes the model's build read equal the cues read from every
+    tagged element's own attributes."""
     from operator import methodcaller
 
     from wisdom_scrapy.mining import density

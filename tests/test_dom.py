@@ -684,7 +684,8 @@ def test_generated_html_matches_reference(page: str) -> None:
 def test_attributes_of_every_node_match_the_elements() -> None:
     html = (
         "<html><body class='a b'><!-- c --><table width=800 border=1><tr><td align=left>x</td>"
-        "</tr></table><p class=n>y</p><img height=3></body></html>"
+        "</tr></table><p class=n id=i style='color:red'>y</p><img height=3>"
+        "<span itemprop=author>z</span></body></html>"
     )
     model = PageModel.from_html(html, "http://site.test/")
     names = ("class", "width", "border", "align", "height", "bgcolor")
@@ -693,6 +694,16 @@ def test_attributes_of_every_node_match_the_elements() -> None:
         assert table[name] == [model.element(i).get(name) for i in range(model.n)]
         assert model.attribute_values(name) == table[name]
     assert table["width"].count("800") == 1 and set(table["bgcolor"]) == {None}
+    # the build's reads (plain proxies) and the kept node list (a shared parser's tree) alike
+    for tree in (parse_html(html, "http://site.test/"), lxml_html.document_fromstring(html)):
+        shared = PageModel.from_tree(tree, "http://site.test/")
+        assert bool(shared._read_attributes) == (shared._node_list is None)
+        for name in ("id", "style", "itemprop", "class", "width"):
+            nodes = list(range(shared.n - 1, -1, -2))
+            expected = [shared.element(i).get(name) for i in nodes]
+            assert shared.attribute_at(name, nodes) == expected
+            assert shared.attribute_values(name) == [
+                shared.element(i).get(name) for i in range(shared.n)]
     # the plain proxies used for the reads did not leak into later look-ups
     assert all(isinstance(model.element(i), lxml_html.HtmlElement) for i in range(model.n))
     assert PageModel.from_html("", "http://site.test/").attributes(names)["class"] == []
@@ -748,6 +759,8 @@ def test_classes_and_elements_reached_by_child_index_are_the_listed_ones(page: P
     assert model.classes == tuple(el.get("class") for el in listed)
     assert model.attribute_values("class") == list(model.classes)
     everything = np.arange(model.n)
+    for name in ("id", "style", "itemprop", "class"):  # the build's reads, every node
+        assert model.attribute_at(name, everything) == [el.get(name) for el in listed]
     assert model.elements(everything) == listed
     assert model.elements(everything[::-1]) == listed[::-1]
     assert model.elements(everything[1::3]) == listed[1::3]

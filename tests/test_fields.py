@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.crawling import run_crawl
@@ -195,3 +196,68 @@ def test_one_walk_finds_each_kind_as_its_own_walk() -> None:
         assert found["heading"] == list(doc.iter(*_HEADINGS))
     headings = _by_kind(lxml_html.fromstring(mixed))["heading"]
     assert [h.text for h in headings] == ["b", "a", "c", "d", "e"]
+
+
+MIXED_MARKS = (
+    b"<html><head><link rel='author' href='/a'><meta itemprop='name' content='x'></head><body>"
+    b"<a rel='author' itemprop='author' href='/b'>B</a><a href='/c'>C</a><a rel='x'>no href</a>"
+    b"<time datetime='2020-01-02' rel='author'>then</time><time itemprop='datePublished'>x</time>"
+    b"<div ITEMPROP='articleBody'><a rel=''>e</a><span itemprop=''>s</span></div>"
+    b"<span rel='author' itemprop='name'>Ann</span><noscript><span itemprop=author>N</span>"
+    b"</noscript><template><time datetime='2021-01-01'>t</time></template>"
+    b"<x:a xmlns:x='urn:x' rel='r'>ns</x:a><p itemprop='datePublished' content='2022-02-02'>"
+    b"p</p></body></html>"
+)
+
+
+def _all_vendored_pages() -> list[bytes]:
+    """Every HTML page vendored under tests/fixtures (plain and gzipped)."""
+    import gzip
+
+    paths = sorted([*FIXTURES.rglob("*.html"), *FIXTURES.rglob("*.html.gz")])
+    return [gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+            for p in paths]  # fmt: skip
+
+
+def test_marks_from_the_model_are_those_of_the_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the model holds the whole document with plain tags, the marks come from it (the
+    build's ``itemprop`` and ``rel`` reads, its ``time`` nodes and hidden subtrees): the same
+    elements, tags and attribute values, in document order, as the tree's query, and the same
+    fields, on every vendored page parsed by a parser of its own and by lxml.html's shared one
+    (the build's reads, then the kept node list), and on markup that mixes the cases; a model
+    of part of the document, or of an XHTML tree, keeps the query."""
+    from lxml import etree
+    from lxml import html as lxml_html
+
+    from wisdom_scrapy.mining import fields
+    from wisdom_scrapy.page.parse import parse_html
+
+    pages = [MIXED_MARKS, *_all_vendored_pages()]
+    assert len(pages) > 90
+    for page in pages:
+        for root in (parse_html(page, "http://d/"), lxml_html.document_fromstring(page)):
+            model = PageModel.from_tree(root, "http://d/")
+            doc = root.getroottree().getroot()
+            marks = fields._model_marks(model, doc)
+            assert marks is not None
+            queried = [el for el in fields._MARKED(doc) if not fields._hidden(el)]
+            assert [marks.reach(k) for k in range(len(marks.tags))] == queried
+            assert marks.tags == [el.tag for el in queried]
+            for name in ("itemprop", "rel", "datetime"):
+                assert marks.values(name) == [el.get(name) for el in queried]
+            body = int(np.argmax(model.tlen * (model.depth > 1)))
+            with_model = article_fields(model, body, metadata=[0])
+            with monkeypatch.context() as patched:  # the query's marks
+                patched.setattr(fields, "_model_marks", lambda model, doc: None)
+                assert article_fields(model, body, metadata=[0]) == with_model
+    mixed = PageModel.from_tree(parse_html(MIXED_MARKS, "http://d/"), "http://d/")
+    found = fields._Page(mixed, None, [])
+    assert [el.text for el in found.with_word("rel", "author")] == ["B", "then", "Ann"]
+    assert [el.text for el in found.with_word("itemprop", "datepublished")] == ["x", "p"]
+    assert found.author() == "B" and found.published() == "2022-02-02"
+    part = parse_html(MIXED_MARKS, "http://d/").find("body")
+    doc = part.getroottree().getroot()
+    assert fields._model_marks(PageModel.from_tree(part, "http://d/"), doc) is None
+    xhtml = etree.fromstring(b'<html xmlns="http://www.w3.org/1999/xhtml"><body><time>t</time>'
+                             b"</body></html>")
+    assert fields._model_marks(PageModel.from_tree(xhtml, "http://d/"), xhtml) is None

@@ -62,21 +62,18 @@ the article-extraction benchmark and checked on the odd-indexed ones (see
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import compress, repeat
-from operator import attrgetter, methodcaller
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from lxml import etree
-from lxml import html as lxml_html
 
 from wisdom_scrapy.page.model import BLOCK_TAGS, VERBATIM_TAGS, nearest_marked
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Sequence
 
     from numpy.typing import NDArray
 
@@ -278,12 +275,6 @@ def _style_cue(value: str | None) -> int:
     return _HIDE if value and _HIDDEN_STYLE.search(value) else 0
 
 
-_GET = {name: methodcaller("get", name) for name in ("id", "itemprop", "style")}
-#: lxml's own ``get``, called unbound on plain proxies (:func:`_plain_proxies`): no method
-#: look-up a node (as the page model's build reads ``class``)
-_PLAIN_GET = etree._Element.get
-
-
 # --------------------------------------------------------------------------------------------
 # Node arrays
 # --------------------------------------------------------------------------------------------
@@ -297,39 +288,6 @@ def _root(model: PageModel) -> etree._Element:
     if root is None or not isinstance(root, etree._Element):
         root = model.element(0)
     return root
-
-
-_PLAIN_LOOKUP = etree.ElementDefaultClassLookup()
-
-
-@contextmanager
-def _plain_proxies(root: etree._Element) -> Iterator[bool]:
-    """Within the block, new element proxies of ``root``'s tree are lxml's plain C ones.
-
-    ``lxml.html`` picks every proxy's class with a Python method (``HtmlElementClassLookup``),
-    which costs more than reading the attributes. A document parsed by its own
-    ``lxml.html.HTMLParser`` (Scrapy/parsel and :func:`wisdom_scrapy.page.model.parse_html` make one
-    per document) gets the C default lookup while the block runs and lxml.html's back after — the
-    same switch :mod:`wisdom_scrapy.page.model` makes while it builds the model. The proxies made
-    inside must not outlive the block (the caller reads their attributes and drops them).
-    Trees of shared parsers (lxml.html's module-level ones, any other parser) are left alone.
-    Yields whether the proxies are plain ones (whose attributes lxml's own ``get``, called
-    unbound, reads without a method look-up a node).
-    """
-    parser = root.getroottree().parser
-    own = (
-        type(parser) is lxml_html.HTMLParser
-        and parser is not lxml_html.html_parser
-        and parser is not getattr(lxml_html, "xhtml_parser", None)
-    )
-    if not own:
-        yield False
-        return
-    parser.set_element_class_lookup(_PLAIN_LOOKUP)
-    try:
-        yield True
-    finally:
-        parser.set_element_class_lookup(lxml_html.HtmlElementClassLookup())
 
 
 #: Tags whose class/id/hiding attributes are read (inline formatting and links are not: their
@@ -346,7 +304,6 @@ _CUE_ATTRIBUTES = (
     ("style", _style_cue, 20),
     ("itemprop", _itemprop_cue, 100),
 )
-_LEAST_CUE_LEN = min(min_len for _, _, min_len in _CUE_ATTRIBUTES)
 
 
 def _attribute_cues(
@@ -355,29 +312,21 @@ def _attribute_cues(
     """Cue bits of every node from its class, id, itemprop and hiding attributes.
 
     Only visible container-like nodes with text are read (``_CUE_TAGS``): a cue on a node
-    without text changes no block value. The classes come from the model's build walk; the
-    other attributes are read on the elements of the few nodes with enough text for them
-    (:meth:`PageModel.elements`: a proxy for them and their ancestors, not for every tagged
-    node). Returns (cues, the nodes read, their class values).
+    without text changes no block value. The values come from the model's build walk
+    (:meth:`PageModel.attribute_at`: no element is reached), ``id``, ``style`` and
+    ``itemprop`` only on the nodes with enough text for them. Returns (cues, the nodes read,
+    their class values).
     """
     n = model.n
     tagged = np.flatnonzero(model.tag_mask(_CUE_TAGS))
     read = tagged[(model.tlen[tagged] > 0) & ~model.hidden[tagged]]
-    classes = list(map(model.classes.__getitem__, read.tolist()))
+    classes = model.attribute_at("class", read)
     sel_cues = _per_distinct(_name_cue, classes)
     tlen = model.tlen[read]
-    longer = np.flatnonzero(tlen >= _LEAST_CUE_LEN)
-    if len(longer):
-        long_len = tlen[longer]
-        with _plain_proxies(_root(model)) as plain:
-            els = model.elements(read[longer])
-            for name, fn, min_len in _CUE_ATTRIBUTES:
-                some = long_len >= min_len
-                on = list(compress(els, some.tolist()))
-                values = list(map(_PLAIN_GET, on, repeat(name)) if plain else map(_GET[name], on))
-                sel_cues[longer[some]] |= _per_distinct(fn, values)
-            del on
-            del els  # plain proxies (see _plain_proxies): never kept
+    for name, fn, min_len in _CUE_ATTRIBUTES:
+        some = np.flatnonzero(tlen >= min_len)
+        if len(some):
+            sel_cues[some] |= _per_distinct(fn, model.attribute_at(name, read[some]))
     cues = np.zeros(n, np.int64)
     cues[read] = sel_cues
     return cues, read, classes

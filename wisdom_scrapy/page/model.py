@@ -140,7 +140,11 @@ __all__ = [
 _TAG = attrgetter("tag")
 _TEXT = attrgetter("text")
 _TAIL = attrgetter("tail")
-_GET = {name: methodcaller("get", name) for name in ("href", "rel", "class", "style", "alt")}
+#: attributes the build reads on every node of plain proxies besides ``class``
+#: (:class:`_NodeReads`): the article finder's cues (``id``, ``style``, ``itemprop``) and the
+#: article fields' marks (``itemprop``), which would otherwise reach their elements again
+READ_ATTRIBUTES = ("id", "style", "itemprop")
+_GET = {name: methodcaller("get", name) for name in ("href", "rel", "class", "alt", *READ_ATTRIBUTES)}
 # lxml's own ``get``, called unbound on the plain proxies of :func:`_all_nodes`: no method
 # look-up a node (a third of a pydoc page's ``class`` read, 0.68-0.82 -> 0.43-0.52 ms)
 _PLAIN_GET = etree._Element.get
@@ -237,6 +241,10 @@ class PageModel:
     _hidden_all: NDArray[np.bool_]
     _el_pos: NDArray[np.intp]
     _tags_plain: bool
+    # every ``a`` node (href or not) and its ``rel``, read in the build
+    _a_rels: tuple[NDArray[np.intp], tuple[str | None, ...]]
+    # per position: the values of READ_ATTRIBUTES the build read (plain proxies), else empty
+    _read_attributes: dict[str, tuple[str | None, ...]]
     _overlong_tokens: int
     _overlong_links: int
 
@@ -399,6 +407,7 @@ class PageModel:
         has_href = _truth_mask(map(is_not, hrefs, repeat(None)))
         rels = attribute("rel", anchors)
         model._series = series_nodes(a_nodes.tolist(), rels)
+        model._a_rels = (a_nodes, rels)
         model._hrefs = cast("tuple[str, ...]", tuple(compress(hrefs, has_href)))
         model.anchor_nodes = a_nodes[has_href].astype(np.int32)
         model.is_anchor = np.zeros(n, dtype=bool)
@@ -407,8 +416,13 @@ class PageModel:
 
         model.classes = (tuple(compress(reads.classes, pos_is_el.tolist())) if plain
                          else attribute("class", compress(nodes, pos_is_el.tolist())))
-        model._styled = (None if reads.styled is None
-                         else [(int(node_of_pos[p]), style) for p, style in reads.styled])
+        model._read_attributes = (
+            {name: tuple(values) for name, values in reads.attributes.items()} if plain else {}
+        )
+        styles = model._read_attributes.get("style")  # the CSS reader's: those naming display
+        model._styled = (None if styles is None else [
+            (int(node_of_pos[p]), style) for p, style in compress(enumerate(styles), styles)
+            if "display" in style])
         model._read_img_alts = reads.img_alts
 
         # --- visible text pieces: text(p) belongs to p, tail(p) to p's parent element
@@ -550,17 +564,61 @@ class PageModel:
         order (see :meth:`attributes`)."""
         return self.attributes((name,))[name]
 
+    def attribute_at(
+        self, name: str, nodes: Sequence[int] | NDArray[np.integer]
+    ) -> list[str | None]:
+        """The value of attribute ``name`` of each of ``nodes`` (None where absent), in the
+        order given: from the build's reads for ``class`` and :data:`READ_ATTRIBUTES` (no
+        element reached), else read on the elements of the kept node list."""
+        if name == "class":
+            return list(map(self.classes.__getitem__, np.asarray(nodes, np.intp).tolist()))
+        positions = self._el_pos[np.asarray(nodes, dtype=np.intp)].tolist()
+        read = self._read_attributes.get(name)
+        if read is not None:
+            return list(map(read.__getitem__, positions))
+        listed = self._nodes
+        return [listed[p].get(name) for p in positions]
+
+    def nodes_with(self, name: str) -> NDArray[np.intp]:
+        """The nodes that carry attribute ``name`` (whatever its value, ``""`` included), in
+        node order: from the build's reads for :data:`READ_ATTRIBUTES`, where most pages
+        have none (``tuple.count``, C-level, tells) and the others one C-level scan."""
+        read = self._read_attributes.get(name)
+        if read is None:
+            return np.flatnonzero(_truth_mask(map(is_not, self.attribute_values(name),
+                                                  repeat(None))))  # fmt: skip
+        if read.count(None) == len(read):
+            return np.zeros(0, np.intp)
+        return np.flatnonzero(_truth_mask(map(is_not, read, repeat(None)))[self._el_pos])
+
+    def rel_anchors(self) -> tuple[NDArray[np.intp], list[str]]:
+        """The ``a`` nodes (with an ``href`` or not) that carry a ``rel`` attribute, in node
+        order, and its values, as the build read them."""
+        a_nodes, rels = self._a_rels
+        if rels.count(None) == len(rels):
+            return np.zeros(0, np.intp), []
+        has = _truth_mask(map(is_not, rels, repeat(None)))
+        return a_nodes[has], list(compress(rels, has.tolist()))  # type: ignore[arg-type]
+
+    @property
+    def names_are_tags(self) -> bool:
+        """Every element's lxml tag is its model tag name (no namespace, no upper case: any
+        HTML parse), so an XPath name test or an lxml tag filter matches exactly the nodes of
+        that model tag."""
+        return self._tags_plain
+
     def attributes(self, names: Sequence[str]) -> dict[str, list[str | None]]:
         """For each of ``names``, the attribute's value on every node (None where absent), in
         node order: one listing of the page's elements and one C-level ``map`` per name (a
         presentation style needs the display attributes of every node, so this beats
         :meth:`element` per node). The listing uses plain proxies where safe
         (:func:`_all_nodes`), read and dropped here: lxml.html's per-node class lookup would
-        cost more than the reads. ``class`` comes from :attr:`classes` (read in the build)."""
+        cost more than the reads. ``class`` and the build's other reads
+        (:data:`READ_ATTRIBUTES`, plain proxies) come from the build: no listing."""
         if self.n == 0:
             return {name: [] for name in names}
-        if all(name == "class" for name in names):
-            return {name: list(self.classes) for name in names}
+        if all(name == "class" or name in self._read_attributes for name in names):
+            return {name: self.attribute_at(name, range(self.n)) for name in names}
         nodes = self._node_list
         if nodes is None:
             nodes = _all_nodes(self._root)[0]
@@ -1124,8 +1182,8 @@ def _elements_before(el: etree._Element) -> int:
 
 class _NodeReads:
     """The build walk's per-node reads (tag code, number of children, text, tail and, on
-    plain proxies, ``class``, the ``style`` that names ``display`` and the ``alt`` of ``img``
-    elements), taken chunk by chunk as :func:`_listed` lists the nodes.
+    plain proxies, ``class``, :data:`READ_ATTRIBUTES` and the ``alt`` of ``img`` elements),
+    taken chunk by chunk as :func:`_listed` lists the nodes.
 
     Each read is a C-level ``map``; over a whole page's list each would walk its proxies and
     libxml2 nodes again (~0.5 MB for a pydoc page), out of the CPU's cache by then on a busy
@@ -1134,13 +1192,16 @@ class _NodeReads:
     3.34 (chunks of 64 to 1,024 nodes measure alike; :data:`_CHUNK`). ``class`` is read on
     every position of a chunk with lxml's own ``get`` (libxml2 gives no attribute of a
     comment or PI: None) and the build keeps the elements'; other proxies' ``get`` may be a
-    subclass' and is called on elements only, by the build. ``style`` is read alike and only
-    the (position, value) of those naming ``display`` are kept (:attr:`styled`, for the CSS
-    reader): 0.2 ms a pydoc page where its own search of the tree took 0.5. The ``alt`` of the
-    elements tagged ``img`` (:attr:`img_alts`, for the image links' texts) costs a scan of the
-    chunk's codes: 0.02 ms a pydoc page where a walk of the tree for them took 0.34."""
+    subclass' and is called on elements only, by the build. The other attributes are read
+    the same way and kept per position (:meth:`PageModel.attribute_at`; the CSS reader's
+    ``style`` naming ``display`` among them): in the chunk, three more reads cost ~0.05-0.3 ms
+    a pydoc page, where reaching the ~290 elements the article finder asks for them cost ~0.7
+    ms, the article fields' query for ``itemprop`` ~0.6 and the CSS reader's search of the
+    tree for ``style`` 0.5. The ``alt`` of the elements tagged ``img`` (:attr:`img_alts`, for
+    the image links' texts) costs a scan of the chunk's codes: 0.02 ms a pydoc page where a
+    walk of the tree for them took 0.34."""
 
-    __slots__ = ("classes", "codes", "img_alts", "nchild", "plain", "styled", "tag_codes",
+    __slots__ = ("attributes", "classes", "codes", "img_alts", "nchild", "plain", "tag_codes",
                  "tails", "texts")  # fmt: skip
 
     def __init__(self) -> None:
@@ -1151,9 +1212,8 @@ class _NodeReads:
         self.texts: list[str | None] = []
         self.tails: list[str | None] = []
         self.classes: list[str | None] = []  # every position's, plain proxies only
-        #: (position, ``style``) of the elements whose ``style`` names ``display``, in order;
-        #: None where the proxies are not plain (the CSS reader searches the tree then)
-        self.styled: list[tuple[int, str]] | None = None
+        #: every position's value of each of READ_ATTRIBUTES, plain proxies only
+        self.attributes: dict[str, list[str | None]] = {name: [] for name in READ_ATTRIBUTES}
         #: the ``alt`` (None when absent) of each element tagged ``img``, in order; None where
         #: the proxies are not plain
         self.img_alts: list[str | None] | None = None
@@ -1165,12 +1225,8 @@ class _NodeReads:
             self.texts += map(_PLAIN_TEXT, chunk)
             self.tails += map(_PLAIN_TAIL, chunk)
             self.classes += map(_PLAIN_GET, chunk, repeat(_PLAIN_KEY["class"]))
-            styles = list(map(_PLAIN_GET, chunk, repeat(_PLAIN_KEY["style"])))
-            if any(styles):  # most chunks have no style attribute: no Python loop a node
-                first = len(self.codes) - len(chunk)
-                cast("list[tuple[int, str]]", self.styled).extend(
-                    (first + k, style) for k, style in enumerate(styles)
-                    if style and "display" in style)
+            for name, values in self.attributes.items():
+                values += map(_PLAIN_GET, chunk, repeat(_PLAIN_KEY[name]))
             img = self.tag_codes.get("img")
             if img is not None and img in (codes := self.codes[-len(chunk) :]):
                 cast("list[str | None]", self.img_alts).extend(map(
@@ -1209,7 +1265,6 @@ def _all_nodes(
     ):
         if reads is not None:
             reads.plain = True
-            reads.styled = []
             reads.img_alts = []
         parser.set_element_class_lookup(_PLAIN_LOOKUP)
         try:
