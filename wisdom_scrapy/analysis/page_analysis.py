@@ -89,7 +89,10 @@ Repeated blocks
     With a :class:`~wisdom_scrapy.mining.repetition.BlockRepetition` of the site
     (``repetition``), article condensing removes a sub-tree below the type constraint's line
     even within the standard-error tolerance when it is a template box the site repeats word
-    for word on many pages (an advertisement, a promotion); see that module for the rule.
+    for word on many pages (an advertisement, a promotion); see that module for the rule. The
+    TOC structure leaves such boxes out altogether (:func:`_outside_template`): a page lists
+    what it holds alone, and k-MIB's entropy alone rates the anchors of a box the site rotates
+    over a share of its pages as informative while the site is small.
 
 Role without the site's view (page level; site-level LAMIS roles come later)
     Decided from the WISDOM blocks found, by what a reader gets from them: A = anchor text
@@ -579,6 +582,25 @@ def _list_region(
     return np.cumsum(diff[:n]) > 0
 
 
+def _outside_template(
+    model: PageModel, toc: InformativeStructure, boxes: NDArray[np.bool_]
+) -> InformativeStructure:
+    """``toc`` without the site's template boxes (``boxes``: :attr:`SiteView.boxes`): a block
+    inside one is dropped, one inside a block is taken out of its cover. k-MIB judges anchors
+    by their terms' entropy, which ranks a box the site rotates over a share of its pages (an
+    advertisement) as informative while the site is small (its terms' entropy grows with the
+    site's size, the box's share staying the same); the site's repetition already tells the
+    box from the page's own list (its text on more than √N of the N pages, with a link
+    elsewhere: :mod:`~wisdom_scrapy.mining.repetition`), as it does for the article search's
+    condensing, and a page lists what it alone holds, never the site's template."""
+    in_box = model.subtree_mask(boxes)
+    if not (in_box & toc.covered(model)).any():
+        return toc
+    blocks = [b for b in toc.blocks if not in_box[b.node]]
+    return replace(toc, blocks=blocks, removed=toc.removed | in_box,
+                   skeleton=[s for s in toc.skeleton if not in_box[s]])
+
+
 def _own_lengths(model: PageModel) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Per node: own context length and own anchor-text length."""
     own = model.own_len
@@ -625,6 +647,8 @@ def _warm(
     if f is not None and with_toc:
         toc_mode, zero_ratio = toc_feature(f, params)
         toc = mine(f, "toc", params, feature=toc_mode)
+        if site_view is not None:
+            toc = _outside_template(model, toc, site_view.boxes)
         figures.update(zero_api_ratio=zero_ratio, toc_by_api=float(toc.feature == "api"))
     art_cover = article.covered(model) if article.blocks else np.zeros(model.n, dtype=bool)
     toc_cover = toc.covered(model) if toc.blocks else np.zeros(model.n, dtype=bool)
