@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import numpy as np
 import pytest
 
 from wisdom_scrapy.analysis.page_analysis import (
@@ -127,6 +128,30 @@ def test_early_in_the_site_its_rotating_box_is_no_toc_link() -> None:
         links = {urlsplit(url).path for url, _ in analysis.toc_links}
         assert {kinds.get(link) for link in links} <= {"article", "column"}, (path, links)
         assert set(truth["pages"][path]["links"]) <= links, path
+
+
+def test_a_repeated_entry_of_the_list_keeps_its_toc_block() -> None:
+    """The site's repetition fingerprints text alone: a short entry of the page's own list
+    ("open()", each page's leading elsewhere) is as repeated as the rotating box. A TOC block
+    in a template box goes only outside the page's list entries."""
+    from wisdom_scrapy.analysis.page_analysis import _outside_template
+    from wisdom_scrapy.mining.wisdom import InformativeStructure, MinedBlock
+
+    model = PageModel.from_html(
+        '<html><body><div class="ad"><a href="/ads/1">Test-ride the new bikes</a></div>'
+        '<ul class="toc"><li><a href="/lib/codecs.html#open">open()</a></li>'
+        '<li><a href="/lib/codecs.html#lookup">lookup() of a codec</a></li></ul></body></html>',
+        "http://docs.test/lib/binary.html")
+    ad = int(np.flatnonzero(model.tag_mask(("div",)))[0])
+    first = int(np.flatnonzero(model.tag_mask(("li",)))[0])
+    boxes = np.zeros(model.n, bool)
+    boxes[[ad, first]] = True  # both repeated past √N, with a link elsewhere
+    items = model.tag_mask(("li",))
+    view = SiteView(boxes, boxes, items, 1.0, model.tag_mask(("a",)) & model.subtree_mask(items))
+    blocks = [MinedBlock(node, "toc", "skeleton", node) for node in (ad, first)]
+    toc = InformativeStructure("toc", "alen", blocks, np.zeros(model.n, bool), [ad, first])
+    kept = _outside_template(model, toc, view)
+    assert [b.node for b in kept.blocks] == [first] and kept.skeleton == [first]
 
 
 # ------------------------------------------------------------------------------------------
