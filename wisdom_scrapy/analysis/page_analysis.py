@@ -89,7 +89,11 @@ Repeated blocks
     With a :class:`~wisdom_scrapy.mining.repetition.BlockRepetition` of the site
     (``repetition``), article condensing removes a sub-tree below the type constraint's line
     even within the standard-error tolerance when it is a template box the site repeats word
-    for word on many pages (an advertisement, a promotion); see that module for the rule.
+    for word on many pages (an advertisement, a promotion); see that module for the rule. The
+    TOC structure drops its blocks that lie in such a box outside the page's list entries
+    (:func:`_outside_template`): a page lists what it holds alone, and k-MIB's entropy alone
+    rates the anchors of a box the site rotates over a share of its pages as informative
+    while the site is small.
 
 Role without the site's view (page level; site-level LAMIS roles come later)
     Decided from the WISDOM blocks found, by what a reader gets from them: A = anchor text
@@ -579,6 +583,26 @@ def _list_region(
     return np.cumsum(diff[:n]) > 0
 
 
+def _outside_template(
+    model: PageModel, toc: InformativeStructure, site_view: SiteView
+) -> InformativeStructure:
+    """``toc`` without its blocks that lie in one of the site's template boxes
+    (:attr:`SiteView.boxes`) outside the page's list entries (:attr:`SiteView.items`).
+    k-MIB judges anchors by their terms' entropy, which rates a box the site rotates over a
+    share of its pages (an advertisement) as informative while the site is small (its terms'
+    entropy grows with the site, the box's share of pages stays); the site's repetition
+    tells the box from the page's own list already (its text on more than √N of the N pages,
+    with a link elsewhere: :mod:`~wisdom_scrapy.mining.repetition`), and a page lists what it
+    holds alone. The text alone is fingerprinted, so a short entry of the page's own list
+    ("open()", "Introduction": each page's leads elsewhere) is as repeated as a box: inside
+    the entries, and inside a kept block, a box stays."""
+    in_box = model.subtree_mask(site_view.boxes) & ~model.subtree_mask(site_view.items)
+    blocks = [b for b in toc.blocks if not in_box[b.node]]
+    if len(blocks) == len(toc.blocks):
+        return toc
+    return replace(toc, blocks=blocks, skeleton=[s for s in toc.skeleton if not in_box[s]])
+
+
 def _own_lengths(model: PageModel) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Per node: own context length and own anchor-text length."""
     own = model.own_len
@@ -625,6 +649,8 @@ def _warm(
     if f is not None and with_toc:
         toc_mode, zero_ratio = toc_feature(f, params)
         toc = mine(f, "toc", params, feature=toc_mode)
+        if site_view is not None:
+            toc = _outside_template(model, toc, site_view)
         figures.update(zero_api_ratio=zero_ratio, toc_by_api=float(toc.feature == "api"))
     art_cover = article.covered(model) if article.blocks else np.zeros(model.n, dtype=bool)
     toc_cover = toc.covered(model) if toc.blocks else np.zeros(model.n, dtype=bool)
