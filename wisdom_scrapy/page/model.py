@@ -144,7 +144,8 @@ _TAIL = attrgetter("tail")
 #: (:class:`_NodeReads`): the article finder's cues (``id``, ``style``, ``itemprop``) and the
 #: article fields' marks (``itemprop``), which would otherwise reach their elements again
 READ_ATTRIBUTES = ("id", "style", "itemprop")
-_GET = {name: methodcaller("get", name) for name in ("href", "rel", "class", "alt", *READ_ATTRIBUTES)}
+_GET = {name: methodcaller("get", name)
+        for name in ("href", "rel", "class", "alt", *READ_ATTRIBUTES)}
 # lxml's own ``get``, called unbound on the plain proxies of :func:`_all_nodes`: no method
 # look-up a node (a third of a pydoc page's ``class`` read, 0.68-0.82 -> 0.43-0.52 ms)
 _PLAIN_GET = etree._Element.get
@@ -419,10 +420,8 @@ class PageModel:
         model._read_attributes = (
             {name: tuple(values) for name, values in reads.attributes.items()} if plain else {}
         )
-        styles = model._read_attributes.get("style")  # the CSS reader's: those naming display
-        model._styled = (None if styles is None else [
-            (int(node_of_pos[p]), style) for p, style in compress(enumerate(styles), styles)
-            if "display" in style])
+        styles = model._read_attributes.get("style")
+        model._styled = None if styles is None else _display_styles(styles, node_of_pos)
         model._read_img_alts = reads.img_alts
 
         # --- visible text pieces: text(p) belongs to p, tail(p) to p's parent element
@@ -1166,6 +1165,16 @@ def _child_at(
             el = el.getnext()
         return el
     return parent[rank]
+
+
+def _display_styles(
+    styles: tuple[str | None, ...], node_of_pos: NDArray[np.integer]
+) -> list[tuple[int, str]]:
+    """(node, ``style``) of the elements whose ``style`` names ``display``, for the CSS reader
+    (:func:`~wisdom_scrapy.page.css.css_boxes`): ``styles`` per position, most of them None,
+    which a C-level ``compress`` skips."""
+    present = cast("Iterable[tuple[int, str]]", compress(enumerate(styles), styles))
+    return [(int(node_of_pos[p]), style) for p, style in present if "display" in style]
 
 
 def _truth_mask(flags: Iterable[bool]) -> NDArray[np.bool_]:
