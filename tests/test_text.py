@@ -97,36 +97,3 @@ def test_jieba_cache_read_whole_loads_what_jieba_loads(tmp_path):
     del renamed.cache_file
     _load_cached_dictionary(renamed)
     assert not renamed.initialized
-
-
-def test_jieba_imported_without_pkg_resources_reads_the_same_files_and_cuts_alike():
-    """jieba imported with ``pkg_resources`` hidden opens its data files by path: the bytes
-    ``pkg_resources`` gives, and the same cuts as the jieba imported the ordinary way."""
-    import sys
-
-    import jieba
-    import pkg_resources
-
-    from wisdom_scrapy.page.terms import _import_jieba, _load_cached_dictionary
-
-    ordinary = jieba
-    _load_cached_dictionary(ordinary.dt)
-    ordinary.initialize()
-    saved = {name: module for name, module in sys.modules.items()
-             if name in ("jieba", "pkg_resources") or name.startswith("jieba.")}
-    for name in saved:
-        del sys.modules[name]
-    try:
-        fresh = _import_jieba()
-        assert "pkg_resources" not in sys.modules
-        assert fresh is not ordinary
-        with fresh._compat.get_module_res("dict.txt") as by_path:
-            assert by_path.read() == pkg_resources.resource_string("jieba", "dict.txt")
-        _load_cached_dictionary(fresh.dt)
-        fresh.initialize()
-        text = "景太郎我们的网站结构信息挖掘，中文分词系统"
-        assert fresh.lcut(text) == ordinary.lcut(text)
-    finally:
-        for name in [n for n in sys.modules if n == "jieba" or n.startswith("jieba.")]:
-            del sys.modules[name]
-        sys.modules.update(saved)

@@ -267,7 +267,8 @@ class _Page:
         return text_language(self.model.text_of(self.article or 0))
 
 
-#: Marks whose attribute the model read in its build: none of the others needs its element.
+#: Stands for a mark's attribute value the model did not read in its build (its element is
+#: reached for it); the values the build read need no element.
 _UNKNOWN = object()
 
 

@@ -575,8 +575,12 @@ class PageModel:
         read = self._read_attributes.get(name)
         if read is not None:
             return list(map(read.__getitem__, positions))
-        listed = self._nodes
-        return [listed[p].get(name) for p in positions]
+        listed = self._node_list
+        if listed is not None:  # the build's own listing, kept (not made of plain proxies)
+            return [listed[p].get(name) for p in positions]
+        # an attribute the build did not read: from the nodes' own elements, never a listing
+        # of the whole page kept for the model's life (what ``_nodes`` would make)
+        return [el.get(name) for el in self.elements(nodes)]
 
     def nodes_with(self, name: str) -> NDArray[np.intp]:
         """The nodes that carry attribute ``name`` (whatever its value, ``""`` included), in

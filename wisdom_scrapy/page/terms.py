@@ -17,12 +17,10 @@ A *term* is what the entropy store counts: a Unicode-normalised, lower-cased key
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import logging
 import marshal
 import os
 import re
-import sys
 import tempfile
 import unicodedata
 from collections import Counter
@@ -119,41 +117,13 @@ def _start_jieba() -> Any:
     """jieba imported, quiet and its dictionary loaded: on the first Han run only, so that
     crawls without Chinese never pay for it."""
     global _jieba
-    jieba = _import_jieba()
+    import jieba
+
     jieba.setLogLevel(logging.WARNING)
     _load_cached_dictionary(jieba.dt)
     jieba.initialize()  # a no-op once loaded; else jieba builds (and caches) its dictionary
     _jieba = jieba
     return jieba
-
-
-def _import_jieba() -> Any:
-    """``import jieba`` with setuptools' ``pkg_resources`` hidden while nothing has it yet.
-
-    jieba's ``_compat`` imports ``pkg_resources`` (~0.13 s of CPU; nothing else a crawl runs
-    imports it) only to open jieba's own data files, and opens them by path when that import
-    fails: the same files for a jieba installed as a directory (what pip makes; a zipped one
-    keeps the ordinary import). A None in ``sys.modules`` fails the import for the ~30 ms of
-    jieba's; an import of ``pkg_resources`` in another thread at that moment would fail too
-    (the crawl meets Han text on its reactor thread). The entry is taken out again after.
-    """
-    if "pkg_resources" in sys.modules or not _is_directory_package("jieba"):
-        import jieba
-
-        return jieba
-    sys.modules["pkg_resources"] = None  # type: ignore[assignment]
-    try:
-        import jieba
-    finally:
-        del sys.modules["pkg_resources"]
-    return jieba
-
-
-def _is_directory_package(name: str) -> bool:
-    """True when package ``name`` is found and its files are a directory on disk."""
-    spec = importlib.util.find_spec(name)
-    places = spec.submodule_search_locations if spec is not None else None
-    return bool(places) and all(os.path.isdir(place) for place in places or ())
 
 
 def _load_cached_dictionary(tokenizer: Any) -> None:
