@@ -52,7 +52,7 @@ import json
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -342,23 +342,22 @@ page by page, as a crawl of so small a site would be); ``warm``: the site-level 
 on the subset (``min_pages`` = its page count), so a regression there shows too."""
 
 
-def fed_figures(site: BlogSite, mode: str = "default") -> dict[str, float]:
-    """Article F1/P/R (mean over gold posts; another role scores as empty text) and role P/R of
-    posts and list pages, for every HTML page of ``site.directory`` fed in path order into one
-    ``memory://`` store, block repetition and term index (for the anchor precision index of the
-    links between fed pages) and analysed with that store's snapshot, as the crawl's extractor
-    does once the site is fed: no crawl, no server, the same figures on every run."""
-    from benchmarks.fields import gold_heading
+def fed_analyses(site: BlogSite, mode: str = "default", titles: Any = None) -> Iterator[
+        tuple[str, Any, Any, Any, Any]]:
+    """(path, gold page, analysis, model, snapshot) of every gold page of ``site``, every HTML
+    page of ``site.directory`` fed first in path order into one ``memory://`` store, block
+    repetition and term index (for the anchor precision index of the links between fed pages)
+    and each gold page analysed with that store's snapshot, as the crawl's extractor does once
+    the site is fed. ``titles`` (a ``SiteTitles``) learns every page's title up front."""
     from wisdom_scrapy import open_store
-    from wisdom_scrapy.engine.waits import TermIndex, items_from_analysis
+    from wisdom_scrapy.engine.waits import TermIndex
     from wisdom_scrapy.engine.writes import feed_model
-    from wisdom_scrapy.mining.fields import SiteTitles
     from wisdom_scrapy.mining.repetition import stored_repetition
     from wisdom_scrapy.mining.wisdom import DEFAULT_PARAMS, WisdomParams
     from wisdom_scrapy.page.model import PageModel
 
     base, host = "http://127.0.0.1:8000", "127.0.0.1:8000"
-    store, terms, models, titles = open_store("memory://"), TermIndex(), {}, SiteTitles()
+    store, terms, models = open_store("memory://"), TermIndex(), {}
     for file in sorted(site.directory.rglob("*.html")):
         raw = file.read_bytes()
         if _REFRESH.search(decode_page(raw[:4096])):
@@ -367,25 +366,40 @@ def fed_figures(site: BlogSite, mode: str = "default") -> dict[str, float]:
         model = models[path] = PageModel.from_html(raw, base + path)
         feed_model(store, model, site=host)
         terms.add(model.url, model.vocab)
-        titles.add(model.title)  # every title up front: a best case (a crawl learns as it goes)
+        if titles is not None:
+            titles.add(model.title)  # every title up front: a best case (a crawl learns as it goes)
     snapshot = store.snapshot(host)
     repetition = stored_repetition(store, host)  # the crawl's block repetition
     params = WisdomParams(min_pages=max(2, len(models))) if mode == "warm" else DEFAULT_PARAMS
-    gold = site_gold(site)
-    predicted, scores, titled, tocs = {}, [], [], []
-    for path, page in gold.items():
+    for path, page in site_gold(site).items():
         analysis = analyze_page(None, base + path, model=models[path], snapshot=snapshot,
                                 target_terms=terms.get, params=params,
                                 repetition=repetition)  # fmt: skip
+        yield path, page, analysis, models[path], snapshot
+
+
+def fed_figures(site: BlogSite, mode: str = "default") -> dict[str, float]:
+    """Article F1/P/R (mean over gold posts; another role scores as empty text) and role P/R of
+    posts and list pages, for every HTML page of ``site.directory`` fed and analysed as
+    :func:`fed_analyses` does: no crawl, no server, the same figures on every run."""
+    from benchmarks.fields import gold_heading
+    from wisdom_scrapy.engine.waits import items_from_analysis
+    from wisdom_scrapy.mining.fields import SiteTitles
+
+    gold = site_gold(site)
+    predicted, scores, titled, tocs = {}, [], [], []
+    titles = SiteTitles()
+    analysed = list(fed_analyses(site, mode, titles))
+    for path, page, analysis, model, snapshot in analysed:
         predicted[path] = analysis.role
         if page.role == "toc" and analysis.role == "toc":
-            tocs.append(([u for u, _ in analysis.toc_links], page.html, base + path))
+            tocs.append(([u for u, _ in analysis.toc_links], page.html, model.url))
         if page.role == "article":
             text = analysis.article_text if analysis.role == "article" else ""
             scores.append(text_score(text, page.text, site.cjk))
             title = ""
             if analysis.role == "article":  # the item's title, as the crawl's extractor sets it
-                item = items_from_analysis(analysis, base + path, models[path], snapshot,
+                item = items_from_analysis(analysis, model.url, model, snapshot,
                                            fields=frozenset())  # fmt: skip
                 title = titles.without_affixes(item.title)
             titled.append(" ".join(title.split()) == gold_heading(page.html, site.body_css))

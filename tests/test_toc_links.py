@@ -23,7 +23,7 @@ from wisdom_scrapy.engine.waits import _toc_links
 from wisdom_scrapy.engine.writes import feed_model
 from wisdom_scrapy.items import xml_safe, xml_safe_strings
 from wisdom_scrapy.mining.lamis import link_weights
-from wisdom_scrapy.mining.listing import list_entries
+from wisdom_scrapy.mining.listing import list_entries, not_own_text
 from wisdom_scrapy.page.model import PageModel
 from wisdom_scrapy.page.terms import extract_terms
 from wisdom_scrapy.store import open_store
@@ -274,3 +274,26 @@ def test_xml_safe_strings_is_xml_safe_of_each(values: list[str]) -> None:
     """One search of the strings joined finds a forbidden character exactly where a search of
     each would (tab, newlines and others kept)."""
     assert xml_safe_strings(values) == [xml_safe(v) for v in values]
+
+
+def test_a_sidebar_of_the_sites_posts_is_no_toc_link_of_a_list_page():
+    """flink-web's list pages carry a sidebar (``aside > nav``) listing every post of the blog;
+    in the 14-page fixture only 3 pages carry it, fewer than √14, so it is no template box yet.
+    Their TocItems still name their own teasers only: the page's navigation is no list entry
+    (``listing.not_own_text``), the ``main`` around the teasers is the list, not one lone
+    entry that would carry the sidebar in, and k-MIB's TOC blocks in the navigation go."""
+    from benchmarks.blog_sites import FIXTURE_SITES, fed_analyses, load_sites
+
+    site = load_sites(FIXTURE_SITES)["flink-web"]
+    lists = 0
+    for _path, page, analysis, model, _snapshot in fed_analyses(site):
+        if page.role != "toc":
+            continue
+        in_navigation = not_own_text(model, np.zeros(model.n, dtype=bool))
+        own = {link.url for link in model.links() if not in_navigation[link.node]}
+        sidebar_only = {link.url for link in model.links() if in_navigation[link.node]} - own
+        linked = {url for url, _ in analysis.toc_links}
+        assert analysis.role == "toc" and linked and sidebar_only
+        assert not linked & sidebar_only, f"{model.url}: the sidebar's posts as TOC links"
+        lists += 1
+    assert lists >= 2

@@ -125,7 +125,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wisdom_scrapy.mining.density import SinglePageArticle, single_page_article
-from wisdom_scrapy.mining.listing import LIST_SHARE, item_share, list_entries
+from wisdom_scrapy.mining.listing import LIST_SHARE, item_share, list_entries, not_own_text
 from wisdom_scrapy.mining.repetition import (
     block_nodes,
     embedded_lines,
@@ -595,8 +595,11 @@ def _outside_template(
     with a link elsewhere: :mod:`~wisdom_scrapy.mining.repetition`), and a page lists what it
     holds alone. The text alone is fingerprinted, so a short entry of the page's own list
     ("open()", "Introduction": each page's leads elsewhere) is as repeated as a box: inside
-    the entries, and inside a kept block, a box stays."""
-    in_box = model.subtree_mask(site_view.boxes) & ~model.subtree_mask(site_view.items)
+    the entries, and inside a kept block, a box stays. The page's navigation (``nav``,
+    ``aside``, ``menu``) counts as a box from the first page on, as it does for the list
+    entries (:func:`~wisdom_scrapy.mining.listing.not_own_text`): a sidebar listing the
+    site's posts is the site's, however few of the pages fed so far carry it."""
+    in_box = not_own_text(model, site_view.boxes) & ~model.subtree_mask(site_view.items)
     blocks = [b for b in toc.blocks if not in_box[b.node]]
     if len(blocks) == len(toc.blocks):
         return toc

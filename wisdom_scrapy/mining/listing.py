@@ -116,6 +116,16 @@ def _heading_text(
     return template & (model.tlen > 0) & (heading_len == model.tlen)
 
 
+def _holds_another(model: PageModel, items: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """Per node: its subtree holds an item other than itself. A node around list entries is
+    the list (or a wrapper of it), never a lone entry: without this, a page wrapper whose
+    first text is the first teaser's heading (``main``) passes as one entry and carries
+    whatever else it holds (a sidebar listing the site's posts) into the page's list."""
+    held = np.zeros(model.n + 1, dtype=np.int64)
+    np.cumsum(items, out=held[1:])
+    return held[model.subtree_end] - held[: model.n] > items
+
+
 def _lone_entries(
     model: PageModel, boxes: NDArray[np.bool_], titles: NDArray[np.bool_],
     elsewhere: NDArray[np.bool_],
@@ -218,7 +228,8 @@ def list_entries(
     if lone.any():  # else no lone entry, whatever _lone_entries says
         lone &= ~not_own_text(model, template & ~titles)
         boxes = template_boxes(model, template) if boxes is None else boxes
-        items |= lone & _lone_entries(model, boxes, titles, links.elsewhere)
+        lone &= _lone_entries(model, boxes, titles, links.elsewhere)
+        items |= lone & ~_holds_another(model, items)
     items[0] = False
     inner = model.subtree_mask(items) & ~items  # strictly inside another item
     title_of = np.full(n, n, dtype=np.int64)  # n: no title (a dummy slot below)
