@@ -9,19 +9,24 @@ fault-free store of the pages it still holds, and the pages it lacks are exactly
 
 from __future__ import annotations
 
+import functools
+import mimetypes
 import os
 import re
 import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.crawling import REPO, CrawlResult
+from tests.reliability._server import Page, serve_pages
 from tests.reliability.conftest import (
     SmallDisk,
     _state,
@@ -132,26 +137,85 @@ def test_failed_batch_commit_then_retry_stores_each_page_once(roomy_disk: SmallD
         assert_same_store(state, _state(fault_free))
 
 
+class HeldDocSite:
+    """The doc site served with some answers held until the test lets them go, so a crawl's
+    course follows the test's, however loaded the machine: the pages under ``/using/`` wait
+    for :attr:`full` (they are fetched, and written, only once the disk is full), one tutorial
+    page waits for :attr:`freed` (the crawl cannot end before)."""
+
+    def __init__(self, root: Path) -> None:
+        self.full = threading.Event()
+        self.freed = threading.Event()
+        self.pages: dict[str, Page] = {}
+        for path in root.rglob("*"):
+            if path.is_file():
+                name = "/" + path.relative_to(root).as_posix()
+                gate = (self.full if name.startswith("/using/")
+                        else self.freed if name == "/tutorial/whatnow.html" else None)
+                content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+                body = path.read_bytes()
+                self.pages[name] = (content_type, body if gate is None
+                                    else functools.partial(self._held, gate, body))
+
+    @staticmethod
+    def _held(gate: threading.Event, body: bytes) -> bytes:
+        gate.wait(120)
+        return body
+
+    def release(self) -> None:
+        self.full.set()
+        self.freed.set()
+
+    def hold(self) -> None:
+        self.full.clear()
+        self.freed.clear()
+
+
+@pytest.fixture
+def held_doc_site(doc_site: Path) -> Iterator[tuple[str, HeldDocSite]]:
+    """Start URL of the doc site served with held answers (:class:`HeldDocSite`, all let go at
+    the end)."""
+    site = HeldDocSite(doc_site)
+    try:
+        with serve_pages(site.pages) as (base, _):
+            yield base + "index.html", site
+    finally:
+        site.release()
+
+
 @pytest.mark.crawl
-def test_disk_full_for_a_while_mid_crawl(roomy_disk: SmallDisk, reference, doc_url,
-                                         tmp_path) -> None:
+def test_disk_full_for_a_while_mid_crawl(roomy_disk: SmallDisk, held_doc_site, tmp_path
+                                         ) -> None:
     """The store's disk is full for a few seconds mid-crawl: the refused updates are retried
     once there is room, nothing is lost, and the store equals the uninterrupted crawl's (no
-    term's counts land on another term)."""
+    term's counts land on another term).
+
+    Pages are held (:class:`HeldDocSite`) so that some are fetched while the disk is full and
+    the crawl is still running when it is freed (unheld, it could end first, its last write
+    refused by the full disk: those pages are counted lost, rightly, and no retry is tested)."""
     roomy_disk.require_mount()
+    start, site = held_doc_site
+    reference = crawl(tmp_path, start, f"sqlite:///{tmp_path / 'reference.db'}",
+                      name="reference")
+    site.release()
+    assert_clean(reference.start().wait(300))
+    site.hold()
     path = roomy_disk.path / "store.db"
-    run = crawl(tmp_path, doc_url, f"sqlite:///{path}").start()
+    run = crawl(tmp_path, start, f"sqlite:///{path}").start()
     wait_until(lambda: _sqlite_pages(path) >= 10, what="10 pages in the store")
     roomy_disk.fill()
+    site.full.set()
     wait_until(lambda: "not stored yet" in run.log_path.read_text(errors="replace"),
                what="a page refused by the full disk")
-    time.sleep(2.0)
+    time.sleep(1.0)
     roomy_disk.free()
+    site.freed.set()
     result = run.wait(300)
     assert_clean(result)
     assert result.stats["wisdom/store_errors"] >= 1 and result.stats["wisdom/store/retried"] >= 1
     assert lost(result) == 0
-    assert_same_store(store_state(f"sqlite:///{path}"), reference[1])
+    assert_same_store(store_state(f"sqlite:///{path}"),
+                      store_state(f"sqlite:///{tmp_path / 'reference.db'}"))
 
 
 # -- 2. the store file deleted ------------------------------------------------------------
