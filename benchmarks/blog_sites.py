@@ -52,7 +52,7 @@ import json
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -342,13 +342,15 @@ page by page, as a crawl of so small a site would be); ``warm``: the site-level 
 on the subset (``min_pages`` = its page count), so a regression there shows too."""
 
 
-def fed_analyses(site: BlogSite, mode: str = "default", titles: Any = None) -> Iterator[
-        tuple[str, Any, Any, Any, Any]]:
+def fed_analyses(site: BlogSite, mode: str = "default", titles: Any = None,
+                 paths: Sequence[str] | None = None) -> Iterator[tuple[str, Any, Any, Any, Any]]:
     """(path, gold page, analysis, model, snapshot) of every gold page of ``site``, every HTML
     page of ``site.directory`` fed first in path order into one ``memory://`` store, block
     repetition and term index (for the anchor precision index of the links between fed pages)
     and each gold page analysed with that store's snapshot, as the crawl's extractor does once
-    the site is fed. ``titles`` (a ``SiteTitles``) learns every page's title up front."""
+    the site is fed. ``titles`` (a ``SiteTitles``) learns every page's title up front.
+    ``paths``: only these URL paths, fed in this order (a site's first few pages, as a crawl
+    meets them), and only their gold pages analysed."""
     from wisdom_scrapy import open_store
     from wisdom_scrapy.engine.waits import TermIndex
     from wisdom_scrapy.engine.writes import feed_model
@@ -358,11 +360,11 @@ def fed_analyses(site: BlogSite, mode: str = "default", titles: Any = None) -> I
 
     base, host = "http://127.0.0.1:8000", "127.0.0.1:8000"
     store, terms, models = open_store("memory://"), TermIndex(), {}
-    for file in sorted(site.directory.rglob("*.html")):
-        raw = file.read_bytes()
+    files = {url_path(f, site.directory): f for f in sorted(site.directory.rglob("*.html"))}
+    for path in files if paths is None else paths:
+        raw = files[path].read_bytes()
         if _REFRESH.search(decode_page(raw[:4096])):
             continue
-        path = url_path(file, site.directory)
         model = models[path] = PageModel.from_html(raw, base + path)
         feed_model(store, model, site=host)
         terms.add(model.url, model.vocab)
@@ -372,6 +374,8 @@ def fed_analyses(site: BlogSite, mode: str = "default", titles: Any = None) -> I
     repetition = stored_repetition(store, host)  # the crawl's block repetition
     params = WisdomParams(min_pages=max(2, len(models))) if mode == "warm" else DEFAULT_PARAMS
     for path, page in site_gold(site).items():
+        if path not in models:
+            continue
         analysis = analyze_page(None, base + path, model=models[path], snapshot=snapshot,
                                 target_terms=terms.get, params=params,
                                 repetition=repetition)  # fmt: skip

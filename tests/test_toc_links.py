@@ -297,3 +297,45 @@ def test_a_sidebar_of_the_sites_posts_is_no_toc_link_of_a_list_page():
         assert not linked & sidebar_only, f"{model.url}: the sidebar's posts as TOC links"
         lists += 1
     assert lists >= 2
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_a_one_teaser_home_page_fed_with_two_pages_is_a_list(order: int) -> None:
+    """erikmcclure's home page shows one teaser (a linked ``h5`` title, a paragraph, a
+    "comments" line linking the same post) and the site's projects. Fed with only two other
+    pages, the comments line is no template yet; its title and comments line are one entry's
+    parts, not two entries, so the teaser's wrappers hold no other entry and the page is a
+    list, as it is once the site is warm (before: an article, until more pages were fed)."""
+    from benchmarks.blog_sites import FIXTURE_SITES, fed_analyses, load_sites
+
+    site = load_sites(FIXTURE_SITES)["erikmcclure"]
+    paths = ["/", "/blog/", "/categories/project/"][::order]
+    found = {path: analysis for path, _page, analysis, _model, _snapshot
+             in fed_analyses(site, "warm", paths=paths)}  # fmt: skip
+    home = found["/"]
+    assert home.role == "toc"
+    assert "http://127.0.0.1:8000/blog/software-is-shit-eating-contest/" in {
+        url for url, _ in home.toc_links}
+
+
+def _entry_tags(body: str) -> list[str]:
+    model = PageModel.from_html(f"<html><body>{body}</body></html>", "http://blog.test/")
+    items = list_entries(model, template=model.tag_mask(())).items
+    return [str(model.tag[i]) for i in np.flatnonzero(items)]
+
+
+def test_a_teasers_title_and_comments_line_are_one_entry_an_indexs_rows_many() -> None:
+    """Sibling lines led by links are items when they are different entries: a teaser's
+    title and its "comments" line (a part of the post the title links whole) or a repeated
+    cross-reference are one, the rows of an API index (parts of one page) are many."""
+    teaser = ('<article><h5><a href="/blog/post/">A post of the blog</a></h5>'
+              "<p>The teaser of the post, a few sentences of its own text.</p>"
+              '<div><a href="/blog/post/#comments">comments</a></div></article>')
+    tags = _entry_tags(teaser)  # the teaser and its wrappers are lone entries (nested)
+    assert "article" in tags and "div" not in tags
+    rows = "".join(f'<tr><td><p><a href="/api.html#f{k}">f{k}()</a></p></td>'
+                   f"<td><p>Does {k}.</p></td></tr>" for k in range(3))  # as the Python docs
+    assert _entry_tags(f"<table><tbody>{rows}</tbody></table>") == ["tr"] * 3
+    same = "".join('<p><a href="/intro.html#availability">Availability</a>: POSIX</p>'
+                   for _ in range(3))  # fmt: skip
+    assert _entry_tags(f"<div>{same}<p>Text of the section.</p></div>") == []

@@ -13,7 +13,9 @@ The rule (:func:`item_share`), every part measured on the page and its site:
   another page of the page's host (not the page itself, not an in-page ``#`` anchor) that is
   its title — at least half of the first block's own text (a heading, a list line without its
   sub-list) — and whose
-  parent has at least two such children (items come in lists) — or a list item (``li``), or a
+  parent has at least two such children that are different entries (items come in lists; a
+  teaser's title and its "comments" line lead to one post, :func:`_sibling_entries`) — or a
+  list item (``li``), or a
   *lone entry*: a node titled by a heading, whose every heading links to another page,
   holding no menu or share bar of the site's template (an archive that lists one post under
   the post's linked title, :func:`_lone_entries`; a post has a title of its own that links
@@ -85,10 +87,12 @@ def _host_page(url: str) -> tuple[str, str]:
 
 class LinkMasks(NamedTuple):
     """Per node, what its ``<a>`` links to (:func:`_link_masks`): ``site``, another page of
-    the page's host; ``elsewhere``, another page of any host."""
+    the page's host; ``elsewhere``, another page of any host; ``page``, a number per page
+    linked (:func:`_host_page`: ``/x/`` and ``/x/#comments`` are one), -1 for no link."""
 
     site: NDArray[np.bool_]
     elsewhere: NDArray[np.bool_]
+    page: NDArray[np.int64]
 
 
 def _link_masks(model: PageModel) -> LinkMasks:
@@ -97,13 +101,16 @@ def _link_masks(model: PageModel) -> LinkMasks:
     me = _host_page(model.url)
     site = np.zeros(model.n, dtype=bool)
     elsewhere = np.zeros(model.n, dtype=bool)
+    page = np.full(model.n, -1, dtype=np.int64)
+    pages: dict[tuple[str, str], int] = {}
     for link in model.links():
         there = _host_page(link.url)
+        page[link.node] = pages.setdefault(there, len(pages))
         if there != me:
             elsewhere[link.node] = True
             if there[0] == me[0]:
                 site[link.node] = True
-    return LinkMasks(site, elsewhere)
+    return LinkMasks(site, elsewhere, page)
 
 
 def _heading_text(
@@ -156,6 +163,34 @@ def _lone_entries(
     count = np.concatenate([[0], np.cumsum(heads)])
     return ((count[end] > count[start]) & (bare[end] == bare[start])
             & (box_count[end] == box_count[start]))  # fmt: skip
+
+
+def _sibling_entries(
+    model: PageModel, lead: NDArray[np.bool_], page: NDArray[np.int64],
+    title_of: NDArray[np.int64],
+) -> NDArray[np.int64]:
+    """Per node: how many entries its ``lead`` children are, one per part of a page their
+    titles (``title_of``) link (``page``: :class:`LinkMasks`; a part: the ``#fragment`` of
+    the title's ``href``; the rows of an API index lead to the parts of one page, each an
+    entry), where a link into a page that a sibling links whole is that sibling's entry: a
+    teaser's linked title and the "comments" line below it (``/post/#comments``) or its
+    "read more" are one entry's parts, not two entries. As two, the teaser around them held
+    other entries (:func:`_holds_another`) and was no lone entry: a home page showing one
+    teaser read as an article until the site repeated the comments line as template."""
+    n = model.n
+    nodes = np.flatnonzero(lead & (model.parent >= 0))
+    title = title_of[nodes]
+    parts: dict[tuple[int, str], int] = {}
+    part = np.fromiter(  # -1: the page whole (no fragment)
+        (parts.setdefault((k, f), len(parts)) if (f := (href or "").partition("#")[2]) else -1
+         for k, href in zip(page[title].tolist(), model.attribute_at("href", title),
+                            strict=True)), np.int64, len(nodes))  # fmt: skip
+    under = model.parent[nodes].astype(np.int64) * (n + 1)  # numbers below the link count ≤ n
+    entry = 2 * (under + page[title])  # the page whole
+    whole = part < 0
+    apart = ~whole & ~np.isin(entry, entry[whole])  # a part of a page no sibling links whole
+    entry[apart] = 2 * (under[apart] + part[apart]) + 1
+    return np.bincount(np.unique(entry) // 2 // (n + 1), minlength=n)
 
 
 def not_own_text(model: PageModel, template: NDArray[np.bool_]) -> NDArray[np.bool_]:
@@ -214,10 +249,11 @@ def list_entries(
     titled = 2 * model.tlen[a] >= block_text[block_of[fn]]
     titled_lead = np.zeros(n, dtype=bool)
     titled_lead[idx] = anchors[a] & (a >= idx) & titled
+    title_of = np.full(n, n, dtype=np.int64)  # n: no title (a dummy slot below)
+    title_of[idx] = a
     lead = titled_lead & ~not_own_text(model, template)
-    parent = model.parent
-    siblings = np.bincount(parent[lead][parent[lead] >= 0], minlength=n)
-    items = lead & ((siblings[np.maximum(parent, 0)] >= 2) | model.tag_mask(("li",)))
+    siblings = _sibling_entries(model, lead, links.page, title_of)
+    items = lead & ((siblings[np.maximum(model.parent, 0)] >= 2) | model.tag_mask(("li",)))
     # a lone entry's title may be repeated text: a post's title is on its page and on every
     # archive that lists it, on more than √N pages of a site's first few
     in_heads = model.subtree_mask(model.tag_mask(HEADING_TAGS))
@@ -232,8 +268,6 @@ def list_entries(
         items |= lone & ~_holds_another(model, items)
     items[0] = False
     inner = model.subtree_mask(items) & ~items  # strictly inside another item
-    title_of = np.full(n, n, dtype=np.int64)  # n: no title (a dummy slot below)
-    title_of[idx] = a
     listed = np.zeros(n + 1, dtype=bool)
     listed[title_of[items]] = True
     lead_of = title_of[block_of]  # per node: the link its line begins in (n: none)
