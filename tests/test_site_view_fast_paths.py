@@ -123,14 +123,20 @@ def _repeated_across_by_loop(
 
 
 def test_link_masks_and_repeated_patterns_equal_a_loop_over_the_links() -> None:
-    """The mapped link masks and the entries' repeated URL patterns answer as a plain loop
-    over the links, on every vendored page with its blocks, list items or anchors as entries
-    (pages of one host: site links, other hosts' links and self links all occur)."""
+    """The mapped link masks (and page numbers) and the entries' repeated URL patterns answer
+    as a plain loop over the links, on every vendored page with its blocks, list items or
+    anchors as entries (pages of one host: site links, other hosts' links and self links all
+    occur)."""
     for model in _vendored_models():
-        site, elsewhere = _link_masks(model)
+        site, elsewhere, page = _link_masks(model)
         assert (site.tolist(), elsewhere.tolist()) == tuple(
             mask.tolist() for mask in _link_masks_by_loop(model)
         )
+        linked = {link.node: _host_page(link.url) for link in model.links()}
+        numbers = page[list(linked)].tolist()  # one number per page linked, none elsewhere
+        assert len(set(numbers)) == len(set(linked.values())) == len(
+            set(zip(numbers, linked.values(), strict=True)))
+        assert (page >= 0).sum() == len(linked)
         anchors = model.is_anchor
         for entries in (model.tag_mask(("li",)), model.tag_mask(("p", "div", "td")), anchors):
             entries = entries.copy()
