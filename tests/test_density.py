@@ -125,17 +125,6 @@ def test_real_page_title_is_metadata_not_body() -> None:
     assert any("Nov 19, 2019" in model.text_of(m) for m in article.metadata)
 
 
-def test_anchor_hrefs_come_from_the_model() -> None:
-    """The anchors' hrefs are the model's own (whatever sequence type it keeps them in), not
-    read again from the tree with an XPath, and they line up with the anchor nodes."""
-    from wisdom_scrapy.mining.density import _anchor_hrefs
-
-    html, url = benchmark_page(SUBSET[0])[:2]
-    model = PageModel.from_html(html, url)
-    assert len(model.anchor_nodes) > 0
-    assert _anchor_hrefs(model) is model._hrefs
-
-
 # ------------------------------------------------------------------------ behaviour
 
 PARAGRAPHS = [

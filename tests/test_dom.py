@@ -761,6 +761,12 @@ def test_classes_and_elements_reached_by_child_index_are_the_listed_ones(page: P
     everything = np.arange(model.n)
     for name in ("id", "style", "itemprop", "class"):  # the build's reads, every node
         assert model.attribute_at(name, everything) == [el.get(name) for el in listed]
+    # ``href``: the build's reads when every node asked is an ``<a href>``, else the elements
+    anchors = model.anchor_nodes[::-1]
+    assert len(anchors) and model.hrefs == tuple(listed[i].get("href") for i in anchors[::-1])
+    assert model.attribute_at("href", anchors) == [listed[i].get("href") for i in anchors]
+    mixed = np.concatenate([anchors[:3], [0]])
+    assert model.attribute_at("href", mixed) == [listed[i].get("href") for i in mixed]
     assert model.elements(everything) == listed
     assert model.elements(everything[::-1]) == listed[::-1]
     assert model.elements(everything[1::3]) == listed[1::3]

@@ -73,7 +73,7 @@ from lxml import etree
 from wisdom_scrapy.page.model import BLOCK_TAGS, VERBATIM_TAGS, nearest_marked
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
 
     from numpy.typing import NDArray
 
@@ -477,32 +477,14 @@ def _teaser_items(
     return _range_mask(item_nodes, model.subtree_end[item_nodes], n), item
 
 
-def _anchor_hrefs(model: PageModel) -> Sequence[str] | None:
-    """The ``href`` of every ``<a href>`` node, aligned with ``model.anchor_nodes``.
-
-    Taken from the page model when it kept them, else read with one XPath that returns plain
-    strings (no element proxies); None if the two do not line up.
-    """
-    hrefs = getattr(model, "_hrefs", None)
-    if isinstance(hrefs, tuple | list) and len(hrefs) == len(model.anchor_nodes):
-        return hrefs
-    found = _HREFS(_root(model))  # pragma: no cover - only without PageModel's hrefs
-    return found if len(found) == len(model.anchor_nodes) else None  # pragma: no cover
-
-
-_HREFS = etree.XPath("descendant-or-self::*[local-name()='a'][@href]/@href", smart_strings=False)
-
-
 def _leaves_page(model: PageModel, anchors: NDArray[np.int64]) -> NDArray[np.bool_]:
     """Per anchor node: its ``href`` leads to another document (not ``#…``, not
     ``javascript:``); True where it cannot be told."""
-    hrefs = _anchor_hrefs(model)
+    hrefs = model.hrefs
     pos = np.searchsorted(model.anchor_nodes, anchors)
     ok = pos < len(model.anchor_nodes)
     ok[ok] = model.anchor_nodes[pos[ok]] == anchors[ok]
     out = np.ones(len(anchors), bool)
-    if hrefs is None:
-        return out
     for k in np.flatnonzero(ok).tolist():
         href = hrefs[pos[k]].strip().lower()
         out[k] = bool(href) and not href.startswith(("#", "javascript:"))

@@ -567,10 +567,16 @@ class PageModel:
         self, name: str, nodes: Sequence[int] | NDArray[np.integer]
     ) -> list[str | None]:
         """The value of attribute ``name`` of each of ``nodes`` (None where absent), in the
-        order given: from the build's reads for ``class`` and :data:`READ_ATTRIBUTES` (no
-        element reached), else read on the elements of the kept node list."""
+        order given: from the build's reads for ``class``, :data:`READ_ATTRIBUTES` and the
+        ``href`` of ``<a href>`` nodes (no element reached: a list page asks the href of each
+        entry's title), else read on the elements of the kept node list."""
         if name == "class":
             return list(map(self.classes.__getitem__, np.asarray(nodes, np.intp).tolist()))
+        if name == "href":
+            asked = np.asarray(nodes, np.intp)
+            if self.is_anchor[asked].all():  # all ``<a href>``: the build read theirs
+                at = np.searchsorted(self.anchor_nodes, asked).tolist()
+                return list(map(self._hrefs.__getitem__, at))
         positions = self._el_pos[np.asarray(nodes, dtype=np.intp)].tolist()
         read = self._read_attributes.get(name)
         if read is not None:
@@ -602,6 +608,11 @@ class PageModel:
             return np.zeros(0, np.intp), []
         has = _truth_mask(map(is_not, rels, repeat(None)))
         return a_nodes[has], list(compress(rels, has.tolist()))  # type: ignore[arg-type]
+
+    @property
+    def hrefs(self) -> tuple[str, ...]:
+        """The ``href`` of each of :attr:`anchor_nodes`, in order, as the build read it."""
+        return self._hrefs
 
     @property
     def names_are_tags(self) -> bool:
