@@ -570,14 +570,13 @@ class PageModel:
         order given: from the build's reads for ``class``, :data:`READ_ATTRIBUTES` and the
         ``href`` of ``<a href>`` nodes (no element reached: a list page asks the href of each
         entry's title), else read on the elements of the kept node list."""
+        asked = np.asarray(nodes, np.intp)
         if name == "class":
-            return list(map(self.classes.__getitem__, np.asarray(nodes, np.intp).tolist()))
-        if name == "href":
-            asked = np.asarray(nodes, np.intp)
-            if self.is_anchor[asked].all():  # all ``<a href>``: the build read theirs
-                at = np.searchsorted(self.anchor_nodes, asked).tolist()
-                return list(map(self._hrefs.__getitem__, at))
-        positions = self._el_pos[np.asarray(nodes, dtype=np.intp)].tolist()
+            return list(map(self.classes.__getitem__, asked.tolist()))
+        if name == "href" and self.is_anchor[asked].all():  # the build read an <a href>'s
+            return list(map(self._hrefs.__getitem__,
+                            np.searchsorted(self.anchor_nodes, asked).tolist()))
+        positions = self._el_pos[asked].tolist()
         read = self._read_attributes.get(name)
         if read is not None:
             return list(map(read.__getitem__, positions))
